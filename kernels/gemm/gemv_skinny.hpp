@@ -120,7 +120,10 @@ struct DecodedSource {
       auto r = v / kPieces;
       auto c = v % kPieces;
       const std::array<Expr<f32>, 8> w = format.piece(slot, r, c);
-      for (u32 e = 0; e < 8; ++e) store(decoded[r * kPitch + c * 8u + e], cast<T>(w[e]));
+      std::array<Expr<T>, 8> values;
+      for (u32 e = 0; e < 8; ++e) values[e] = cast<T>(w[e]);
+      // One 16-byte store a piece: consecutive threads fill consecutive pieces of a row.
+      store_lanes(decoded[r * kPitch + c * 8u], values);
     }
   }
   const dsl::Shared<T>& tile() const { return decoded; }

@@ -123,8 +123,14 @@ struct QuantB {
         auto c = v % kPiecesARow * kPiece;
         auto inside = col0 + r < n && p0 + c < k;
         auto w = codes.decode(min(col0 + r, n - 1u), min(p0 + c, k - kPiece), k);
-        for (u32 e = 0; e < kPiece; ++e) {
-          store(tile[at + r * kPitch + c + e], cast<T>(select(inside, w[e], Expr<f32>(0.0f))));
+        // 16-byte stores: a piece of 16-bit T in one, of f32 in two.
+        constexpr u32 kLanes = 16 / lane_bytes<T>();
+        for (u32 h = 0; h < kPiece / kLanes; ++h) {
+          std::array<Expr<T>, kLanes> values;
+          for (u32 e = 0; e < kLanes; ++e) {
+            values[e] = cast<T>(select(inside, w[h * kLanes + e], Expr<f32>(0.0f)));
+          }
+          store_lanes(tile[at + r * kPitch + c + h * kLanes], values);
         }
       };
       if constexpr (kPieces % kThreads == 0) {

@@ -12,6 +12,11 @@
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -244,2443 +249,2371 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_f32(
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2722 = 0u; v2722 < 2u; v2722 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v2723 = v2722 << 4u;
-      const bool v2725 = v2723 < v2;
-      if (v2725) {
-        const unsigned int v2727 = v2722 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2729 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2736 = v2735 << 2u;
-        const unsigned int v2737 = v22 + v2732;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2738 = v2737 < v0;
-        const unsigned int v2739 = v2723 + v2736;
-        const bool v2740 = v2739 < v2;
-        const bool v2741 = v2738 && v2740;
-        const unsigned int v2743 = v2737 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2745 = v2743 + v2723;
-        const unsigned int v2746 = v2745 + v2736;
-        const unsigned int v2747 = v2741 ? v2746 : 0u;
-        const unsigned int v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2750 = v2727 + v2749;
-        const unsigned int v2751 = v2750 + v2736;
-        iron_copy_async<16>(shm0 + v2751, x + v2747, v2741);
-        const unsigned int v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2760 = v2759 << 2u;
-        const unsigned int v2761 = v22 + v2756;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2762 = v2761 < v0;
-        const unsigned int v2763 = v2723 + v2760;
-        const bool v2764 = v2763 < v2;
-        const bool v2765 = v2762 && v2764;
-        const unsigned int v2767 = v2761 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2769 = v2767 + v2723;
-        const unsigned int v2770 = v2769 + v2760;
-        const unsigned int v2771 = v2765 ? v2770 : 0u;
-        const unsigned int v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2774 = v2727 + v2773;
-        const unsigned int v2775 = v2774 + v2760;
-        iron_copy_async<16>(shm0 + v2775, x + v2771, v2765);
-        const unsigned int v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2784 = v2783 << 2u;
-        const unsigned int v2785 = v22 + v2780;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2786 = v2785 < v0;
-        const unsigned int v2787 = v2723 + v2784;
-        const bool v2788 = v2787 < v2;
-        const bool v2789 = v2786 && v2788;
-        const unsigned int v2791 = v2785 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2793 = v2791 + v2723;
-        const unsigned int v2794 = v2793 + v2784;
-        const unsigned int v2795 = v2789 ? v2794 : 0u;
-        const unsigned int v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2798 = v2727 + v2797;
-        const unsigned int v2799 = v2798 + v2784;
-        iron_copy_async<16>(shm0 + v2799, x + v2795, v2789);
-        const unsigned int v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2808 = v2807 << 2u;
-        const unsigned int v2809 = v22 + v2804;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2810 = v2809 < v0;
-        const unsigned int v2811 = v2723 + v2808;
-        const bool v2812 = v2811 < v2;
-        const bool v2813 = v2810 && v2812;
-        const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2817 = v2815 + v2723;
-        const unsigned int v2818 = v2817 + v2808;
-        const unsigned int v2819 = v2813 ? v2818 : 0u;
-        const unsigned int v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2822 = v2727 + v2821;
-        const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async<16>(shm0 + v2823, x + v2819, v2813);
-        const unsigned int v2830 = v2729 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v2833 = v2729 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v2834 = v2833 << 3u;
-        const unsigned int v2835 = v26 + v2830;  // kernels/gemm/quant_b.hpp:124
-        const bool v2836 = v2835 < v1;
-        const unsigned int v2837 = v2723 + v2834;
-        const bool v2838 = v2837 < v2;
-        const bool v2839 = v2836 && v2838;
-        const unsigned int v2841 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v2843 = min(v2837, v2841);
-        const unsigned int v2845 = v1 - 1u;
-        const unsigned int v2847 = min(v2835, v2845);
-        const unsigned int v2849 = v2843 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v2851 = v2 >> 3u;
-        const unsigned int v2852 = v2847 * v2851;
-        const unsigned int v2853 = v2852 + v2849;
-        const unsigned int v2856 = packed[v2853];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v2858 = v2843 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v2860 = v2 >> 5u;
-        const unsigned int v2861 = v2847 * v2860;
-        const unsigned int v2862 = v2861 + v2858;
-        const float v2863 = scales[v2862];  // kernels/gemm/quant_b.hpp:39
-        const float v2865 = biases[v2862];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v2871 = v2856 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2872 = v2871 & 15u;
-        const unsigned int v2875 = v2872 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2876 = __uint_as_float(v2875);
-        const float v2877 = v2876 - 8388608.0f;
-        const float v2878 = fmaf(v2877, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2883 = v2856 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2884 = v2883 & 15u;
-        const unsigned int v2887 = v2884 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2888 = __uint_as_float(v2887);
-        const float v2889 = v2888 - 8388608.0f;
-        const float v2890 = fmaf(v2889, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2895 = v2856 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2896 = v2895 & 15u;
-        const unsigned int v2899 = v2896 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2900 = __uint_as_float(v2899);
-        const float v2901 = v2900 - 8388608.0f;
-        const float v2902 = fmaf(v2901, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2907 = v2856 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2908 = v2907 & 15u;
-        const unsigned int v2911 = v2908 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2912 = __uint_as_float(v2911);
-        const float v2913 = v2912 - 8388608.0f;
-        const float v2914 = fmaf(v2913, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2919 = v2856 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2920 = v2919 & 15u;
-        const unsigned int v2923 = v2920 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2924 = __uint_as_float(v2923);
-        const float v2925 = v2924 - 8388608.0f;
-        const float v2926 = fmaf(v2925, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2931 = v2856 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2932 = v2931 & 15u;
-        const unsigned int v2935 = v2932 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2936 = __uint_as_float(v2935);
-        const float v2937 = v2936 - 8388608.0f;
-        const float v2938 = fmaf(v2937, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2943 = v2856 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2944 = v2943 & 15u;
-        const unsigned int v2947 = v2944 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2948 = __uint_as_float(v2947);
-        const float v2949 = v2948 - 8388608.0f;
-        const float v2950 = fmaf(v2949, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2955 = v2856 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2956 = v2955 & 15u;
-        const unsigned int v2959 = v2956 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2960 = __uint_as_float(v2959);
-        const float v2961 = v2960 - 8388608.0f;
-        const float v2962 = fmaf(v2961, v2863, v2865);  // kernels/gemm/quant_b.hpp:44
-        const float v2964 = v2839 ? v2878 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v2968 = v2830 * 20u;
-        const unsigned int v2969 = v2727 + v2968;
-        const unsigned int v2970 = v2969 + v2834;
-        shm1[v2970] = v2964;
-        const float v2973 = v2839 ? v2890 : 0.0f;
-        const unsigned int v2980 = v2970 + 1u;
-        shm1[v2980] = v2973;
-        const float v2982 = v2839 ? v2902 : 0.0f;
-        const unsigned int v2989 = v2970 + 2u;
-        shm1[v2989] = v2982;
-        const float v2991 = v2839 ? v2914 : 0.0f;
-        const unsigned int v2998 = v2970 + 3u;
-        shm1[v2998] = v2991;
-        const float v3000 = v2839 ? v2926 : 0.0f;
-        const unsigned int v3007 = v2970 + 4u;
-        shm1[v3007] = v3000;
-        const float v3009 = v2839 ? v2938 : 0.0f;
-        const unsigned int v3016 = v2970 + 5u;
-        shm1[v3016] = v3009;
-        const float v3018 = v2839 ? v2950 : 0.0f;
-        const unsigned int v3025 = v2970 + 6u;
-        shm1[v3025] = v3018;
-        const float v3027 = v2839 ? v2962 : 0.0f;
-        const unsigned int v3034 = v2970 + 7u;
-        shm1[v3034] = v3027;
-        const unsigned int v3039 = v2754 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3042 = v2754 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3043 = v3042 << 3u;
-        const unsigned int v3044 = v26 + v3039;  // kernels/gemm/quant_b.hpp:124
-        const bool v3045 = v3044 < v1;
-        const unsigned int v3046 = v2723 + v3043;
-        const bool v3047 = v3046 < v2;
-        const bool v3048 = v3045 && v3047;
-        const unsigned int v3052 = min(v3046, v2841);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3056 = min(v3044, v2845);
-        const unsigned int v3058 = v3052 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3061 = v3056 * v2851;
-        const unsigned int v3062 = v3061 + v3058;
-        const unsigned int v3065 = packed[v3062];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3067 = v3052 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3070 = v3056 * v2860;
-        const unsigned int v3071 = v3070 + v3067;
-        const float v3072 = scales[v3071];  // kernels/gemm/quant_b.hpp:39
-        const float v3074 = biases[v3071];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3080 = v3065 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3081 = v3080 & 15u;
-        const unsigned int v3084 = v3081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3085 = __uint_as_float(v3084);
-        const float v3086 = v3085 - 8388608.0f;
-        const float v3087 = fmaf(v3086, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3092 = v3065 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3093 = v3092 & 15u;
-        const unsigned int v3096 = v3093 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3097 = __uint_as_float(v3096);
-        const float v3098 = v3097 - 8388608.0f;
-        const float v3099 = fmaf(v3098, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3104 = v3065 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3105 = v3104 & 15u;
-        const unsigned int v3108 = v3105 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3109 = __uint_as_float(v3108);
-        const float v3110 = v3109 - 8388608.0f;
-        const float v3111 = fmaf(v3110, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3116 = v3065 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3117 = v3116 & 15u;
-        const unsigned int v3120 = v3117 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3121 = __uint_as_float(v3120);
-        const float v3122 = v3121 - 8388608.0f;
-        const float v3123 = fmaf(v3122, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3128 = v3065 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3129 = v3128 & 15u;
-        const unsigned int v3132 = v3129 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3133 = __uint_as_float(v3132);
-        const float v3134 = v3133 - 8388608.0f;
-        const float v3135 = fmaf(v3134, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3140 = v3065 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3141 = v3140 & 15u;
-        const unsigned int v3144 = v3141 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3145 = __uint_as_float(v3144);
-        const float v3146 = v3145 - 8388608.0f;
-        const float v3147 = fmaf(v3146, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3152 = v3065 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3153 = v3152 & 15u;
-        const unsigned int v3156 = v3153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3157 = __uint_as_float(v3156);
-        const float v3158 = v3157 - 8388608.0f;
-        const float v3159 = fmaf(v3158, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3164 = v3065 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3165 = v3164 & 15u;
-        const unsigned int v3168 = v3165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3169 = __uint_as_float(v3168);
-        const float v3170 = v3169 - 8388608.0f;
-        const float v3171 = fmaf(v3170, v3072, v3074);  // kernels/gemm/quant_b.hpp:44
-        const float v3173 = v3048 ? v3087 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3177 = v3039 * 20u;
-        const unsigned int v3178 = v2727 + v3177;
-        const unsigned int v3179 = v3178 + v3043;
-        shm1[v3179] = v3173;
-        const float v3182 = v3048 ? v3099 : 0.0f;
-        const unsigned int v3189 = v3179 + 1u;
-        shm1[v3189] = v3182;
-        const float v3191 = v3048 ? v3111 : 0.0f;
-        const unsigned int v3198 = v3179 + 2u;
-        shm1[v3198] = v3191;
-        const float v3200 = v3048 ? v3123 : 0.0f;
-        const unsigned int v3207 = v3179 + 3u;
-        shm1[v3207] = v3200;
-        const float v3209 = v3048 ? v3135 : 0.0f;
-        const unsigned int v3216 = v3179 + 4u;
-        shm1[v3216] = v3209;
-        const float v3218 = v3048 ? v3147 : 0.0f;
-        const unsigned int v3225 = v3179 + 5u;
-        shm1[v3225] = v3218;
-        const float v3227 = v3048 ? v3159 : 0.0f;
-        const unsigned int v3234 = v3179 + 6u;
-        shm1[v3234] = v3227;
-        const float v3236 = v3048 ? v3171 : 0.0f;
-        const unsigned int v3243 = v3179 + 7u;
-        shm1[v3243] = v3236;
+    for (unsigned int v2578 = 0u; v2578 < 2u; v2578 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v2579 = v2578 << 4u;
+      const bool v2581 = v2579 < v2;
+      if (v2581) {
+        const unsigned int v2583 = v2578 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2585 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2588 = v2585 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2591 = v2585 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2592 = v2591 << 2u;
+        const unsigned int v2593 = v22 + v2588;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2594 = v2593 < v0;
+        const unsigned int v2595 = v2579 + v2592;
+        const bool v2596 = v2595 < v2;
+        const bool v2597 = v2594 && v2596;
+        const unsigned int v2599 = v2593 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2601 = v2599 + v2579;
+        const unsigned int v2602 = v2601 + v2592;
+        const unsigned int v2603 = v2597 ? v2602 : 0u;
+        const unsigned int v2605 = v2588 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2606 = v2583 + v2605;
+        const unsigned int v2607 = v2606 + v2592;
+        iron_copy_async<16>(shm0 + v2607, x + v2603, v2597);
+        const unsigned int v2610 = v2585 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2612 = v2610 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2615 = v2610 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2616 = v2615 << 2u;
+        const unsigned int v2617 = v22 + v2612;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2618 = v2617 < v0;
+        const unsigned int v2619 = v2579 + v2616;
+        const bool v2620 = v2619 < v2;
+        const bool v2621 = v2618 && v2620;
+        const unsigned int v2623 = v2617 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2625 = v2623 + v2579;
+        const unsigned int v2626 = v2625 + v2616;
+        const unsigned int v2627 = v2621 ? v2626 : 0u;
+        const unsigned int v2629 = v2612 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2630 = v2583 + v2629;
+        const unsigned int v2631 = v2630 + v2616;
+        iron_copy_async<16>(shm0 + v2631, x + v2627, v2621);
+        const unsigned int v2634 = v2585 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2636 = v2634 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2639 = v2634 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2640 = v2639 << 2u;
+        const unsigned int v2641 = v22 + v2636;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2642 = v2641 < v0;
+        const unsigned int v2643 = v2579 + v2640;
+        const bool v2644 = v2643 < v2;
+        const bool v2645 = v2642 && v2644;
+        const unsigned int v2647 = v2641 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2649 = v2647 + v2579;
+        const unsigned int v2650 = v2649 + v2640;
+        const unsigned int v2651 = v2645 ? v2650 : 0u;
+        const unsigned int v2653 = v2636 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2654 = v2583 + v2653;
+        const unsigned int v2655 = v2654 + v2640;
+        iron_copy_async<16>(shm0 + v2655, x + v2651, v2645);
+        const unsigned int v2658 = v2585 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2660 = v2658 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2663 = v2658 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2664 = v2663 << 2u;
+        const unsigned int v2665 = v22 + v2660;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2666 = v2665 < v0;
+        const unsigned int v2667 = v2579 + v2664;
+        const bool v2668 = v2667 < v2;
+        const bool v2669 = v2666 && v2668;
+        const unsigned int v2671 = v2665 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2673 = v2671 + v2579;
+        const unsigned int v2674 = v2673 + v2664;
+        const unsigned int v2675 = v2669 ? v2674 : 0u;
+        const unsigned int v2677 = v2660 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2678 = v2583 + v2677;
+        const unsigned int v2679 = v2678 + v2664;
+        iron_copy_async<16>(shm0 + v2679, x + v2675, v2669);
+        const unsigned int v2686 = v2585 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2689 = v2585 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2690 = v2689 << 3u;
+        const unsigned int v2691 = v26 + v2686;  // kernels/gemm/quant_b.hpp:124
+        const bool v2692 = v2691 < v1;
+        const unsigned int v2693 = v2579 + v2690;
+        const bool v2694 = v2693 < v2;
+        const bool v2695 = v2692 && v2694;
+        const unsigned int v2697 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2699 = min(v2693, v2697);
+        const unsigned int v2701 = v1 - 1u;
+        const unsigned int v2703 = min(v2691, v2701);
+        const unsigned int v2705 = v2699 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v2707 = v2 >> 3u;
+        const unsigned int v2708 = v2703 * v2707;
+        const unsigned int v2709 = v2708 + v2705;
+        const unsigned int v2712 = packed[v2709];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v2714 = v2699 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v2716 = v2 >> 5u;
+        const unsigned int v2717 = v2703 * v2716;
+        const unsigned int v2718 = v2717 + v2714;
+        const float v2719 = scales[v2718];  // kernels/gemm/quant_b.hpp:39
+        const float v2721 = biases[v2718];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v2727 = v2712 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2728 = v2727 & 15u;
+        const unsigned int v2731 = v2728 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2732 = __uint_as_float(v2731);
+        const float v2733 = v2732 - 8388608.0f;
+        const float v2734 = fmaf(v2733, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2739 = v2712 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2740 = v2739 & 15u;
+        const unsigned int v2743 = v2740 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2744 = __uint_as_float(v2743);
+        const float v2745 = v2744 - 8388608.0f;
+        const float v2746 = fmaf(v2745, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2751 = v2712 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2752 = v2751 & 15u;
+        const unsigned int v2755 = v2752 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2756 = __uint_as_float(v2755);
+        const float v2757 = v2756 - 8388608.0f;
+        const float v2758 = fmaf(v2757, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2763 = v2712 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2764 = v2763 & 15u;
+        const unsigned int v2767 = v2764 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2768 = __uint_as_float(v2767);
+        const float v2769 = v2768 - 8388608.0f;
+        const float v2770 = fmaf(v2769, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2775 = v2712 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2776 = v2775 & 15u;
+        const unsigned int v2779 = v2776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2780 = __uint_as_float(v2779);
+        const float v2781 = v2780 - 8388608.0f;
+        const float v2782 = fmaf(v2781, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2787 = v2712 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2788 = v2787 & 15u;
+        const unsigned int v2791 = v2788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2792 = __uint_as_float(v2791);
+        const float v2793 = v2792 - 8388608.0f;
+        const float v2794 = fmaf(v2793, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2799 = v2712 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2800 = v2799 & 15u;
+        const unsigned int v2803 = v2800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2804 = __uint_as_float(v2803);
+        const float v2805 = v2804 - 8388608.0f;
+        const float v2806 = fmaf(v2805, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2811 = v2712 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2812 = v2811 & 15u;
+        const unsigned int v2815 = v2812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2816 = __uint_as_float(v2815);
+        const float v2817 = v2816 - 8388608.0f;
+        const float v2818 = fmaf(v2817, v2719, v2721);  // kernels/gemm/quant_b.hpp:44
+        const float v2820 = v2695 ? v2734 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v2823 = v2695 ? v2746 : 0.0f;
+        const float v2826 = v2695 ? v2758 : 0.0f;
+        const float v2829 = v2695 ? v2770 : 0.0f;
+        const unsigned int v2833 = v2686 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v2834 = v2583 + v2833;
+        const unsigned int v2835 = v2834 + v2690;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v2835) = iron_f32x4{{v2820, v2823, v2826, v2829}};
+        const float v2838 = v2695 ? v2782 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v2841 = v2695 ? v2794 : 0.0f;
+        const float v2844 = v2695 ? v2806 : 0.0f;
+        const float v2847 = v2695 ? v2818 : 0.0f;
+        const unsigned int v2854 = v2835 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v2854) = iron_f32x4{{v2838, v2841, v2844, v2847}};
+        const unsigned int v2859 = v2610 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2862 = v2610 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2863 = v2862 << 3u;
+        const unsigned int v2864 = v26 + v2859;  // kernels/gemm/quant_b.hpp:124
+        const bool v2865 = v2864 < v1;
+        const unsigned int v2866 = v2579 + v2863;
+        const bool v2867 = v2866 < v2;
+        const bool v2868 = v2865 && v2867;
+        const unsigned int v2872 = min(v2866, v2697);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2876 = min(v2864, v2701);
+        const unsigned int v2878 = v2872 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v2881 = v2876 * v2707;
+        const unsigned int v2882 = v2881 + v2878;
+        const unsigned int v2885 = packed[v2882];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v2887 = v2872 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v2890 = v2876 * v2716;
+        const unsigned int v2891 = v2890 + v2887;
+        const float v2892 = scales[v2891];  // kernels/gemm/quant_b.hpp:39
+        const float v2894 = biases[v2891];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v2900 = v2885 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2901 = v2900 & 15u;
+        const unsigned int v2904 = v2901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2905 = __uint_as_float(v2904);
+        const float v2906 = v2905 - 8388608.0f;
+        const float v2907 = fmaf(v2906, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2912 = v2885 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2913 = v2912 & 15u;
+        const unsigned int v2916 = v2913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2917 = __uint_as_float(v2916);
+        const float v2918 = v2917 - 8388608.0f;
+        const float v2919 = fmaf(v2918, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2924 = v2885 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2925 = v2924 & 15u;
+        const unsigned int v2928 = v2925 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2929 = __uint_as_float(v2928);
+        const float v2930 = v2929 - 8388608.0f;
+        const float v2931 = fmaf(v2930, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2936 = v2885 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2937 = v2936 & 15u;
+        const unsigned int v2940 = v2937 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2941 = __uint_as_float(v2940);
+        const float v2942 = v2941 - 8388608.0f;
+        const float v2943 = fmaf(v2942, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2948 = v2885 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2949 = v2948 & 15u;
+        const unsigned int v2952 = v2949 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2953 = __uint_as_float(v2952);
+        const float v2954 = v2953 - 8388608.0f;
+        const float v2955 = fmaf(v2954, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2960 = v2885 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2961 = v2960 & 15u;
+        const unsigned int v2964 = v2961 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2965 = __uint_as_float(v2964);
+        const float v2966 = v2965 - 8388608.0f;
+        const float v2967 = fmaf(v2966, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2972 = v2885 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2973 = v2972 & 15u;
+        const unsigned int v2976 = v2973 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2977 = __uint_as_float(v2976);
+        const float v2978 = v2977 - 8388608.0f;
+        const float v2979 = fmaf(v2978, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2984 = v2885 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2985 = v2984 & 15u;
+        const unsigned int v2988 = v2985 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2989 = __uint_as_float(v2988);
+        const float v2990 = v2989 - 8388608.0f;
+        const float v2991 = fmaf(v2990, v2892, v2894);  // kernels/gemm/quant_b.hpp:44
+        const float v2993 = v2868 ? v2907 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v2996 = v2868 ? v2919 : 0.0f;
+        const float v2999 = v2868 ? v2931 : 0.0f;
+        const float v3002 = v2868 ? v2943 : 0.0f;
+        const unsigned int v3006 = v2859 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3007 = v2583 + v3006;
+        const unsigned int v3008 = v3007 + v2863;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3008) = iron_f32x4{{v2993, v2996, v2999, v3002}};
+        const float v3011 = v2868 ? v2955 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3014 = v2868 ? v2967 : 0.0f;
+        const float v3017 = v2868 ? v2979 : 0.0f;
+        const float v3020 = v2868 ? v2991 : 0.0f;
+        const unsigned int v3027 = v3008 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3027) = iron_f32x4{{v3011, v3014, v3017, v3020}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3256 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3262 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3040 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3046 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3244 = 0u; v3244 < v2; v3244 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3246 = v3244 >> 4u;
-      const unsigned int v3248 = v3246 % 3u;
+    for (unsigned int v3028 = 0u; v3028 < v2; v3028 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3030 = v3028 >> 4u;
+      const unsigned int v3032 = v3030 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3250 = v3248 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3257 = v3250 + v3256;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v39, shm0, v3257, 20u);
-      const unsigned int v3263 = v3250 + v3262;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load_shared<true>(v41, shm1, v3263, 20u);
+      const unsigned int v3034 = v3032 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3041 = v3034 + v3040;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v39, shm0, v3041, 20u);
+      const unsigned int v3047 = v3034 + v3046;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<true>(v41, shm1, v3047, 20u);
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3267 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3269 = v3246 + 2u;
-      const unsigned int v3270 = v3269 % 3u;
-      const bool v3271 = v3267 < v2;
-      if (v3271) {
-        const unsigned int v3273 = v3270 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3275 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3282 = v3281 << 2u;
-        const unsigned int v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3284 = v3283 < v0;
-        const unsigned int v3285 = v3267 + v3282;
-        const bool v3286 = v3285 < v2;
-        const bool v3287 = v3284 && v3286;
-        const unsigned int v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3291 = v3289 + v3267;
-        const unsigned int v3292 = v3291 + v3282;
-        const unsigned int v3293 = v3287 ? v3292 : 0u;
-        const unsigned int v3295 = v3278 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3296 = v3273 + v3295;
-        const unsigned int v3297 = v3296 + v3282;
-        iron_copy_async<16>(shm0 + v3297, x + v3293, v3287);
-        const unsigned int v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3306 = v3305 << 2u;
-        const unsigned int v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3308 = v3307 < v0;
-        const unsigned int v3309 = v3267 + v3306;
-        const bool v3310 = v3309 < v2;
-        const bool v3311 = v3308 && v3310;
-        const unsigned int v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3315 = v3313 + v3267;
-        const unsigned int v3316 = v3315 + v3306;
-        const unsigned int v3317 = v3311 ? v3316 : 0u;
-        const unsigned int v3319 = v3302 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3320 = v3273 + v3319;
-        const unsigned int v3321 = v3320 + v3306;
-        iron_copy_async<16>(shm0 + v3321, x + v3317, v3311);
-        const unsigned int v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3330 = v3329 << 2u;
-        const unsigned int v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3332 = v3331 < v0;
-        const unsigned int v3333 = v3267 + v3330;
-        const bool v3334 = v3333 < v2;
-        const bool v3335 = v3332 && v3334;
-        const unsigned int v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3339 = v3337 + v3267;
-        const unsigned int v3340 = v3339 + v3330;
-        const unsigned int v3341 = v3335 ? v3340 : 0u;
-        const unsigned int v3343 = v3326 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3344 = v3273 + v3343;
-        const unsigned int v3345 = v3344 + v3330;
-        iron_copy_async<16>(shm0 + v3345, x + v3341, v3335);
-        const unsigned int v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3354 = v3353 << 2u;
-        const unsigned int v3355 = v22 + v3350;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3356 = v3355 < v0;
-        const unsigned int v3357 = v3267 + v3354;
-        const bool v3358 = v3357 < v2;
-        const bool v3359 = v3356 && v3358;
-        const unsigned int v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3363 = v3361 + v3267;
-        const unsigned int v3364 = v3363 + v3354;
-        const unsigned int v3365 = v3359 ? v3364 : 0u;
-        const unsigned int v3367 = v3350 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3368 = v3273 + v3367;
-        const unsigned int v3369 = v3368 + v3354;
-        iron_copy_async<16>(shm0 + v3369, x + v3365, v3359);
-        const unsigned int v3376 = v3275 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3379 = v3275 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3380 = v3379 << 3u;
-        const unsigned int v3381 = v26 + v3376;  // kernels/gemm/quant_b.hpp:124
-        const bool v3382 = v3381 < v1;
-        const unsigned int v3383 = v3267 + v3380;
-        const bool v3384 = v3383 < v2;
-        const bool v3385 = v3382 && v3384;
-        const unsigned int v3387 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3389 = min(v3383, v3387);
-        const unsigned int v3391 = v1 - 1u;
-        const unsigned int v3393 = min(v3381, v3391);
-        const unsigned int v3395 = v3389 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3397 = v2 >> 3u;
-        const unsigned int v3398 = v3393 * v3397;
-        const unsigned int v3399 = v3398 + v3395;
-        const unsigned int v3402 = packed[v3399];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3404 = v3389 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3406 = v2 >> 5u;
-        const unsigned int v3407 = v3393 * v3406;
-        const unsigned int v3408 = v3407 + v3404;
-        const float v3409 = scales[v3408];  // kernels/gemm/quant_b.hpp:39
-        const float v3411 = biases[v3408];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3417 = v3402 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3418 = v3417 & 15u;
-        const unsigned int v3421 = v3418 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3422 = __uint_as_float(v3421);
-        const float v3423 = v3422 - 8388608.0f;
-        const float v3424 = fmaf(v3423, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3429 = v3402 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3430 = v3429 & 15u;
-        const unsigned int v3433 = v3430 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3434 = __uint_as_float(v3433);
-        const float v3435 = v3434 - 8388608.0f;
-        const float v3436 = fmaf(v3435, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3441 = v3402 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3442 = v3441 & 15u;
-        const unsigned int v3445 = v3442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3446 = __uint_as_float(v3445);
-        const float v3447 = v3446 - 8388608.0f;
-        const float v3448 = fmaf(v3447, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3453 = v3402 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3454 = v3453 & 15u;
-        const unsigned int v3457 = v3454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3458 = __uint_as_float(v3457);
-        const float v3459 = v3458 - 8388608.0f;
-        const float v3460 = fmaf(v3459, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3465 = v3402 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3466 = v3465 & 15u;
-        const unsigned int v3469 = v3466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3470 = __uint_as_float(v3469);
-        const float v3471 = v3470 - 8388608.0f;
-        const float v3472 = fmaf(v3471, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3477 = v3402 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3478 = v3477 & 15u;
-        const unsigned int v3481 = v3478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3482 = __uint_as_float(v3481);
-        const float v3483 = v3482 - 8388608.0f;
-        const float v3484 = fmaf(v3483, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3489 = v3402 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3490 = v3489 & 15u;
-        const unsigned int v3493 = v3490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3494 = __uint_as_float(v3493);
-        const float v3495 = v3494 - 8388608.0f;
-        const float v3496 = fmaf(v3495, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3501 = v3402 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3502 = v3501 & 15u;
-        const unsigned int v3505 = v3502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3506 = __uint_as_float(v3505);
-        const float v3507 = v3506 - 8388608.0f;
-        const float v3508 = fmaf(v3507, v3409, v3411);  // kernels/gemm/quant_b.hpp:44
-        const float v3510 = v3385 ? v3424 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3514 = v3376 * 20u;
-        const unsigned int v3515 = v3273 + v3514;
-        const unsigned int v3516 = v3515 + v3380;
-        shm1[v3516] = v3510;
-        const float v3519 = v3385 ? v3436 : 0.0f;
-        const unsigned int v3526 = v3516 + 1u;
-        shm1[v3526] = v3519;
-        const float v3528 = v3385 ? v3448 : 0.0f;
-        const unsigned int v3535 = v3516 + 2u;
-        shm1[v3535] = v3528;
-        const float v3537 = v3385 ? v3460 : 0.0f;
-        const unsigned int v3544 = v3516 + 3u;
-        shm1[v3544] = v3537;
-        const float v3546 = v3385 ? v3472 : 0.0f;
-        const unsigned int v3553 = v3516 + 4u;
-        shm1[v3553] = v3546;
-        const float v3555 = v3385 ? v3484 : 0.0f;
-        const unsigned int v3562 = v3516 + 5u;
-        shm1[v3562] = v3555;
-        const float v3564 = v3385 ? v3496 : 0.0f;
-        const unsigned int v3571 = v3516 + 6u;
-        shm1[v3571] = v3564;
-        const float v3573 = v3385 ? v3508 : 0.0f;
-        const unsigned int v3580 = v3516 + 7u;
-        shm1[v3580] = v3573;
-        const unsigned int v3585 = v3300 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3588 = v3300 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3589 = v3588 << 3u;
-        const unsigned int v3590 = v26 + v3585;  // kernels/gemm/quant_b.hpp:124
-        const bool v3591 = v3590 < v1;
-        const unsigned int v3592 = v3267 + v3589;
-        const bool v3593 = v3592 < v2;
-        const bool v3594 = v3591 && v3593;
-        const unsigned int v3598 = min(v3592, v3387);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3602 = min(v3590, v3391);
-        const unsigned int v3604 = v3598 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3607 = v3602 * v3397;
-        const unsigned int v3608 = v3607 + v3604;
-        const unsigned int v3611 = packed[v3608];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3613 = v3598 >> 5u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3616 = v3602 * v3406;
-        const unsigned int v3617 = v3616 + v3613;
-        const float v3618 = scales[v3617];  // kernels/gemm/quant_b.hpp:39
-        const float v3620 = biases[v3617];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3626 = v3611 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3627 = v3626 & 15u;
-        const unsigned int v3630 = v3627 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3631 = __uint_as_float(v3630);
-        const float v3632 = v3631 - 8388608.0f;
-        const float v3633 = fmaf(v3632, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3638 = v3611 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3639 = v3638 & 15u;
-        const unsigned int v3642 = v3639 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3643 = __uint_as_float(v3642);
-        const float v3644 = v3643 - 8388608.0f;
-        const float v3645 = fmaf(v3644, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3650 = v3611 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3651 = v3650 & 15u;
-        const unsigned int v3654 = v3651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3655 = __uint_as_float(v3654);
-        const float v3656 = v3655 - 8388608.0f;
-        const float v3657 = fmaf(v3656, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3662 = v3611 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3663 = v3662 & 15u;
-        const unsigned int v3666 = v3663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3667 = __uint_as_float(v3666);
-        const float v3668 = v3667 - 8388608.0f;
-        const float v3669 = fmaf(v3668, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3674 = v3611 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3675 = v3674 & 15u;
-        const unsigned int v3678 = v3675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3679 = __uint_as_float(v3678);
-        const float v3680 = v3679 - 8388608.0f;
-        const float v3681 = fmaf(v3680, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3686 = v3611 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3687 = v3686 & 15u;
-        const unsigned int v3690 = v3687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3691 = __uint_as_float(v3690);
-        const float v3692 = v3691 - 8388608.0f;
-        const float v3693 = fmaf(v3692, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3698 = v3611 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3699 = v3698 & 15u;
-        const unsigned int v3702 = v3699 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3703 = __uint_as_float(v3702);
-        const float v3704 = v3703 - 8388608.0f;
-        const float v3705 = fmaf(v3704, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3710 = v3611 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3711 = v3710 & 15u;
-        const unsigned int v3714 = v3711 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3715 = __uint_as_float(v3714);
-        const float v3716 = v3715 - 8388608.0f;
-        const float v3717 = fmaf(v3716, v3618, v3620);  // kernels/gemm/quant_b.hpp:44
-        const float v3719 = v3594 ? v3633 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3723 = v3585 * 20u;
-        const unsigned int v3724 = v3273 + v3723;
-        const unsigned int v3725 = v3724 + v3589;
-        shm1[v3725] = v3719;
-        const float v3728 = v3594 ? v3645 : 0.0f;
-        const unsigned int v3735 = v3725 + 1u;
-        shm1[v3735] = v3728;
-        const float v3737 = v3594 ? v3657 : 0.0f;
-        const unsigned int v3744 = v3725 + 2u;
-        shm1[v3744] = v3737;
-        const float v3746 = v3594 ? v3669 : 0.0f;
-        const unsigned int v3753 = v3725 + 3u;
-        shm1[v3753] = v3746;
-        const float v3755 = v3594 ? v3681 : 0.0f;
-        const unsigned int v3762 = v3725 + 4u;
-        shm1[v3762] = v3755;
-        const float v3764 = v3594 ? v3693 : 0.0f;
-        const unsigned int v3771 = v3725 + 5u;
-        shm1[v3771] = v3764;
-        const float v3773 = v3594 ? v3705 : 0.0f;
-        const unsigned int v3780 = v3725 + 6u;
-        shm1[v3780] = v3773;
-        const float v3782 = v3594 ? v3717 : 0.0f;
-        const unsigned int v3789 = v3725 + 7u;
-        shm1[v3789] = v3782;
+      const unsigned int v3051 = v3028 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3053 = v3030 + 2u;
+      const unsigned int v3054 = v3053 % 3u;
+      const bool v3055 = v3051 < v2;
+      if (v3055) {
+        const unsigned int v3057 = v3054 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3059 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3062 = v3059 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3065 = v3059 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3066 = v3065 << 2u;
+        const unsigned int v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3068 = v3067 < v0;
+        const unsigned int v3069 = v3051 + v3066;
+        const bool v3070 = v3069 < v2;
+        const bool v3071 = v3068 && v3070;
+        const unsigned int v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3075 = v3073 + v3051;
+        const unsigned int v3076 = v3075 + v3066;
+        const unsigned int v3077 = v3071 ? v3076 : 0u;
+        const unsigned int v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3080 = v3057 + v3079;
+        const unsigned int v3081 = v3080 + v3066;
+        iron_copy_async<16>(shm0 + v3081, x + v3077, v3071);
+        const unsigned int v3084 = v3059 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3090 = v3089 << 2u;
+        const unsigned int v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3092 = v3091 < v0;
+        const unsigned int v3093 = v3051 + v3090;
+        const bool v3094 = v3093 < v2;
+        const bool v3095 = v3092 && v3094;
+        const unsigned int v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3099 = v3097 + v3051;
+        const unsigned int v3100 = v3099 + v3090;
+        const unsigned int v3101 = v3095 ? v3100 : 0u;
+        const unsigned int v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3104 = v3057 + v3103;
+        const unsigned int v3105 = v3104 + v3090;
+        iron_copy_async<16>(shm0 + v3105, x + v3101, v3095);
+        const unsigned int v3108 = v3059 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3110 = v3108 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3113 = v3108 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3114 = v3113 << 2u;
+        const unsigned int v3115 = v22 + v3110;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3116 = v3115 < v0;
+        const unsigned int v3117 = v3051 + v3114;
+        const bool v3118 = v3117 < v2;
+        const bool v3119 = v3116 && v3118;
+        const unsigned int v3121 = v3115 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3123 = v3121 + v3051;
+        const unsigned int v3124 = v3123 + v3114;
+        const unsigned int v3125 = v3119 ? v3124 : 0u;
+        const unsigned int v3127 = v3110 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3128 = v3057 + v3127;
+        const unsigned int v3129 = v3128 + v3114;
+        iron_copy_async<16>(shm0 + v3129, x + v3125, v3119);
+        const unsigned int v3132 = v3059 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3134 = v3132 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3137 = v3132 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3138 = v3137 << 2u;
+        const unsigned int v3139 = v22 + v3134;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3140 = v3139 < v0;
+        const unsigned int v3141 = v3051 + v3138;
+        const bool v3142 = v3141 < v2;
+        const bool v3143 = v3140 && v3142;
+        const unsigned int v3145 = v3139 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3147 = v3145 + v3051;
+        const unsigned int v3148 = v3147 + v3138;
+        const unsigned int v3149 = v3143 ? v3148 : 0u;
+        const unsigned int v3151 = v3134 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3152 = v3057 + v3151;
+        const unsigned int v3153 = v3152 + v3138;
+        iron_copy_async<16>(shm0 + v3153, x + v3149, v3143);
+        const unsigned int v3160 = v3059 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3163 = v3059 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3164 = v3163 << 3u;
+        const unsigned int v3165 = v26 + v3160;  // kernels/gemm/quant_b.hpp:124
+        const bool v3166 = v3165 < v1;
+        const unsigned int v3167 = v3051 + v3164;
+        const bool v3168 = v3167 < v2;
+        const bool v3169 = v3166 && v3168;
+        const unsigned int v3171 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3173 = min(v3167, v3171);
+        const unsigned int v3175 = v1 - 1u;
+        const unsigned int v3177 = min(v3165, v3175);
+        const unsigned int v3179 = v3173 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v3181 = v2 >> 3u;
+        const unsigned int v3182 = v3177 * v3181;
+        const unsigned int v3183 = v3182 + v3179;
+        const unsigned int v3186 = packed[v3183];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v3188 = v3173 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v3190 = v2 >> 5u;
+        const unsigned int v3191 = v3177 * v3190;
+        const unsigned int v3192 = v3191 + v3188;
+        const float v3193 = scales[v3192];  // kernels/gemm/quant_b.hpp:39
+        const float v3195 = biases[v3192];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v3201 = v3186 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3202 = v3201 & 15u;
+        const unsigned int v3205 = v3202 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3206 = __uint_as_float(v3205);
+        const float v3207 = v3206 - 8388608.0f;
+        const float v3208 = fmaf(v3207, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3213 = v3186 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3214 = v3213 & 15u;
+        const unsigned int v3217 = v3214 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3218 = __uint_as_float(v3217);
+        const float v3219 = v3218 - 8388608.0f;
+        const float v3220 = fmaf(v3219, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3225 = v3186 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3226 = v3225 & 15u;
+        const unsigned int v3229 = v3226 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3230 = __uint_as_float(v3229);
+        const float v3231 = v3230 - 8388608.0f;
+        const float v3232 = fmaf(v3231, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3237 = v3186 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3238 = v3237 & 15u;
+        const unsigned int v3241 = v3238 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3242 = __uint_as_float(v3241);
+        const float v3243 = v3242 - 8388608.0f;
+        const float v3244 = fmaf(v3243, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3249 = v3186 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3250 = v3249 & 15u;
+        const unsigned int v3253 = v3250 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3254 = __uint_as_float(v3253);
+        const float v3255 = v3254 - 8388608.0f;
+        const float v3256 = fmaf(v3255, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3261 = v3186 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3262 = v3261 & 15u;
+        const unsigned int v3265 = v3262 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3266 = __uint_as_float(v3265);
+        const float v3267 = v3266 - 8388608.0f;
+        const float v3268 = fmaf(v3267, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3273 = v3186 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3274 = v3273 & 15u;
+        const unsigned int v3277 = v3274 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3278 = __uint_as_float(v3277);
+        const float v3279 = v3278 - 8388608.0f;
+        const float v3280 = fmaf(v3279, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3285 = v3186 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3286 = v3285 & 15u;
+        const unsigned int v3289 = v3286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3290 = __uint_as_float(v3289);
+        const float v3291 = v3290 - 8388608.0f;
+        const float v3292 = fmaf(v3291, v3193, v3195);  // kernels/gemm/quant_b.hpp:44
+        const float v3294 = v3169 ? v3208 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3297 = v3169 ? v3220 : 0.0f;
+        const float v3300 = v3169 ? v3232 : 0.0f;
+        const float v3303 = v3169 ? v3244 : 0.0f;
+        const unsigned int v3307 = v3160 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3308 = v3057 + v3307;
+        const unsigned int v3309 = v3308 + v3164;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3309) = iron_f32x4{{v3294, v3297, v3300, v3303}};
+        const float v3312 = v3169 ? v3256 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3315 = v3169 ? v3268 : 0.0f;
+        const float v3318 = v3169 ? v3280 : 0.0f;
+        const float v3321 = v3169 ? v3292 : 0.0f;
+        const unsigned int v3328 = v3309 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3328) = iron_f32x4{{v3312, v3315, v3318, v3321}};
+        const unsigned int v3333 = v3084 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3336 = v3084 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3337 = v3336 << 3u;
+        const unsigned int v3338 = v26 + v3333;  // kernels/gemm/quant_b.hpp:124
+        const bool v3339 = v3338 < v1;
+        const unsigned int v3340 = v3051 + v3337;
+        const bool v3341 = v3340 < v2;
+        const bool v3342 = v3339 && v3341;
+        const unsigned int v3346 = min(v3340, v3171);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3350 = min(v3338, v3175);
+        const unsigned int v3352 = v3346 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v3355 = v3350 * v3181;
+        const unsigned int v3356 = v3355 + v3352;
+        const unsigned int v3359 = packed[v3356];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v3361 = v3346 >> 5u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v3364 = v3350 * v3190;
+        const unsigned int v3365 = v3364 + v3361;
+        const float v3366 = scales[v3365];  // kernels/gemm/quant_b.hpp:39
+        const float v3368 = biases[v3365];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v3374 = v3359 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3375 = v3374 & 15u;
+        const unsigned int v3378 = v3375 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3379 = __uint_as_float(v3378);
+        const float v3380 = v3379 - 8388608.0f;
+        const float v3381 = fmaf(v3380, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3386 = v3359 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3387 = v3386 & 15u;
+        const unsigned int v3390 = v3387 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3391 = __uint_as_float(v3390);
+        const float v3392 = v3391 - 8388608.0f;
+        const float v3393 = fmaf(v3392, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3398 = v3359 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3399 = v3398 & 15u;
+        const unsigned int v3402 = v3399 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3403 = __uint_as_float(v3402);
+        const float v3404 = v3403 - 8388608.0f;
+        const float v3405 = fmaf(v3404, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3410 = v3359 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3411 = v3410 & 15u;
+        const unsigned int v3414 = v3411 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3415 = __uint_as_float(v3414);
+        const float v3416 = v3415 - 8388608.0f;
+        const float v3417 = fmaf(v3416, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3422 = v3359 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3423 = v3422 & 15u;
+        const unsigned int v3426 = v3423 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3427 = __uint_as_float(v3426);
+        const float v3428 = v3427 - 8388608.0f;
+        const float v3429 = fmaf(v3428, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3434 = v3359 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3435 = v3434 & 15u;
+        const unsigned int v3438 = v3435 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3439 = __uint_as_float(v3438);
+        const float v3440 = v3439 - 8388608.0f;
+        const float v3441 = fmaf(v3440, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3446 = v3359 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3447 = v3446 & 15u;
+        const unsigned int v3450 = v3447 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3451 = __uint_as_float(v3450);
+        const float v3452 = v3451 - 8388608.0f;
+        const float v3453 = fmaf(v3452, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3458 = v3359 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3459 = v3458 & 15u;
+        const unsigned int v3462 = v3459 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3463 = __uint_as_float(v3462);
+        const float v3464 = v3463 - 8388608.0f;
+        const float v3465 = fmaf(v3464, v3366, v3368);  // kernels/gemm/quant_b.hpp:44
+        const float v3467 = v3342 ? v3381 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3470 = v3342 ? v3393 : 0.0f;
+        const float v3473 = v3342 ? v3405 : 0.0f;
+        const float v3476 = v3342 ? v3417 : 0.0f;
+        const unsigned int v3480 = v3333 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3481 = v3057 + v3480;
+        const unsigned int v3482 = v3481 + v3337;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3482) = iron_f32x4{{v3467, v3470, v3473, v3476}};
+        const float v3485 = v3342 ? v3429 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3488 = v3342 ? v3441 : 0.0f;
+        const float v3491 = v3342 ? v3453 : 0.0f;
+        const float v3494 = v3342 ? v3465 : 0.0f;
+        const unsigned int v3501 = v3482 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3501) = iron_f32x4{{v3485, v3488, v3491, v3494}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v596 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const unsigned int v597 = threadIdx.x;
-    const unsigned int v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v631 = v630 << 3u;
-    const unsigned int v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:124
-    const bool v633 = v632 < v1;
-    const unsigned int v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v642 = v1 - 1u;
-    const unsigned int v644 = min(v632, v642);
-    const unsigned int v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v649 = v644 * v648;
-    const unsigned int v657 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v658 = v644 * v657;
-    const unsigned int v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v767 = v765 + v631;
-    const unsigned int v777 = v767 + 1u;
-    const unsigned int v786 = v767 + 2u;
-    const unsigned int v795 = v767 + 3u;
-    const unsigned int v804 = v767 + 4u;
-    const unsigned int v813 = v767 + 5u;
-    const unsigned int v822 = v767 + 6u;
-    const unsigned int v831 = v767 + 7u;
-    const unsigned int v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v840 = v839 << 3u;
-    const unsigned int v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:124
-    const bool v842 = v841 < v1;
-    const unsigned int v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v976 = v974 + v840;
-    const unsigned int v986 = v976 + 1u;
-    const unsigned int v995 = v976 + 2u;
-    const unsigned int v1004 = v976 + 3u;
-    const unsigned int v1013 = v976 + 4u;
-    const unsigned int v1022 = v976 + 5u;
-    const unsigned int v1031 = v976 + 6u;
-    const unsigned int v1040 = v976 + 7u;
-    const unsigned int v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v524 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v525 = threadIdx.x;
+    const unsigned int v555 = v525 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v558 = v525 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v559 = v558 << 3u;
+    const unsigned int v560 = v26 + v555;  // kernels/gemm/quant_b.hpp:124
+    const bool v561 = v560 < v1;
+    const unsigned int v566 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v570 = v1 - 1u;
+    const unsigned int v572 = min(v560, v570);
+    const unsigned int v576 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v577 = v572 * v576;
+    const unsigned int v585 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v586 = v572 * v585;
+    const unsigned int v702 = v555 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v704 = v702 + v559;
+    const unsigned int v723 = v704 + 4u;
+    const unsigned int v726 = v525 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v728 = v726 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v731 = v726 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v732 = v731 << 3u;
+    const unsigned int v733 = v26 + v728;  // kernels/gemm/quant_b.hpp:124
+    const bool v734 = v733 < v1;
+    const unsigned int v745 = min(v733, v570);  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v750 = v745 * v576;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v759 = v745 * v585;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v875 = v728 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v877 = v875 + v732;
+    const unsigned int v896 = v877 + 4u;
+    const unsigned int v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v605 = v604 < v0;
-        const unsigned int v606 = v595 + v603;
-        const bool v607 = v606 < v2;
-        const bool v608 = v605 && v607;
-        if (v608) {
-          const unsigned int v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v612 = v610 + v595;
-          const unsigned int v613 = v612 + v603;
-          const float v614 = x[v613];
-          const unsigned int v616 = v601 * 20u;
-          const unsigned int v617 = v616 + v603;
-          shm0[v617] = v614;
+    for (unsigned int v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v533 = v532 < v0;
+        const unsigned int v534 = v523 + v531;
+        const bool v535 = v534 < v2;
+        const bool v536 = v533 && v535;
+        if (v536) {
+          const unsigned int v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v540 = v538 + v523;
+          const unsigned int v541 = v540 + v531;
+          const float v542 = x[v541];
+          const unsigned int v544 = v529 * 20u;
+          const unsigned int v545 = v544 + v531;
+          shm0[v545] = v542;
         } else {
-          const unsigned int v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v620 = v619 + v603;
-          shm0[v620] = 0.0f;
+          const unsigned int v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v548 = v547 + v531;
+          shm0[v548] = 0.0f;
         }
       }
-      const unsigned int v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:124
-      const bool v635 = v634 < v2;
-      const bool v636 = v633 && v635;
-      const unsigned int v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v650 = v649 + v646;
-      const unsigned int v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v655 = v640 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v659 = v658 + v655;
-      const float v660 = scales[v659];  // kernels/gemm/quant_b.hpp:39
-      const float v662 = biases[v659];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v668 = v653 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v562 = v523 + v559;  // kernels/gemm/quant_b.hpp:124
+      const bool v563 = v562 < v2;
+      const bool v564 = v561 && v563;
+      const unsigned int v568 = min(v562, v566);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v574 = v568 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v578 = v577 + v574;
+      const unsigned int v581 = packed[v578];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v583 = v568 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v587 = v586 + v583;
+      const float v588 = scales[v587];  // kernels/gemm/quant_b.hpp:39
+      const float v590 = biases[v587];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v596 = v581 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v597 = v596 & 15u;
+      const unsigned int v600 = v597 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v601 = __uint_as_float(v600);
+      const float v602 = v601 - 8388608.0f;
+      const float v603 = fmaf(v602, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v608 = v581 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v609 = v608 & 15u;
+      const unsigned int v612 = v609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v613 = __uint_as_float(v612);
+      const float v614 = v613 - 8388608.0f;
+      const float v615 = fmaf(v614, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v620 = v581 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v621 = v620 & 15u;
+      const unsigned int v624 = v621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v625 = __uint_as_float(v624);
+      const float v626 = v625 - 8388608.0f;
+      const float v627 = fmaf(v626, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v632 = v581 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v633 = v632 & 15u;
+      const unsigned int v636 = v633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v637 = __uint_as_float(v636);
+      const float v638 = v637 - 8388608.0f;
+      const float v639 = fmaf(v638, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v644 = v581 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v645 = v644 & 15u;
+      const unsigned int v648 = v645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v649 = __uint_as_float(v648);
+      const float v650 = v649 - 8388608.0f;
+      const float v651 = fmaf(v650, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v656 = v581 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v657 = v656 & 15u;
+      const unsigned int v660 = v657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v661 = __uint_as_float(v660);
+      const float v662 = v661 - 8388608.0f;
+      const float v663 = fmaf(v662, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v668 = v581 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v669 = v668 & 15u;
       const unsigned int v672 = v669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v673 = __uint_as_float(v672);
       const float v674 = v673 - 8388608.0f;
-      const float v675 = fmaf(v674, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v680 = v653 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v675 = fmaf(v674, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v680 = v581 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v681 = v680 & 15u;
       const unsigned int v684 = v681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v685 = __uint_as_float(v684);
       const float v686 = v685 - 8388608.0f;
-      const float v687 = fmaf(v686, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v692 = v653 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v693 = v692 & 15u;
-      const unsigned int v696 = v693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v697 = __uint_as_float(v696);
-      const float v698 = v697 - 8388608.0f;
-      const float v699 = fmaf(v698, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v704 = v653 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v705 = v704 & 15u;
-      const unsigned int v708 = v705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v709 = __uint_as_float(v708);
-      const float v710 = v709 - 8388608.0f;
-      const float v711 = fmaf(v710, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v716 = v653 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v717 = v716 & 15u;
-      const unsigned int v720 = v717 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v721 = __uint_as_float(v720);
-      const float v722 = v721 - 8388608.0f;
-      const float v723 = fmaf(v722, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v728 = v653 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v729 = v728 & 15u;
-      const unsigned int v732 = v729 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v733 = __uint_as_float(v732);
-      const float v734 = v733 - 8388608.0f;
-      const float v735 = fmaf(v734, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v740 = v653 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v741 = v740 & 15u;
-      const unsigned int v744 = v741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v745 = __uint_as_float(v744);
-      const float v746 = v745 - 8388608.0f;
-      const float v747 = fmaf(v746, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v752 = v653 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v753 = v752 & 15u;
-      const unsigned int v756 = v753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v757 = __uint_as_float(v756);
-      const float v758 = v757 - 8388608.0f;
-      const float v759 = fmaf(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v767] = v761;
-      const float v770 = v636 ? v687 : 0.0f;
-      shm1[v777] = v770;
-      const float v779 = v636 ? v699 : 0.0f;
-      shm1[v786] = v779;
-      const float v788 = v636 ? v711 : 0.0f;
-      shm1[v795] = v788;
-      const float v797 = v636 ? v723 : 0.0f;
-      shm1[v804] = v797;
-      const float v806 = v636 ? v735 : 0.0f;
-      shm1[v813] = v806;
-      const float v815 = v636 ? v747 : 0.0f;
-      shm1[v822] = v815;
-      const float v824 = v636 ? v759 : 0.0f;
-      shm1[v831] = v824;
-      const unsigned int v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:124
-      const bool v844 = v843 < v2;
-      const bool v845 = v842 && v844;
-      const unsigned int v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v859 = v858 + v855;
-      const unsigned int v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v864 = v849 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v868 = v867 + v864;
-      const float v869 = scales[v868];  // kernels/gemm/quant_b.hpp:39
-      const float v871 = biases[v868];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v877 = v862 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v878 = v877 & 15u;
-      const unsigned int v881 = v878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v882 = __uint_as_float(v881);
-      const float v883 = v882 - 8388608.0f;
-      const float v884 = fmaf(v883, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v889 = v862 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v890 = v889 & 15u;
-      const unsigned int v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v894 = __uint_as_float(v893);
-      const float v895 = v894 - 8388608.0f;
-      const float v896 = fmaf(v895, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v901 = v862 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v902 = v901 & 15u;
-      const unsigned int v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v906 = __uint_as_float(v905);
-      const float v907 = v906 - 8388608.0f;
-      const float v908 = fmaf(v907, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v913 = v862 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v914 = v913 & 15u;
-      const unsigned int v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v918 = __uint_as_float(v917);
-      const float v919 = v918 - 8388608.0f;
-      const float v920 = fmaf(v919, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v925 = v862 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v926 = v925 & 15u;
-      const unsigned int v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v930 = __uint_as_float(v929);
-      const float v931 = v930 - 8388608.0f;
-      const float v932 = fmaf(v931, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v937 = v862 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v938 = v937 & 15u;
-      const unsigned int v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v942 = __uint_as_float(v941);
-      const float v943 = v942 - 8388608.0f;
-      const float v944 = fmaf(v943, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v949 = v862 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v950 = v949 & 15u;
-      const unsigned int v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v954 = __uint_as_float(v953);
-      const float v955 = v954 - 8388608.0f;
-      const float v956 = fmaf(v955, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v961 = v862 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v962 = v961 & 15u;
-      const unsigned int v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v966 = __uint_as_float(v965);
-      const float v967 = v966 - 8388608.0f;
-      const float v968 = fmaf(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v976] = v970;
-      const float v979 = v845 ? v896 : 0.0f;
-      shm1[v986] = v979;
-      const float v988 = v845 ? v908 : 0.0f;
-      shm1[v995] = v988;
-      const float v997 = v845 ? v920 : 0.0f;
-      shm1[v1004] = v997;
-      const float v1006 = v845 ? v932 : 0.0f;
-      shm1[v1013] = v1006;
-      const float v1015 = v845 ? v944 : 0.0f;
-      shm1[v1022] = v1015;
-      const float v1024 = v845 ? v956 : 0.0f;
-      shm1[v1031] = v1024;
-      const float v1033 = v845 ? v968 : 0.0f;
-      shm1[v1040] = v1033;
+      const float v687 = fmaf(v686, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const float v689 = v564 ? v603 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v692 = v564 ? v615 : 0.0f;
+      const float v695 = v564 ? v627 : 0.0f;
+      const float v698 = v564 ? v639 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v704) = iron_f32x4{{v689, v692, v695, v698}};  // kernels/gemm/quant_b.hpp:133
+      const float v707 = v564 ? v651 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v710 = v564 ? v663 : 0.0f;
+      const float v713 = v564 ? v675 : 0.0f;
+      const float v716 = v564 ? v687 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v723) = iron_f32x4{{v707, v710, v713, v716}};  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v735 = v523 + v732;  // kernels/gemm/quant_b.hpp:124
+      const bool v736 = v735 < v2;
+      const bool v737 = v734 && v736;
+      const unsigned int v741 = min(v735, v566);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v747 = v741 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v751 = v750 + v747;
+      const unsigned int v754 = packed[v751];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v756 = v741 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v760 = v759 + v756;
+      const float v761 = scales[v760];  // kernels/gemm/quant_b.hpp:39
+      const float v763 = biases[v760];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v769 = v754 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v770 = v769 & 15u;
+      const unsigned int v773 = v770 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v774 = __uint_as_float(v773);
+      const float v775 = v774 - 8388608.0f;
+      const float v776 = fmaf(v775, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v781 = v754 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v782 = v781 & 15u;
+      const unsigned int v785 = v782 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v786 = __uint_as_float(v785);
+      const float v787 = v786 - 8388608.0f;
+      const float v788 = fmaf(v787, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v793 = v754 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v794 = v793 & 15u;
+      const unsigned int v797 = v794 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v798 = __uint_as_float(v797);
+      const float v799 = v798 - 8388608.0f;
+      const float v800 = fmaf(v799, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v805 = v754 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v806 = v805 & 15u;
+      const unsigned int v809 = v806 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v810 = __uint_as_float(v809);
+      const float v811 = v810 - 8388608.0f;
+      const float v812 = fmaf(v811, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v817 = v754 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v818 = v817 & 15u;
+      const unsigned int v821 = v818 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v822 = __uint_as_float(v821);
+      const float v823 = v822 - 8388608.0f;
+      const float v824 = fmaf(v823, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v829 = v754 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v830 = v829 & 15u;
+      const unsigned int v833 = v830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v834 = __uint_as_float(v833);
+      const float v835 = v834 - 8388608.0f;
+      const float v836 = fmaf(v835, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v841 = v754 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v842 = v841 & 15u;
+      const unsigned int v845 = v842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v846 = __uint_as_float(v845);
+      const float v847 = v846 - 8388608.0f;
+      const float v848 = fmaf(v847, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v853 = v754 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v854 = v853 & 15u;
+      const unsigned int v857 = v854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v858 = __uint_as_float(v857);
+      const float v859 = v858 - 8388608.0f;
+      const float v860 = fmaf(v859, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const float v862 = v737 ? v776 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v865 = v737 ? v788 : 0.0f;
+      const float v868 = v737 ? v800 : 0.0f;
+      const float v871 = v737 ? v812 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v877) = iron_f32x4{{v862, v865, v868, v871}};  // kernels/gemm/quant_b.hpp:133
+      const float v880 = v737 ? v824 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v883 = v737 ? v836 : 0.0f;
+      const float v886 = v737 ? v848 : 0.0f;
+      const float v889 = v737 ? v860 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v896) = iron_f32x4{{v880, v883, v886, v889}};  // kernels/gemm/quant_b.hpp:133
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v1046, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v1052, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<false>(v39, shm0, v902, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v908, 20u);  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1056 = v22 + v31;
-  const unsigned int v1057 = v1056 + v1055;
-  const unsigned int v1058 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1059 = v26 + v35;
-  const unsigned int v1060 = v1059 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1062 = v1060 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v37.x[0];
-    const unsigned int v1066 = v1057 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1067 = v1066 + v1060;
-    out[v1067] = v1064;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1070 = v1056 + v1068;
-  const unsigned int v1071 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1073 = v1059 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1075 = v1073 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v37.x[1];
-    const unsigned int v1079 = v1070 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1080 = v1079 + v1073;
-    out[v1080] = v1077;
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1083 = v1056 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1086 = v1059 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1088 = v1086 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v37.x[2];
-    const unsigned int v1092 = v1083 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1093 = v1092 + v1086;
-    out[v1093] = v1090;
-  }
-  const unsigned int v1094 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1096 = v1056 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1099 = v1059 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v37.x[3];
-    const unsigned int v1105 = v1096 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1106 = v1105 + v1099;
-    out[v1106] = v1103;
-  }
-  const unsigned int v1107 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1109 = v1056 + v1107;
-  const unsigned int v1110 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1112 = v1059 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1114 = v1112 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v37.x[4];
-    const unsigned int v1118 = v1109 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1119 = v1118 + v1112;
-    out[v1119] = v1116;
-  }
-  const unsigned int v1120 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1122 = v1056 + v1120;
-  const unsigned int v1123 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1125 = v1059 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1127 = v1125 < v1;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v37.x[5];
-    const unsigned int v1131 = v1122 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1132 = v1131 + v1125;
-    out[v1132] = v1129;
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1135 = v1056 + v1133;
-  const unsigned int v1136 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1138 = v1059 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v37.x[6];
-    const unsigned int v1144 = v1135 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1145 = v1144 + v1138;
-    out[v1145] = v1142;
-  }
-  const unsigned int v1146 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1148 = v1056 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1151 = v1059 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v37.x[7];
-    const unsigned int v1157 = v1148 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1158 = v1157 + v1151;
-    out[v1158] = v1155;
-  }
-  const unsigned int v1159 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1161 = v1056 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1164 = v1059 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1166 = v1164 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v37.x[8];
-    const unsigned int v1170 = v1161 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1171 = v1170 + v1164;
-    out[v1171] = v1168;
-  }
-  const unsigned int v1172 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1174 = v1056 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1177 = v1059 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v37.x[9];
-    const unsigned int v1183 = v1174 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1184 = v1183 + v1177;
-    out[v1184] = v1181;
-  }
-  const unsigned int v1185 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1187 = v1056 + v1185;
-  const unsigned int v1188 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1190 = v1059 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1192 = v1190 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v37.x[10];
-    const unsigned int v1196 = v1187 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1197 = v1196 + v1190;
-    out[v1197] = v1194;
-  }
-  const unsigned int v1198 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1200 = v1056 + v1198;
-  const unsigned int v1201 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1203 = v1059 + v1201;
-  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1205 = v1203 < v1;
-  const bool v1206 = v1204 && v1205;
-  if (v1206) {
-    const float v1207 = v37.x[11];
-    const unsigned int v1209 = v1200 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1210 = v1209 + v1203;
-    out[v1210] = v1207;
-  }
-  const unsigned int v1211 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1213 = v1056 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1216 = v1059 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v37.x[12];
-    const unsigned int v1222 = v1213 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1223 = v1222 + v1216;
-    out[v1223] = v1220;
-  }
-  const unsigned int v1224 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1226 = v1056 + v1224;
-  const unsigned int v1227 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1229 = v1059 + v1227;
-  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1231 = v1229 < v1;
-  const bool v1232 = v1230 && v1231;
-  if (v1232) {
-    const float v1233 = v37.x[13];
-    const unsigned int v1235 = v1226 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1236 = v1235 + v1229;
-    out[v1236] = v1233;
-  }
-  const unsigned int v1237 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1239 = v1056 + v1237;
-  const unsigned int v1240 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1242 = v1059 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1244 = v1242 < v1;
-  const bool v1245 = v1243 && v1244;
-  if (v1245) {
-    const float v1246 = v37.x[14];
-    const unsigned int v1248 = v1239 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1249 = v1248 + v1242;
-    out[v1249] = v1246;
-  }
-  const unsigned int v1250 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1252 = v1056 + v1250;
-  const unsigned int v1253 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1255 = v1059 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1257 = v1255 < v1;
-  const bool v1258 = v1256 && v1257;
-  if (v1258) {
-    const float v1259 = v37.x[15];
-    const unsigned int v1261 = v1252 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1262 = v1261 + v1255;
-    out[v1262] = v1259;
-  }
-  const unsigned int v1263 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1265 = v1056 + v1263;
-  const unsigned int v1266 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1268 = v1059 + v1266;
-  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1270 = v1268 < v1;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v37.x[16];
-    const unsigned int v1274 = v1265 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1275 = v1274 + v1268;
-    out[v1275] = v1272;
-  }
-  const unsigned int v1276 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1278 = v1056 + v1276;
-  const unsigned int v1279 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1281 = v1059 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1283 = v1281 < v1;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v37.x[17];
-    const unsigned int v1287 = v1278 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1288 = v1287 + v1281;
-    out[v1288] = v1285;
-  }
-  const unsigned int v1289 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1291 = v1056 + v1289;
-  const unsigned int v1292 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1294 = v1059 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v37.x[18];
-    const unsigned int v1300 = v1291 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1301 = v1300 + v1294;
-    out[v1301] = v1298;
-  }
-  const unsigned int v1302 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1304 = v1056 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1307 = v1059 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v37.x[19];
-    const unsigned int v1313 = v1304 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1314 = v1313 + v1307;
-    out[v1314] = v1311;
-  }
-  const unsigned int v1315 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1317 = v1056 + v1315;
-  const unsigned int v1318 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1320 = v1059 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1322 = v1320 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v37.x[20];
-    const unsigned int v1326 = v1317 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1327 = v1326 + v1320;
-    out[v1327] = v1324;
-  }
-  const unsigned int v1328 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1330 = v1056 + v1328;
-  const unsigned int v1331 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1333 = v1059 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v37.x[21];
-    const unsigned int v1339 = v1330 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1340 = v1339 + v1333;
-    out[v1340] = v1337;
-  }
-  const unsigned int v1341 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1343 = v1056 + v1341;
-  const unsigned int v1344 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1346 = v1059 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v37.x[22];
-    const unsigned int v1352 = v1343 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1353 = v1352 + v1346;
-    out[v1353] = v1350;
-  }
-  const unsigned int v1354 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1356 = v1056 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1359 = v1059 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1361 = v1359 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v37.x[23];
-    const unsigned int v1365 = v1356 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1366 = v1365 + v1359;
-    out[v1366] = v1363;
-  }
-  const unsigned int v1367 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1369 = v1056 + v1367;
-  const unsigned int v1370 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1372 = v1059 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1374 = v1372 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v37.x[24];
-    const unsigned int v1378 = v1369 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1379 = v1378 + v1372;
-    out[v1379] = v1376;
-  }
-  const unsigned int v1380 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1382 = v1056 + v1380;
-  const unsigned int v1383 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1385 = v1059 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1387 = v1385 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v37.x[25];
-    const unsigned int v1391 = v1382 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1392 = v1391 + v1385;
-    out[v1392] = v1389;
-  }
-  const unsigned int v1393 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1395 = v1056 + v1393;
-  const unsigned int v1396 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1398 = v1059 + v1396;
-  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1400 = v1398 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v37.x[26];
-    const unsigned int v1404 = v1395 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1405 = v1404 + v1398;
-    out[v1405] = v1402;
-  }
-  const unsigned int v1406 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1408 = v1056 + v1406;
-  const unsigned int v1409 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1411 = v1059 + v1409;
-  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1413 = v1411 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v37.x[27];
-    const unsigned int v1417 = v1408 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1418 = v1417 + v1411;
-    out[v1418] = v1415;
-  }
-  const unsigned int v1419 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1421 = v1056 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1424 = v1059 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1426 = v1424 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v37.x[28];
-    const unsigned int v1430 = v1421 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1431 = v1430 + v1424;
-    out[v1431] = v1428;
-  }
-  const unsigned int v1432 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1434 = v1056 + v1432;
-  const unsigned int v1435 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1437 = v1059 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1439 = v1437 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v37.x[29];
-    const unsigned int v1443 = v1434 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1444 = v1443 + v1437;
-    out[v1444] = v1441;
-  }
-  const unsigned int v1445 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1447 = v1056 + v1445;
-  const unsigned int v1448 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1450 = v1059 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1452 = v1450 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v37.x[30];
-    const unsigned int v1456 = v1447 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1457 = v1456 + v1450;
-    out[v1457] = v1454;
-  }
-  const unsigned int v1458 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1460 = v1056 + v1458;
-  const unsigned int v1461 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1463 = v1059 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1465 = v1463 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v37.x[31];
-    const unsigned int v1469 = v1460 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1470 = v1469 + v1463;
-    out[v1470] = v1467;
-  }
-  const unsigned int v1471 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1473 = v1056 + v1471;
-  const unsigned int v1474 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1476 = v1059 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1478 = v1476 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v37.x[32];
-    const unsigned int v1482 = v1473 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1483 = v1482 + v1476;
-    out[v1483] = v1480;
-  }
-  const unsigned int v1484 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1486 = v1056 + v1484;
-  const unsigned int v1487 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1489 = v1059 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v37.x[33];
-    const unsigned int v1495 = v1486 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1496 = v1495 + v1489;
-    out[v1496] = v1493;
-  }
-  const unsigned int v1497 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1499 = v1056 + v1497;
-  const unsigned int v1500 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1502 = v1059 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v37.x[34];
-    const unsigned int v1508 = v1499 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1509 = v1508 + v1502;
-    out[v1509] = v1506;
-  }
-  const unsigned int v1510 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1512 = v1056 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1515 = v1059 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v37.x[35];
-    const unsigned int v1521 = v1512 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1522 = v1521 + v1515;
-    out[v1522] = v1519;
-  }
-  const unsigned int v1523 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1525 = v1056 + v1523;
-  const unsigned int v1526 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1528 = v1059 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1530 = v1528 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v37.x[36];
-    const unsigned int v1534 = v1525 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1535 = v1534 + v1528;
-    out[v1535] = v1532;
-  }
-  const unsigned int v1536 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1538 = v1056 + v1536;
-  const unsigned int v1539 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1541 = v1059 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v37.x[37];
-    const unsigned int v1547 = v1538 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1548 = v1547 + v1541;
-    out[v1548] = v1545;
-  }
-  const unsigned int v1549 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1551 = v1056 + v1549;
-  const unsigned int v1552 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1554 = v1059 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v37.x[38];
-    const unsigned int v1560 = v1551 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1561 = v1560 + v1554;
-    out[v1561] = v1558;
-  }
-  const unsigned int v1562 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1564 = v1056 + v1562;
-  const unsigned int v1565 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1567 = v1059 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1569 = v1567 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v37.x[39];
-    const unsigned int v1573 = v1564 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1574 = v1573 + v1567;
-    out[v1574] = v1571;
-  }
-  const unsigned int v1575 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1577 = v1056 + v1575;
-  const unsigned int v1578 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1580 = v1059 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1582 = v1580 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v37.x[40];
-    const unsigned int v1586 = v1577 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1587 = v1586 + v1580;
-    out[v1587] = v1584;
-  }
-  const unsigned int v1588 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1590 = v1056 + v1588;
-  const unsigned int v1591 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1593 = v1059 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1595 = v1593 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v37.x[41];
-    const unsigned int v1599 = v1590 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1600 = v1599 + v1593;
-    out[v1600] = v1597;
-  }
-  const unsigned int v1601 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1603 = v1056 + v1601;
-  const unsigned int v1604 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1606 = v1059 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1608 = v1606 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v37.x[42];
-    const unsigned int v1612 = v1603 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1613 = v1612 + v1606;
-    out[v1613] = v1610;
-  }
-  const unsigned int v1614 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1616 = v1056 + v1614;
-  const unsigned int v1617 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1619 = v1059 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1621 = v1619 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v37.x[43];
-    const unsigned int v1625 = v1616 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1626 = v1625 + v1619;
-    out[v1626] = v1623;
-  }
-  const unsigned int v1627 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1629 = v1056 + v1627;
-  const unsigned int v1630 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1632 = v1059 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1634 = v1632 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v37.x[44];
-    const unsigned int v1638 = v1629 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1639 = v1638 + v1632;
-    out[v1639] = v1636;
-  }
-  const unsigned int v1640 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1642 = v1056 + v1640;
-  const unsigned int v1643 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1645 = v1059 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1647 = v1645 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v37.x[45];
-    const unsigned int v1651 = v1642 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1652 = v1651 + v1645;
-    out[v1652] = v1649;
-  }
-  const unsigned int v1653 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1655 = v1056 + v1653;
-  const unsigned int v1656 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1658 = v1059 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1660 = v1658 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v37.x[46];
-    const unsigned int v1664 = v1655 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1665 = v1664 + v1658;
-    out[v1665] = v1662;
-  }
-  const unsigned int v1666 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1668 = v1056 + v1666;
-  const unsigned int v1669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1671 = v1059 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1673 = v1671 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v37.x[47];
-    const unsigned int v1677 = v1668 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1678 = v1677 + v1671;
-    out[v1678] = v1675;
-  }
-  const unsigned int v1679 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1681 = v1056 + v1679;
-  const unsigned int v1682 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1684 = v1059 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v37.x[48];
-    const unsigned int v1690 = v1681 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1691 = v1690 + v1684;
-    out[v1691] = v1688;
-  }
-  const unsigned int v1692 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1694 = v1056 + v1692;
-  const unsigned int v1695 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1697 = v1059 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v37.x[49];
-    const unsigned int v1703 = v1694 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1704 = v1703 + v1697;
-    out[v1704] = v1701;
-  }
-  const unsigned int v1705 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1707 = v1056 + v1705;
-  const unsigned int v1708 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1710 = v1059 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1712 = v1710 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v37.x[50];
-    const unsigned int v1716 = v1707 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1717 = v1716 + v1710;
-    out[v1717] = v1714;
-  }
-  const unsigned int v1718 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1720 = v1056 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1723 = v1059 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v37.x[51];
-    const unsigned int v1729 = v1720 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1730 = v1729 + v1723;
-    out[v1730] = v1727;
-  }
-  const unsigned int v1731 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1733 = v1056 + v1731;
-  const unsigned int v1734 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1736 = v1059 + v1734;
-  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1738 = v1736 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v37.x[52];
-    const unsigned int v1742 = v1733 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1743 = v1742 + v1736;
-    out[v1743] = v1740;
-  }
-  const unsigned int v1744 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1746 = v1056 + v1744;
-  const unsigned int v1747 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1749 = v1059 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1751 = v1749 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v37.x[53];
-    const unsigned int v1755 = v1746 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1756 = v1755 + v1749;
-    out[v1756] = v1753;
-  }
-  const unsigned int v1757 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1759 = v1056 + v1757;
-  const unsigned int v1760 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1762 = v1059 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v37.x[54];
-    const unsigned int v1768 = v1759 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1769 = v1768 + v1762;
-    out[v1769] = v1766;
-  }
-  const unsigned int v1770 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1772 = v1056 + v1770;
-  const unsigned int v1773 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1775 = v1059 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1777 = v1775 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v37.x[55];
-    const unsigned int v1781 = v1772 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1782 = v1781 + v1775;
-    out[v1782] = v1779;
-  }
-  const unsigned int v1783 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1785 = v1056 + v1783;
-  const unsigned int v1786 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1788 = v1059 + v1786;
-  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1790 = v1788 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v37.x[56];
-    const unsigned int v1794 = v1785 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1795 = v1794 + v1788;
-    out[v1795] = v1792;
-  }
-  const unsigned int v1796 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1798 = v1056 + v1796;
-  const unsigned int v1799 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1801 = v1059 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1803 = v1801 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v37.x[57];
-    const unsigned int v1807 = v1798 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1808 = v1807 + v1801;
-    out[v1808] = v1805;
-  }
-  const unsigned int v1809 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1811 = v1056 + v1809;
-  const unsigned int v1812 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1814 = v1059 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1816 = v1814 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v37.x[58];
-    const unsigned int v1820 = v1811 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1821 = v1820 + v1814;
-    out[v1821] = v1818;
-  }
-  const unsigned int v1822 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1824 = v1056 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1827 = v1059 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1829 = v1827 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v37.x[59];
-    const unsigned int v1833 = v1824 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1834 = v1833 + v1827;
-    out[v1834] = v1831;
-  }
-  const unsigned int v1835 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1837 = v1056 + v1835;
-  const unsigned int v1838 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1840 = v1059 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1842 = v1840 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v37.x[60];
-    const unsigned int v1846 = v1837 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1847 = v1846 + v1840;
-    out[v1847] = v1844;
-  }
-  const unsigned int v1848 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1850 = v1056 + v1848;
-  const unsigned int v1851 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1853 = v1059 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1855 = v1853 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v37.x[61];
-    const unsigned int v1859 = v1850 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1860 = v1859 + v1853;
-    out[v1860] = v1857;
-  }
-  const unsigned int v1861 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1863 = v1056 + v1861;
-  const unsigned int v1864 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1866 = v1059 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v37.x[62];
-    const unsigned int v1872 = v1863 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1873 = v1872 + v1866;
-    out[v1873] = v1870;
-  }
-  const unsigned int v1874 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1876 = v1056 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1879 = v1059 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v37.x[63];
-    const unsigned int v1885 = v1876 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1886 = v1885 + v1879;
-    out[v1886] = v1883;
-  }
-  const unsigned int v1887 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1889 = v1056 + v1887;
-  const unsigned int v1890 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1892 = v1059 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v37.x[64];
-    const unsigned int v1898 = v1889 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1899 = v1898 + v1892;
-    out[v1899] = v1896;
-  }
-  const unsigned int v1900 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1902 = v1056 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1905 = v1059 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v37.x[65];
-    const unsigned int v1911 = v1902 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1912 = v1911 + v1905;
-    out[v1912] = v1909;
-  }
-  const unsigned int v1913 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1915 = v1056 + v1913;
-  const unsigned int v1916 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1918 = v1059 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1920 = v1918 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v37.x[66];
-    const unsigned int v1924 = v1915 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1925 = v1924 + v1918;
-    out[v1925] = v1922;
-  }
-  const unsigned int v1926 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1928 = v1056 + v1926;
-  const unsigned int v1929 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1931 = v1059 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v37.x[67];
-    const unsigned int v1937 = v1928 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1938 = v1937 + v1931;
-    out[v1938] = v1935;
-  }
-  const unsigned int v1939 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1941 = v1056 + v1939;
-  const unsigned int v1942 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1944 = v1059 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1946 = v1944 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v37.x[68];
-    const unsigned int v1950 = v1941 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1951 = v1950 + v1944;
-    out[v1951] = v1948;
-  }
-  const unsigned int v1952 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1954 = v1056 + v1952;
-  const unsigned int v1955 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1957 = v1059 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1959 = v1957 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v37.x[69];
-    const unsigned int v1963 = v1954 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1964 = v1963 + v1957;
-    out[v1964] = v1961;
-  }
-  const unsigned int v1965 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1967 = v1056 + v1965;
-  const unsigned int v1968 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1970 = v1059 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v37.x[70];
-    const unsigned int v1976 = v1967 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1977 = v1976 + v1970;
-    out[v1977] = v1974;
-  }
-  const unsigned int v1978 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1980 = v1056 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1983 = v1059 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1985 = v1983 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v37.x[71];
-    const unsigned int v1989 = v1980 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1990 = v1989 + v1983;
-    out[v1990] = v1987;
-  }
-  const unsigned int v1991 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1993 = v1056 + v1991;
-  const unsigned int v1994 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1996 = v1059 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1998 = v1996 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v37.x[72];
-    const unsigned int v2002 = v1993 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2003 = v2002 + v1996;
-    out[v2003] = v2000;
-  }
-  const unsigned int v2004 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2006 = v1056 + v2004;
-  const unsigned int v2007 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2009 = v1059 + v2007;
-  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2011 = v2009 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v37.x[73];
-    const unsigned int v2015 = v2006 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2016 = v2015 + v2009;
-    out[v2016] = v2013;
-  }
-  const unsigned int v2017 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2019 = v1056 + v2017;
-  const unsigned int v2020 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2022 = v1059 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2024 = v2022 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v37.x[74];
-    const unsigned int v2028 = v2019 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2029 = v2028 + v2022;
-    out[v2029] = v2026;
-  }
-  const unsigned int v2030 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2032 = v1056 + v2030;
-  const unsigned int v2033 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2035 = v1059 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v37.x[75];
-    const unsigned int v2041 = v2032 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2042 = v2041 + v2035;
-    out[v2042] = v2039;
-  }
-  const unsigned int v2043 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2045 = v1056 + v2043;
-  const unsigned int v2046 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2048 = v1059 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v37.x[76];
-    const unsigned int v2054 = v2045 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2055 = v2054 + v2048;
-    out[v2055] = v2052;
-  }
-  const unsigned int v2056 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2058 = v1056 + v2056;
-  const unsigned int v2059 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2061 = v1059 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v37.x[77];
-    const unsigned int v2067 = v2058 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2068 = v2067 + v2061;
-    out[v2068] = v2065;
-  }
-  const unsigned int v2069 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2071 = v1056 + v2069;
-  const unsigned int v2072 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2074 = v1059 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v37.x[78];
-    const unsigned int v2080 = v2071 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2081 = v2080 + v2074;
-    out[v2081] = v2078;
-  }
-  const unsigned int v2082 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2084 = v1056 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2087 = v1059 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v37.x[79];
-    const unsigned int v2093 = v2084 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2094 = v2093 + v2087;
-    out[v2094] = v2091;
-  }
-  const unsigned int v2095 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2097 = v1056 + v2095;
-  const unsigned int v2098 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2100 = v1059 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2102 = v2100 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v37.x[80];
-    const unsigned int v2106 = v2097 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2107 = v2106 + v2100;
-    out[v2107] = v2104;
-  }
-  const unsigned int v2108 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2110 = v1056 + v2108;
-  const unsigned int v2111 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2113 = v1059 + v2111;
-  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2115 = v2113 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v37.x[81];
-    const unsigned int v2119 = v2110 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2120 = v2119 + v2113;
-    out[v2120] = v2117;
-  }
-  const unsigned int v2121 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2123 = v1056 + v2121;
-  const unsigned int v2124 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2126 = v1059 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2128 = v2126 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v37.x[82];
-    const unsigned int v2132 = v2123 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2133 = v2132 + v2126;
-    out[v2133] = v2130;
-  }
-  const unsigned int v2134 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2136 = v1056 + v2134;
-  const unsigned int v2137 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2139 = v1059 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v37.x[83];
-    const unsigned int v2145 = v2136 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2146 = v2145 + v2139;
-    out[v2146] = v2143;
-  }
-  const unsigned int v2147 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2149 = v1056 + v2147;
-  const unsigned int v2150 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2152 = v1059 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2154 = v2152 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v37.x[84];
-    const unsigned int v2158 = v2149 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2159 = v2158 + v2152;
-    out[v2159] = v2156;
-  }
-  const unsigned int v2160 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2162 = v1056 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2165 = v1059 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v37.x[85];
-    const unsigned int v2171 = v2162 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2172 = v2171 + v2165;
-    out[v2172] = v2169;
-  }
-  const unsigned int v2173 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2175 = v1056 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2178 = v1059 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v37.x[86];
-    const unsigned int v2184 = v2175 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2185 = v2184 + v2178;
-    out[v2185] = v2182;
-  }
-  const unsigned int v2186 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2188 = v1056 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2191 = v1059 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2193 = v2191 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v37.x[87];
-    const unsigned int v2197 = v2188 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2198 = v2197 + v2191;
-    out[v2198] = v2195;
-  }
-  const unsigned int v2199 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2201 = v1056 + v2199;
-  const unsigned int v2202 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2204 = v1059 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2206 = v2204 < v1;
-  const bool v2207 = v2205 && v2206;
-  if (v2207) {
-    const float v2208 = v37.x[88];
-    const unsigned int v2210 = v2201 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2211 = v2210 + v2204;
-    out[v2211] = v2208;
-  }
-  const unsigned int v2212 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2214 = v1056 + v2212;
-  const unsigned int v2215 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2217 = v1059 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2219 = v2217 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v37.x[89];
-    const unsigned int v2223 = v2214 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2224 = v2223 + v2217;
-    out[v2224] = v2221;
-  }
-  const unsigned int v2225 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2227 = v1056 + v2225;
-  const unsigned int v2228 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2230 = v1059 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v37.x[90];
-    const unsigned int v2236 = v2227 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2237 = v2236 + v2230;
-    out[v2237] = v2234;
-  }
-  const unsigned int v2238 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2240 = v1056 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2243 = v1059 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v37.x[91];
-    const unsigned int v2249 = v2240 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2250 = v2249 + v2243;
-    out[v2250] = v2247;
-  }
-  const unsigned int v2251 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2253 = v1056 + v2251;
-  const unsigned int v2254 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2256 = v1059 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2258 = v2256 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v37.x[92];
-    const unsigned int v2262 = v2253 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2263 = v2262 + v2256;
-    out[v2263] = v2260;
-  }
-  const unsigned int v2264 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2266 = v1056 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2269 = v1059 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v37.x[93];
-    const unsigned int v2275 = v2266 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2276 = v2275 + v2269;
-    out[v2276] = v2273;
-  }
-  const unsigned int v2277 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2279 = v1056 + v2277;
-  const unsigned int v2280 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2282 = v1059 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v37.x[94];
-    const unsigned int v2288 = v2279 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2289 = v2288 + v2282;
-    out[v2289] = v2286;
-  }
-  const unsigned int v2290 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2292 = v1056 + v2290;
-  const unsigned int v2293 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2295 = v1059 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2297 = v2295 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v37.x[95];
-    const unsigned int v2301 = v2292 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2302 = v2301 + v2295;
-    out[v2302] = v2299;
-  }
-  const unsigned int v2303 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2305 = v1056 + v2303;
-  const unsigned int v2306 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2308 = v1059 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2310 = v2308 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v37.x[96];
-    const unsigned int v2314 = v2305 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2315 = v2314 + v2308;
-    out[v2315] = v2312;
-  }
-  const unsigned int v2316 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2318 = v1056 + v2316;
-  const unsigned int v2319 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2321 = v1059 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2323 = v2321 < v1;
-  const bool v2324 = v2322 && v2323;
-  if (v2324) {
-    const float v2325 = v37.x[97];
-    const unsigned int v2327 = v2318 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2328 = v2327 + v2321;
-    out[v2328] = v2325;
-  }
-  const unsigned int v2329 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2331 = v1056 + v2329;
-  const unsigned int v2332 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2334 = v1059 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v37.x[98];
-    const unsigned int v2340 = v2331 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2341 = v2340 + v2334;
-    out[v2341] = v2338;
-  }
-  const unsigned int v2342 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2344 = v1056 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2347 = v1059 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v37.x[99];
-    const unsigned int v2353 = v2344 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2354 = v2353 + v2347;
-    out[v2354] = v2351;
-  }
-  const unsigned int v2355 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2357 = v1056 + v2355;
-  const unsigned int v2358 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2360 = v1059 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2362 = v2360 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v37.x[100];
-    const unsigned int v2366 = v2357 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2367 = v2366 + v2360;
-    out[v2367] = v2364;
-  }
-  const unsigned int v2368 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2370 = v1056 + v2368;
-  const unsigned int v2371 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2373 = v1059 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2375 = v2373 < v1;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v37.x[101];
-    const unsigned int v2379 = v2370 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2380 = v2379 + v2373;
-    out[v2380] = v2377;
-  }
-  const unsigned int v2381 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2383 = v1056 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2386 = v1059 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v37.x[102];
-    const unsigned int v2392 = v2383 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2393 = v2392 + v2386;
-    out[v2393] = v2390;
-  }
-  const unsigned int v2394 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2396 = v1056 + v2394;
-  const unsigned int v2397 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2399 = v1059 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2401 = v2399 < v1;
-  const bool v2402 = v2400 && v2401;
-  if (v2402) {
-    const float v2403 = v37.x[103];
-    const unsigned int v2405 = v2396 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2406 = v2405 + v2399;
-    out[v2406] = v2403;
-  }
-  const unsigned int v2407 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2409 = v1056 + v2407;
-  const unsigned int v2410 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2412 = v1059 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2414 = v2412 < v1;
-  const bool v2415 = v2413 && v2414;
-  if (v2415) {
-    const float v2416 = v37.x[104];
-    const unsigned int v2418 = v2409 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2419 = v2418 + v2412;
-    out[v2419] = v2416;
-  }
-  const unsigned int v2420 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2422 = v1056 + v2420;
-  const unsigned int v2423 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2425 = v1059 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2427 = v2425 < v1;
-  const bool v2428 = v2426 && v2427;
-  if (v2428) {
-    const float v2429 = v37.x[105];
-    const unsigned int v2431 = v2422 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2432 = v2431 + v2425;
-    out[v2432] = v2429;
-  }
-  const unsigned int v2433 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2435 = v1056 + v2433;
-  const unsigned int v2436 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2438 = v1059 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2440 = v2438 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v37.x[106];
-    const unsigned int v2444 = v2435 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2445 = v2444 + v2438;
-    out[v2445] = v2442;
-  }
-  const unsigned int v2446 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2448 = v1056 + v2446;
-  const unsigned int v2449 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2451 = v1059 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v37.x[107];
-    const unsigned int v2457 = v2448 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2458 = v2457 + v2451;
-    out[v2458] = v2455;
-  }
-  const unsigned int v2459 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2461 = v1056 + v2459;
-  const unsigned int v2462 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2464 = v1059 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v37.x[108];
-    const unsigned int v2470 = v2461 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2471 = v2470 + v2464;
-    out[v2471] = v2468;
-  }
-  const unsigned int v2472 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2474 = v1056 + v2472;
-  const unsigned int v2475 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2477 = v1059 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2479 = v2477 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v37.x[109];
-    const unsigned int v2483 = v2474 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2484 = v2483 + v2477;
-    out[v2484] = v2481;
-  }
-  const unsigned int v2485 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2487 = v1056 + v2485;
-  const unsigned int v2488 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2490 = v1059 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2492 = v2490 < v1;
-  const bool v2493 = v2491 && v2492;
-  if (v2493) {
-    const float v2494 = v37.x[110];
-    const unsigned int v2496 = v2487 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2497 = v2496 + v2490;
-    out[v2497] = v2494;
-  }
-  const unsigned int v2498 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2500 = v1056 + v2498;
-  const unsigned int v2501 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2503 = v1059 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2505 = v2503 < v1;
-  const bool v2506 = v2504 && v2505;
-  if (v2506) {
-    const float v2507 = v37.x[111];
-    const unsigned int v2509 = v2500 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2510 = v2509 + v2503;
-    out[v2510] = v2507;
-  }
-  const unsigned int v2511 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2513 = v1056 + v2511;
-  const unsigned int v2514 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2516 = v1059 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2518 = v2516 < v1;
-  const bool v2519 = v2517 && v2518;
-  if (v2519) {
-    const float v2520 = v37.x[112];
-    const unsigned int v2522 = v2513 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2523 = v2522 + v2516;
-    out[v2523] = v2520;
-  }
-  const unsigned int v2524 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2526 = v1056 + v2524;
-  const unsigned int v2527 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2529 = v1059 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2531 = v2529 < v1;
-  const bool v2532 = v2530 && v2531;
-  if (v2532) {
-    const float v2533 = v37.x[113];
-    const unsigned int v2535 = v2526 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2536 = v2535 + v2529;
-    out[v2536] = v2533;
-  }
-  const unsigned int v2537 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2539 = v1056 + v2537;
-  const unsigned int v2540 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2542 = v1059 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2544 = v2542 < v1;
-  const bool v2545 = v2543 && v2544;
-  if (v2545) {
-    const float v2546 = v37.x[114];
-    const unsigned int v2548 = v2539 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2549 = v2548 + v2542;
-    out[v2549] = v2546;
-  }
-  const unsigned int v2550 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2552 = v1056 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2555 = v1059 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v37.x[115];
-    const unsigned int v2561 = v2552 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2562 = v2561 + v2555;
-    out[v2562] = v2559;
-  }
-  const unsigned int v2563 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2565 = v1056 + v2563;
-  const unsigned int v2566 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2568 = v1059 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2570 = v2568 < v1;
-  const bool v2571 = v2569 && v2570;
-  if (v2571) {
-    const float v2572 = v37.x[116];
-    const unsigned int v2574 = v2565 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2575 = v2574 + v2568;
-    out[v2575] = v2572;
-  }
-  const unsigned int v2576 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2578 = v1056 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2581 = v1059 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2583 = v2581 < v1;
-  const bool v2584 = v2582 && v2583;
-  if (v2584) {
-    const float v2585 = v37.x[117];
-    const unsigned int v2587 = v2578 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2588 = v2587 + v2581;
-    out[v2588] = v2585;
-  }
-  const unsigned int v2589 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2591 = v1056 + v2589;
-  const unsigned int v2592 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2594 = v1059 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2596 = v2594 < v1;
-  const bool v2597 = v2595 && v2596;
-  if (v2597) {
-    const float v2598 = v37.x[118];
-    const unsigned int v2600 = v2591 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2601 = v2600 + v2594;
-    out[v2601] = v2598;
-  }
-  const unsigned int v2602 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2604 = v1056 + v2602;
-  const unsigned int v2605 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2607 = v1059 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v37.x[119];
-    const unsigned int v2613 = v2604 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2614 = v2613 + v2607;
-    out[v2614] = v2611;
-  }
-  const unsigned int v2615 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2617 = v1056 + v2615;
-  const unsigned int v2618 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2620 = v1059 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2622 = v2620 < v1;
-  const bool v2623 = v2621 && v2622;
-  if (v2623) {
-    const float v2624 = v37.x[120];
-    const unsigned int v2626 = v2617 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2627 = v2626 + v2620;
-    out[v2627] = v2624;
-  }
-  const unsigned int v2628 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2630 = v1056 + v2628;
-  const unsigned int v2631 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2633 = v1059 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2635 = v2633 < v1;
-  const bool v2636 = v2634 && v2635;
-  if (v2636) {
-    const float v2637 = v37.x[121];
-    const unsigned int v2639 = v2630 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2640 = v2639 + v2633;
-    out[v2640] = v2637;
-  }
-  const unsigned int v2641 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2643 = v1056 + v2641;
-  const unsigned int v2644 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2646 = v1059 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2648 = v2646 < v1;
-  const bool v2649 = v2647 && v2648;
-  if (v2649) {
-    const float v2650 = v37.x[122];
-    const unsigned int v2652 = v2643 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2653 = v2652 + v2646;
-    out[v2653] = v2650;
-  }
-  const unsigned int v2654 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2656 = v1056 + v2654;
-  const unsigned int v2657 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2659 = v1059 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2661 = v2659 < v1;
-  const bool v2662 = v2660 && v2661;
-  if (v2662) {
-    const float v2663 = v37.x[123];
-    const unsigned int v2665 = v2656 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2666 = v2665 + v2659;
-    out[v2666] = v2663;
-  }
-  const unsigned int v2667 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2669 = v1056 + v2667;
-  const unsigned int v2670 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2672 = v1059 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2674 = v2672 < v1;
-  const bool v2675 = v2673 && v2674;
-  if (v2675) {
-    const float v2676 = v37.x[124];
-    const unsigned int v2678 = v2669 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2679 = v2678 + v2672;
-    out[v2679] = v2676;
-  }
-  const unsigned int v2680 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2682 = v1056 + v2680;
-  const unsigned int v2683 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2685 = v1059 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2687 = v2685 < v1;
-  const bool v2688 = v2686 && v2687;
-  if (v2688) {
-    const float v2689 = v37.x[125];
-    const unsigned int v2691 = v2682 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2692 = v2691 + v2685;
-    out[v2692] = v2689;
-  }
-  const unsigned int v2693 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2695 = v1056 + v2693;
-  const unsigned int v2696 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2698 = v1059 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2700 = v2698 < v1;
-  const bool v2701 = v2699 && v2700;
-  if (v2701) {
-    const float v2702 = v37.x[126];
-    const unsigned int v2704 = v2695 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2705 = v2704 + v2698;
-    out[v2705] = v2702;
-  }
-  const unsigned int v2706 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2708 = v1056 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2711 = v1059 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v37.x[127];
-    const unsigned int v2717 = v2708 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2718 = v2717 + v2711;
-    out[v2718] = v2715;
+  const unsigned int v911 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v912 = v22 + v31;
+  const unsigned int v913 = v912 + v911;
+  const unsigned int v914 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v915 = v26 + v35;
+  const unsigned int v916 = v915 + v914;
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v918 = v916 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v37.x[0];
+    const unsigned int v922 = v913 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v923 = v922 + v916;
+    out[v923] = v920;
+  }
+  const unsigned int v924 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v926 = v912 + v924;
+  const unsigned int v927 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v929 = v915 + v927;
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v931 = v929 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v37.x[1];
+    const unsigned int v935 = v926 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v936 = v935 + v929;
+    out[v936] = v933;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v939 = v912 + v937;
+  const unsigned int v940 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v942 = v915 + v940;
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v942 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v37.x[2];
+    const unsigned int v948 = v939 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v949 = v948 + v942;
+    out[v949] = v946;
+  }
+  const unsigned int v950 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v952 = v912 + v950;
+  const unsigned int v953 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v955 = v915 + v953;
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v957 = v955 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v37.x[3];
+    const unsigned int v961 = v952 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v962 = v961 + v955;
+    out[v962] = v959;
+  }
+  const unsigned int v963 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v965 = v912 + v963;
+  const unsigned int v966 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v968 = v915 + v966;
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v37.x[4];
+    const unsigned int v974 = v965 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v975 = v974 + v968;
+    out[v975] = v972;
+  }
+  const unsigned int v976 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v978 = v912 + v976;
+  const unsigned int v979 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v981 = v915 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v37.x[5];
+    const unsigned int v987 = v978 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v988 = v987 + v981;
+    out[v988] = v985;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v991 = v912 + v989;
+  const unsigned int v992 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v994 = v915 + v992;
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v994 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v37.x[6];
+    const unsigned int v1000 = v991 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1001 = v1000 + v994;
+    out[v1001] = v998;
+  }
+  const unsigned int v1002 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1004 = v912 + v1002;
+  const unsigned int v1005 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1007 = v915 + v1005;
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1009 = v1007 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v37.x[7];
+    const unsigned int v1013 = v1004 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1014 = v1013 + v1007;
+    out[v1014] = v1011;
+  }
+  const unsigned int v1015 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1017 = v912 + v1015;
+  const unsigned int v1018 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1020 = v915 + v1018;
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1022 = v1020 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v37.x[8];
+    const unsigned int v1026 = v1017 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1027 = v1026 + v1020;
+    out[v1027] = v1024;
+  }
+  const unsigned int v1028 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1030 = v912 + v1028;
+  const unsigned int v1031 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1033 = v915 + v1031;
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1035 = v1033 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v37.x[9];
+    const unsigned int v1039 = v1030 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1040 = v1039 + v1033;
+    out[v1040] = v1037;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1043 = v912 + v1041;
+  const unsigned int v1044 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1046 = v915 + v1044;
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1048 = v1046 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v37.x[10];
+    const unsigned int v1052 = v1043 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1053 = v1052 + v1046;
+    out[v1053] = v1050;
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1056 = v912 + v1054;
+  const unsigned int v1057 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1059 = v915 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v37.x[11];
+    const unsigned int v1065 = v1056 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1066 = v1065 + v1059;
+    out[v1066] = v1063;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1069 = v912 + v1067;
+  const unsigned int v1070 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1072 = v915 + v1070;
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1074 = v1072 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v37.x[12];
+    const unsigned int v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1079 = v1078 + v1072;
+    out[v1079] = v1076;
+  }
+  const unsigned int v1080 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1082 = v912 + v1080;
+  const unsigned int v1083 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1085 = v915 + v1083;
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v37.x[13];
+    const unsigned int v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1092 = v1091 + v1085;
+    out[v1092] = v1089;
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1095 = v912 + v1093;
+  const unsigned int v1096 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1098 = v915 + v1096;
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1100 = v1098 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v37.x[14];
+    const unsigned int v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1105 = v1104 + v1098;
+    out[v1105] = v1102;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1108 = v912 + v1106;
+  const unsigned int v1109 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1111 = v915 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v37.x[15];
+    const unsigned int v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1118 = v1117 + v1111;
+    out[v1118] = v1115;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1121 = v912 + v1119;
+  const unsigned int v1122 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1124 = v915 + v1122;
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v37.x[16];
+    const unsigned int v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1131 = v1130 + v1124;
+    out[v1131] = v1128;
+  }
+  const unsigned int v1132 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1134 = v912 + v1132;
+  const unsigned int v1135 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1137 = v915 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v37.x[17];
+    const unsigned int v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1144 = v1143 + v1137;
+    out[v1144] = v1141;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1147 = v912 + v1145;
+  const unsigned int v1148 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1150 = v915 + v1148;
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v37.x[18];
+    const unsigned int v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1157 = v1156 + v1150;
+    out[v1157] = v1154;
+  }
+  const unsigned int v1158 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1160 = v912 + v1158;
+  const unsigned int v1161 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1163 = v915 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v37.x[19];
+    const unsigned int v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1170 = v1169 + v1163;
+    out[v1170] = v1167;
+  }
+  const unsigned int v1171 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1173 = v912 + v1171;
+  const unsigned int v1174 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1176 = v915 + v1174;
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1178 = v1176 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v37.x[20];
+    const unsigned int v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1183 = v1182 + v1176;
+    out[v1183] = v1180;
+  }
+  const unsigned int v1184 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1186 = v912 + v1184;
+  const unsigned int v1187 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1189 = v915 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1191 = v1189 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v37.x[21];
+    const unsigned int v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1196 = v1195 + v1189;
+    out[v1196] = v1193;
+  }
+  const unsigned int v1197 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1199 = v912 + v1197;
+  const unsigned int v1200 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1202 = v915 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1204 = v1202 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v37.x[22];
+    const unsigned int v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1209 = v1208 + v1202;
+    out[v1209] = v1206;
+  }
+  const unsigned int v1210 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1212 = v912 + v1210;
+  const unsigned int v1213 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1215 = v915 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v37.x[23];
+    const unsigned int v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1222 = v1221 + v1215;
+    out[v1222] = v1219;
+  }
+  const unsigned int v1223 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1225 = v912 + v1223;
+  const unsigned int v1226 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1228 = v915 + v1226;
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1230 = v1228 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v37.x[24];
+    const unsigned int v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1235 = v1234 + v1228;
+    out[v1235] = v1232;
+  }
+  const unsigned int v1236 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1238 = v912 + v1236;
+  const unsigned int v1239 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1241 = v915 + v1239;
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1243 = v1241 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v37.x[25];
+    const unsigned int v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1248 = v1247 + v1241;
+    out[v1248] = v1245;
+  }
+  const unsigned int v1249 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1251 = v912 + v1249;
+  const unsigned int v1252 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1254 = v915 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v37.x[26];
+    const unsigned int v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1261 = v1260 + v1254;
+    out[v1261] = v1258;
+  }
+  const unsigned int v1262 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1264 = v912 + v1262;
+  const unsigned int v1265 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1267 = v915 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v37.x[27];
+    const unsigned int v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1274 = v1273 + v1267;
+    out[v1274] = v1271;
+  }
+  const unsigned int v1275 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1277 = v912 + v1275;
+  const unsigned int v1278 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1280 = v915 + v1278;
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v37.x[28];
+    const unsigned int v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1287 = v1286 + v1280;
+    out[v1287] = v1284;
+  }
+  const unsigned int v1288 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1290 = v912 + v1288;
+  const unsigned int v1291 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1293 = v915 + v1291;
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1295 = v1293 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v37.x[29];
+    const unsigned int v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1300 = v1299 + v1293;
+    out[v1300] = v1297;
+  }
+  const unsigned int v1301 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1303 = v912 + v1301;
+  const unsigned int v1304 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1306 = v915 + v1304;
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v37.x[30];
+    const unsigned int v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1313 = v1312 + v1306;
+    out[v1313] = v1310;
+  }
+  const unsigned int v1314 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1316 = v912 + v1314;
+  const unsigned int v1317 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1319 = v915 + v1317;
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v37.x[31];
+    const unsigned int v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1326 = v1325 + v1319;
+    out[v1326] = v1323;
+  }
+  const unsigned int v1327 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1329 = v912 + v1327;
+  const unsigned int v1330 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1332 = v915 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v37.x[32];
+    const unsigned int v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1339 = v1338 + v1332;
+    out[v1339] = v1336;
+  }
+  const unsigned int v1340 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1342 = v912 + v1340;
+  const unsigned int v1343 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1345 = v915 + v1343;
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v37.x[33];
+    const unsigned int v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1352 = v1351 + v1345;
+    out[v1352] = v1349;
+  }
+  const unsigned int v1353 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1355 = v912 + v1353;
+  const unsigned int v1356 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1358 = v915 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1358 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v37.x[34];
+    const unsigned int v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1365 = v1364 + v1358;
+    out[v1365] = v1362;
+  }
+  const unsigned int v1366 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1368 = v912 + v1366;
+  const unsigned int v1369 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1371 = v915 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v37.x[35];
+    const unsigned int v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1378 = v1377 + v1371;
+    out[v1378] = v1375;
+  }
+  const unsigned int v1379 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1381 = v912 + v1379;
+  const unsigned int v1382 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1384 = v915 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v37.x[36];
+    const unsigned int v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1391 = v1390 + v1384;
+    out[v1391] = v1388;
+  }
+  const unsigned int v1392 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1394 = v912 + v1392;
+  const unsigned int v1395 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1397 = v915 + v1395;
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1399 = v1397 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v37.x[37];
+    const unsigned int v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1404 = v1403 + v1397;
+    out[v1404] = v1401;
+  }
+  const unsigned int v1405 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1407 = v912 + v1405;
+  const unsigned int v1408 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1410 = v915 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1412 = v1410 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v37.x[38];
+    const unsigned int v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1417 = v1416 + v1410;
+    out[v1417] = v1414;
+  }
+  const unsigned int v1418 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1420 = v912 + v1418;
+  const unsigned int v1421 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1423 = v915 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v37.x[39];
+    const unsigned int v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1430 = v1429 + v1423;
+    out[v1430] = v1427;
+  }
+  const unsigned int v1431 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1433 = v912 + v1431;
+  const unsigned int v1434 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1436 = v915 + v1434;
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v37.x[40];
+    const unsigned int v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1443 = v1442 + v1436;
+    out[v1443] = v1440;
+  }
+  const unsigned int v1444 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1446 = v912 + v1444;
+  const unsigned int v1447 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1449 = v915 + v1447;
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1451 = v1449 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v37.x[41];
+    const unsigned int v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1456 = v1455 + v1449;
+    out[v1456] = v1453;
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1459 = v912 + v1457;
+  const unsigned int v1460 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1462 = v915 + v1460;
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1464 = v1462 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v37.x[42];
+    const unsigned int v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1469 = v1468 + v1462;
+    out[v1469] = v1466;
+  }
+  const unsigned int v1470 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1472 = v912 + v1470;
+  const unsigned int v1473 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1475 = v915 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v37.x[43];
+    const unsigned int v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1482 = v1481 + v1475;
+    out[v1482] = v1479;
+  }
+  const unsigned int v1483 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1485 = v912 + v1483;
+  const unsigned int v1486 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1488 = v915 + v1486;
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v37.x[44];
+    const unsigned int v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1495 = v1494 + v1488;
+    out[v1495] = v1492;
+  }
+  const unsigned int v1496 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1498 = v912 + v1496;
+  const unsigned int v1499 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1501 = v915 + v1499;
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v37.x[45];
+    const unsigned int v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1508 = v1507 + v1501;
+    out[v1508] = v1505;
+  }
+  const unsigned int v1509 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1511 = v912 + v1509;
+  const unsigned int v1512 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1514 = v915 + v1512;
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v37.x[46];
+    const unsigned int v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1521 = v1520 + v1514;
+    out[v1521] = v1518;
+  }
+  const unsigned int v1522 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1524 = v912 + v1522;
+  const unsigned int v1525 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1527 = v915 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v37.x[47];
+    const unsigned int v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1534 = v1533 + v1527;
+    out[v1534] = v1531;
+  }
+  const unsigned int v1535 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1537 = v912 + v1535;
+  const unsigned int v1538 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1540 = v915 + v1538;
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1542 = v1540 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v37.x[48];
+    const unsigned int v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1547 = v1546 + v1540;
+    out[v1547] = v1544;
+  }
+  const unsigned int v1548 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1550 = v912 + v1548;
+  const unsigned int v1551 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1553 = v915 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1555 = v1553 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v37.x[49];
+    const unsigned int v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1560 = v1559 + v1553;
+    out[v1560] = v1557;
+  }
+  const unsigned int v1561 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1563 = v912 + v1561;
+  const unsigned int v1564 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1566 = v915 + v1564;
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1568 = v1566 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v37.x[50];
+    const unsigned int v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1573 = v1572 + v1566;
+    out[v1573] = v1570;
+  }
+  const unsigned int v1574 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1576 = v912 + v1574;
+  const unsigned int v1577 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1579 = v915 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v37.x[51];
+    const unsigned int v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1586 = v1585 + v1579;
+    out[v1586] = v1583;
+  }
+  const unsigned int v1587 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1589 = v912 + v1587;
+  const unsigned int v1590 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1592 = v915 + v1590;
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v37.x[52];
+    const unsigned int v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1599 = v1598 + v1592;
+    out[v1599] = v1596;
+  }
+  const unsigned int v1600 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1602 = v912 + v1600;
+  const unsigned int v1603 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1605 = v915 + v1603;
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1607 = v1605 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v37.x[53];
+    const unsigned int v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1612 = v1611 + v1605;
+    out[v1612] = v1609;
+  }
+  const unsigned int v1613 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1615 = v912 + v1613;
+  const unsigned int v1616 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1618 = v915 + v1616;
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1620 = v1618 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v37.x[54];
+    const unsigned int v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1625 = v1624 + v1618;
+    out[v1625] = v1622;
+  }
+  const unsigned int v1626 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1628 = v912 + v1626;
+  const unsigned int v1629 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1631 = v915 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v37.x[55];
+    const unsigned int v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1638 = v1637 + v1631;
+    out[v1638] = v1635;
+  }
+  const unsigned int v1639 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1641 = v912 + v1639;
+  const unsigned int v1642 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1644 = v915 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1646 = v1644 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v37.x[56];
+    const unsigned int v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1651 = v1650 + v1644;
+    out[v1651] = v1648;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1654 = v912 + v1652;
+  const unsigned int v1655 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1657 = v915 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v37.x[57];
+    const unsigned int v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1664 = v1663 + v1657;
+    out[v1664] = v1661;
+  }
+  const unsigned int v1665 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1667 = v912 + v1665;
+  const unsigned int v1668 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1670 = v915 + v1668;
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v37.x[58];
+    const unsigned int v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1677 = v1676 + v1670;
+    out[v1677] = v1674;
+  }
+  const unsigned int v1678 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1680 = v912 + v1678;
+  const unsigned int v1681 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1683 = v915 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v37.x[59];
+    const unsigned int v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1690 = v1689 + v1683;
+    out[v1690] = v1687;
+  }
+  const unsigned int v1691 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1693 = v912 + v1691;
+  const unsigned int v1694 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1696 = v915 + v1694;
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v37.x[60];
+    const unsigned int v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1703 = v1702 + v1696;
+    out[v1703] = v1700;
+  }
+  const unsigned int v1704 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1706 = v912 + v1704;
+  const unsigned int v1707 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1709 = v915 + v1707;
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v37.x[61];
+    const unsigned int v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1716 = v1715 + v1709;
+    out[v1716] = v1713;
+  }
+  const unsigned int v1717 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1719 = v912 + v1717;
+  const unsigned int v1720 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1722 = v915 + v1720;
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1724 = v1722 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v37.x[62];
+    const unsigned int v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1729 = v1728 + v1722;
+    out[v1729] = v1726;
+  }
+  const unsigned int v1730 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1732 = v912 + v1730;
+  const unsigned int v1733 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1735 = v915 + v1733;
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v37.x[63];
+    const unsigned int v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1742 = v1741 + v1735;
+    out[v1742] = v1739;
+  }
+  const unsigned int v1743 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1745 = v912 + v1743;
+  const unsigned int v1746 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1748 = v915 + v1746;
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v37.x[64];
+    const unsigned int v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1755 = v1754 + v1748;
+    out[v1755] = v1752;
+  }
+  const unsigned int v1756 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1758 = v912 + v1756;
+  const unsigned int v1759 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1761 = v915 + v1759;
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v37.x[65];
+    const unsigned int v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1768 = v1767 + v1761;
+    out[v1768] = v1765;
+  }
+  const unsigned int v1769 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1771 = v912 + v1769;
+  const unsigned int v1772 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1774 = v915 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1776 = v1774 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v37.x[66];
+    const unsigned int v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1781 = v1780 + v1774;
+    out[v1781] = v1778;
+  }
+  const unsigned int v1782 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1784 = v912 + v1782;
+  const unsigned int v1785 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1787 = v915 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v37.x[67];
+    const unsigned int v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1794 = v1793 + v1787;
+    out[v1794] = v1791;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1797 = v912 + v1795;
+  const unsigned int v1798 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1800 = v915 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v37.x[68];
+    const unsigned int v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1807 = v1806 + v1800;
+    out[v1807] = v1804;
+  }
+  const unsigned int v1808 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1810 = v912 + v1808;
+  const unsigned int v1811 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1813 = v915 + v1811;
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1815 = v1813 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v37.x[69];
+    const unsigned int v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1820 = v1819 + v1813;
+    out[v1820] = v1817;
+  }
+  const unsigned int v1821 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1823 = v912 + v1821;
+  const unsigned int v1824 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1826 = v915 + v1824;
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1828 = v1826 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v37.x[70];
+    const unsigned int v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1833 = v1832 + v1826;
+    out[v1833] = v1830;
+  }
+  const unsigned int v1834 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1836 = v912 + v1834;
+  const unsigned int v1837 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1839 = v915 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v37.x[71];
+    const unsigned int v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1846 = v1845 + v1839;
+    out[v1846] = v1843;
+  }
+  const unsigned int v1847 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1849 = v912 + v1847;
+  const unsigned int v1850 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1852 = v915 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v37.x[72];
+    const unsigned int v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1859 = v1858 + v1852;
+    out[v1859] = v1856;
+  }
+  const unsigned int v1860 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1862 = v912 + v1860;
+  const unsigned int v1863 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1865 = v915 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v37.x[73];
+    const unsigned int v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1872 = v1871 + v1865;
+    out[v1872] = v1869;
+  }
+  const unsigned int v1873 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1875 = v912 + v1873;
+  const unsigned int v1876 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1878 = v915 + v1876;
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v37.x[74];
+    const unsigned int v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1885 = v1884 + v1878;
+    out[v1885] = v1882;
+  }
+  const unsigned int v1886 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1888 = v912 + v1886;
+  const unsigned int v1889 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1891 = v915 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v37.x[75];
+    const unsigned int v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1898 = v1897 + v1891;
+    out[v1898] = v1895;
+  }
+  const unsigned int v1899 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1901 = v912 + v1899;
+  const unsigned int v1902 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1904 = v915 + v1902;
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v37.x[76];
+    const unsigned int v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1911 = v1910 + v1904;
+    out[v1911] = v1908;
+  }
+  const unsigned int v1912 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1914 = v912 + v1912;
+  const unsigned int v1915 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1917 = v915 + v1915;
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1919 = v1917 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v37.x[77];
+    const unsigned int v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1924 = v1923 + v1917;
+    out[v1924] = v1921;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1927 = v912 + v1925;
+  const unsigned int v1928 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1930 = v915 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v37.x[78];
+    const unsigned int v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1937 = v1936 + v1930;
+    out[v1937] = v1934;
+  }
+  const unsigned int v1938 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1940 = v912 + v1938;
+  const unsigned int v1941 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1943 = v915 + v1941;
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1945 = v1943 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v37.x[79];
+    const unsigned int v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1950 = v1949 + v1943;
+    out[v1950] = v1947;
+  }
+  const unsigned int v1951 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1953 = v912 + v1951;
+  const unsigned int v1954 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1956 = v915 + v1954;
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1958 = v1956 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v37.x[80];
+    const unsigned int v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1963 = v1962 + v1956;
+    out[v1963] = v1960;
+  }
+  const unsigned int v1964 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1966 = v912 + v1964;
+  const unsigned int v1967 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1969 = v915 + v1967;
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1971 = v1969 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v37.x[81];
+    const unsigned int v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1976 = v1975 + v1969;
+    out[v1976] = v1973;
+  }
+  const unsigned int v1977 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1979 = v912 + v1977;
+  const unsigned int v1980 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1982 = v915 + v1980;
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1984 = v1982 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v37.x[82];
+    const unsigned int v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1989 = v1988 + v1982;
+    out[v1989] = v1986;
+  }
+  const unsigned int v1990 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1992 = v912 + v1990;
+  const unsigned int v1993 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1995 = v915 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v37.x[83];
+    const unsigned int v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2002 = v2001 + v1995;
+    out[v2002] = v1999;
+  }
+  const unsigned int v2003 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2005 = v912 + v2003;
+  const unsigned int v2006 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2008 = v915 + v2006;
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2010 = v2008 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v37.x[84];
+    const unsigned int v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2015 = v2014 + v2008;
+    out[v2015] = v2012;
+  }
+  const unsigned int v2016 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2018 = v912 + v2016;
+  const unsigned int v2019 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2021 = v915 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2023 = v2021 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v37.x[85];
+    const unsigned int v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2028 = v2027 + v2021;
+    out[v2028] = v2025;
+  }
+  const unsigned int v2029 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2031 = v912 + v2029;
+  const unsigned int v2032 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2034 = v915 + v2032;
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v37.x[86];
+    const unsigned int v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2041 = v2040 + v2034;
+    out[v2041] = v2038;
+  }
+  const unsigned int v2042 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2044 = v912 + v2042;
+  const unsigned int v2045 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2047 = v915 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v37.x[87];
+    const unsigned int v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2054 = v2053 + v2047;
+    out[v2054] = v2051;
+  }
+  const unsigned int v2055 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2057 = v912 + v2055;
+  const unsigned int v2058 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2060 = v915 + v2058;
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v37.x[88];
+    const unsigned int v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2067 = v2066 + v2060;
+    out[v2067] = v2064;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2070 = v912 + v2068;
+  const unsigned int v2071 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2073 = v915 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v37.x[89];
+    const unsigned int v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2080 = v2079 + v2073;
+    out[v2080] = v2077;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2083 = v912 + v2081;
+  const unsigned int v2084 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2086 = v915 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2086 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v37.x[90];
+    const unsigned int v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2093 = v2092 + v2086;
+    out[v2093] = v2090;
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2096 = v912 + v2094;
+  const unsigned int v2097 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2099 = v915 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v37.x[91];
+    const unsigned int v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2106 = v2105 + v2099;
+    out[v2106] = v2103;
+  }
+  const unsigned int v2107 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2109 = v912 + v2107;
+  const unsigned int v2110 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2112 = v915 + v2110;
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2114 = v2112 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v37.x[92];
+    const unsigned int v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2119 = v2118 + v2112;
+    out[v2119] = v2116;
+  }
+  const unsigned int v2120 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2122 = v912 + v2120;
+  const unsigned int v2123 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2125 = v915 + v2123;
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2127 = v2125 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v37.x[93];
+    const unsigned int v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2132 = v2131 + v2125;
+    out[v2132] = v2129;
+  }
+  const unsigned int v2133 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2135 = v912 + v2133;
+  const unsigned int v2136 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2138 = v915 + v2136;
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2140 = v2138 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v37.x[94];
+    const unsigned int v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2145 = v2144 + v2138;
+    out[v2145] = v2142;
+  }
+  const unsigned int v2146 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2148 = v912 + v2146;
+  const unsigned int v2149 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2151 = v915 + v2149;
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2153 = v2151 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v37.x[95];
+    const unsigned int v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2158 = v2157 + v2151;
+    out[v2158] = v2155;
+  }
+  const unsigned int v2159 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2161 = v912 + v2159;
+  const unsigned int v2162 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2164 = v915 + v2162;
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2166 = v2164 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v37.x[96];
+    const unsigned int v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2171 = v2170 + v2164;
+    out[v2171] = v2168;
+  }
+  const unsigned int v2172 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2174 = v912 + v2172;
+  const unsigned int v2175 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2177 = v915 + v2175;
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2179 = v2177 < v1;
+  const bool v2180 = v2178 && v2179;
+  if (v2180) {
+    const float v2181 = v37.x[97];
+    const unsigned int v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2184 = v2183 + v2177;
+    out[v2184] = v2181;
+  }
+  const unsigned int v2185 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2187 = v912 + v2185;
+  const unsigned int v2188 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2190 = v915 + v2188;
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2190 < v1;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v37.x[98];
+    const unsigned int v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2197 = v2196 + v2190;
+    out[v2197] = v2194;
+  }
+  const unsigned int v2198 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2200 = v912 + v2198;
+  const unsigned int v2201 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2203 = v915 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v37.x[99];
+    const unsigned int v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2210 = v2209 + v2203;
+    out[v2210] = v2207;
+  }
+  const unsigned int v2211 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2213 = v912 + v2211;
+  const unsigned int v2214 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2216 = v915 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v37.x[100];
+    const unsigned int v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2223 = v2222 + v2216;
+    out[v2223] = v2220;
+  }
+  const unsigned int v2224 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2226 = v912 + v2224;
+  const unsigned int v2227 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2229 = v915 + v2227;
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v37.x[101];
+    const unsigned int v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2236 = v2235 + v2229;
+    out[v2236] = v2233;
+  }
+  const unsigned int v2237 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2239 = v912 + v2237;
+  const unsigned int v2240 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2242 = v915 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v37.x[102];
+    const unsigned int v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2249 = v2248 + v2242;
+    out[v2249] = v2246;
+  }
+  const unsigned int v2250 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2252 = v912 + v2250;
+  const unsigned int v2253 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2255 = v915 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v37.x[103];
+    const unsigned int v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2262 = v2261 + v2255;
+    out[v2262] = v2259;
+  }
+  const unsigned int v2263 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2265 = v912 + v2263;
+  const unsigned int v2266 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2268 = v915 + v2266;
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2270 = v2268 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v37.x[104];
+    const unsigned int v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2275 = v2274 + v2268;
+    out[v2275] = v2272;
+  }
+  const unsigned int v2276 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2278 = v912 + v2276;
+  const unsigned int v2279 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2281 = v915 + v2279;
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2283 = v2281 < v1;
+  const bool v2284 = v2282 && v2283;
+  if (v2284) {
+    const float v2285 = v37.x[105];
+    const unsigned int v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2288 = v2287 + v2281;
+    out[v2288] = v2285;
+  }
+  const unsigned int v2289 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2291 = v912 + v2289;
+  const unsigned int v2292 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2294 = v915 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2294 < v1;
+  const bool v2297 = v2295 && v2296;
+  if (v2297) {
+    const float v2298 = v37.x[106];
+    const unsigned int v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2301 = v2300 + v2294;
+    out[v2301] = v2298;
+  }
+  const unsigned int v2302 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2304 = v912 + v2302;
+  const unsigned int v2305 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2307 = v915 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v37.x[107];
+    const unsigned int v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2314 = v2313 + v2307;
+    out[v2314] = v2311;
+  }
+  const unsigned int v2315 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2317 = v912 + v2315;
+  const unsigned int v2318 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2320 = v915 + v2318;
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2322 = v2320 < v1;
+  const bool v2323 = v2321 && v2322;
+  if (v2323) {
+    const float v2324 = v37.x[108];
+    const unsigned int v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2327 = v2326 + v2320;
+    out[v2327] = v2324;
+  }
+  const unsigned int v2328 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2330 = v912 + v2328;
+  const unsigned int v2331 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2333 = v915 + v2331;
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2335 = v2333 < v1;
+  const bool v2336 = v2334 && v2335;
+  if (v2336) {
+    const float v2337 = v37.x[109];
+    const unsigned int v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2340 = v2339 + v2333;
+    out[v2340] = v2337;
+  }
+  const unsigned int v2341 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2343 = v912 + v2341;
+  const unsigned int v2344 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2346 = v915 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v37.x[110];
+    const unsigned int v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2353 = v2352 + v2346;
+    out[v2353] = v2350;
+  }
+  const unsigned int v2354 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2356 = v912 + v2354;
+  const unsigned int v2357 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2359 = v915 + v2357;
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v37.x[111];
+    const unsigned int v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2366 = v2365 + v2359;
+    out[v2366] = v2363;
+  }
+  const unsigned int v2367 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2369 = v912 + v2367;
+  const unsigned int v2370 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2372 = v915 + v2370;
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2374 = v2372 < v1;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v37.x[112];
+    const unsigned int v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2379 = v2378 + v2372;
+    out[v2379] = v2376;
+  }
+  const unsigned int v2380 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2382 = v912 + v2380;
+  const unsigned int v2383 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2385 = v915 + v2383;
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2387 = v2385 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v37.x[113];
+    const unsigned int v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2392 = v2391 + v2385;
+    out[v2392] = v2389;
+  }
+  const unsigned int v2393 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2395 = v912 + v2393;
+  const unsigned int v2396 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2398 = v915 + v2396;
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v37.x[114];
+    const unsigned int v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2405 = v2404 + v2398;
+    out[v2405] = v2402;
+  }
+  const unsigned int v2406 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2408 = v912 + v2406;
+  const unsigned int v2409 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2411 = v915 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v37.x[115];
+    const unsigned int v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2418 = v2417 + v2411;
+    out[v2418] = v2415;
+  }
+  const unsigned int v2419 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2421 = v912 + v2419;
+  const unsigned int v2422 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2424 = v915 + v2422;
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2426 = v2424 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v37.x[116];
+    const unsigned int v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2431 = v2430 + v2424;
+    out[v2431] = v2428;
+  }
+  const unsigned int v2432 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2434 = v912 + v2432;
+  const unsigned int v2435 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2437 = v915 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2439 = v2437 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v37.x[117];
+    const unsigned int v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2444 = v2443 + v2437;
+    out[v2444] = v2441;
+  }
+  const unsigned int v2445 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2447 = v912 + v2445;
+  const unsigned int v2448 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2450 = v915 + v2448;
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v37.x[118];
+    const unsigned int v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2457 = v2456 + v2450;
+    out[v2457] = v2454;
+  }
+  const unsigned int v2458 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2460 = v912 + v2458;
+  const unsigned int v2461 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2463 = v915 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2465 = v2463 < v1;
+  const bool v2466 = v2464 && v2465;
+  if (v2466) {
+    const float v2467 = v37.x[119];
+    const unsigned int v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2470 = v2469 + v2463;
+    out[v2470] = v2467;
+  }
+  const unsigned int v2471 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2473 = v912 + v2471;
+  const unsigned int v2474 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2476 = v915 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v37.x[120];
+    const unsigned int v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2483 = v2482 + v2476;
+    out[v2483] = v2480;
+  }
+  const unsigned int v2484 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2486 = v912 + v2484;
+  const unsigned int v2487 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2489 = v915 + v2487;
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2491 = v2489 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v37.x[121];
+    const unsigned int v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2496 = v2495 + v2489;
+    out[v2496] = v2493;
+  }
+  const unsigned int v2497 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2499 = v912 + v2497;
+  const unsigned int v2500 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2502 = v915 + v2500;
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2504 = v2502 < v1;
+  const bool v2505 = v2503 && v2504;
+  if (v2505) {
+    const float v2506 = v37.x[122];
+    const unsigned int v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2509 = v2508 + v2502;
+    out[v2509] = v2506;
+  }
+  const unsigned int v2510 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2512 = v912 + v2510;
+  const unsigned int v2513 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2515 = v915 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v37.x[123];
+    const unsigned int v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2522 = v2521 + v2515;
+    out[v2522] = v2519;
+  }
+  const unsigned int v2523 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2525 = v912 + v2523;
+  const unsigned int v2526 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2528 = v915 + v2526;
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2530 = v2528 < v1;
+  const bool v2531 = v2529 && v2530;
+  if (v2531) {
+    const float v2532 = v37.x[124];
+    const unsigned int v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2535 = v2534 + v2528;
+    out[v2535] = v2532;
+  }
+  const unsigned int v2536 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2538 = v912 + v2536;
+  const unsigned int v2539 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2541 = v915 + v2539;
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v37.x[125];
+    const unsigned int v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2548 = v2547 + v2541;
+    out[v2548] = v2545;
+  }
+  const unsigned int v2549 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2551 = v912 + v2549;
+  const unsigned int v2552 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2554 = v915 + v2552;
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2556 = v2554 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v37.x[126];
+    const unsigned int v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2561 = v2560 + v2554;
+    out[v2561] = v2558;
+  }
+  const unsigned int v2562 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2564 = v912 + v2562;
+  const unsigned int v2565 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2567 = v915 + v2565;
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2569 = v2567 < v1;
+  const bool v2570 = v2568 && v2569;
+  if (v2570) {
+    const float v2571 = v37.x[127];
+    const unsigned int v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2574 = v2573 + v2567;
+    out[v2574] = v2571;
   }
 }

@@ -13,6 +13,9 @@
 //   k: constexpr u32, as unsigned int
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(8) iron_u32x2 {
   unsigned int v[2];
 };
@@ -249,2455 +252,2383 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f32(
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v2734 = 0u; v2734 < 2u; v2734 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v2735 = v2734 << 4u;
-      const bool v2737 = v2735 < v2;
-      if (v2737) {
-        const unsigned int v2739 = v2734 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2741 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2744 = v2741 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2747 = v2741 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2748 = v2747 << 2u;
-        const unsigned int v2749 = v22 + v2744;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2750 = v2749 < v0;
-        const unsigned int v2751 = v2735 + v2748;
-        const bool v2752 = v2751 < v2;
-        const bool v2753 = v2750 && v2752;
-        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2757 = v2755 + v2735;
-        const unsigned int v2758 = v2757 + v2748;
-        const unsigned int v2759 = v2753 ? v2758 : 0u;
-        const unsigned int v2761 = v2744 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2762 = v2739 + v2761;
-        const unsigned int v2763 = v2762 + v2748;
-        iron_copy_async<16>(shm0 + v2763, x + v2759, v2753);
-        const unsigned int v2766 = v2741 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2768 = v2766 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2771 = v2766 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2772 = v2771 << 2u;
-        const unsigned int v2773 = v22 + v2768;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2774 = v2773 < v0;
-        const unsigned int v2775 = v2735 + v2772;
-        const bool v2776 = v2775 < v2;
-        const bool v2777 = v2774 && v2776;
-        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2781 = v2779 + v2735;
-        const unsigned int v2782 = v2781 + v2772;
-        const unsigned int v2783 = v2777 ? v2782 : 0u;
-        const unsigned int v2785 = v2768 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2786 = v2739 + v2785;
-        const unsigned int v2787 = v2786 + v2772;
-        iron_copy_async<16>(shm0 + v2787, x + v2783, v2777);
-        const unsigned int v2790 = v2741 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2792 = v2790 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2795 = v2790 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2796 = v2795 << 2u;
-        const unsigned int v2797 = v22 + v2792;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2798 = v2797 < v0;
-        const unsigned int v2799 = v2735 + v2796;
-        const bool v2800 = v2799 < v2;
-        const bool v2801 = v2798 && v2800;
-        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2805 = v2803 + v2735;
-        const unsigned int v2806 = v2805 + v2796;
-        const unsigned int v2807 = v2801 ? v2806 : 0u;
-        const unsigned int v2809 = v2792 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2810 = v2739 + v2809;
-        const unsigned int v2811 = v2810 + v2796;
-        iron_copy_async<16>(shm0 + v2811, x + v2807, v2801);
-        const unsigned int v2814 = v2741 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v2816 = v2814 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2819 = v2814 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2820 = v2819 << 2u;
-        const unsigned int v2821 = v22 + v2816;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v2822 = v2821 < v0;
-        const unsigned int v2823 = v2735 + v2820;
-        const bool v2824 = v2823 < v2;
-        const bool v2825 = v2822 && v2824;
-        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2829 = v2827 + v2735;
-        const unsigned int v2830 = v2829 + v2820;
-        const unsigned int v2831 = v2825 ? v2830 : 0u;
-        const unsigned int v2833 = v2816 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2834 = v2739 + v2833;
-        const unsigned int v2835 = v2834 + v2820;
-        iron_copy_async<16>(shm0 + v2835, x + v2831, v2825);
-        const unsigned int v2842 = v2741 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v2845 = v2741 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v2846 = v2845 << 3u;
-        const unsigned int v2847 = v26 + v2842;  // kernels/gemm/quant_b.hpp:124
-        const bool v2848 = v2847 < v1;
-        const unsigned int v2849 = v2735 + v2846;
-        const bool v2850 = v2849 < v2;
-        const bool v2851 = v2848 && v2850;
-        const unsigned int v2853 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v2855 = min(v2849, v2853);
-        const unsigned int v2857 = v1 - 1u;
-        const unsigned int v2859 = min(v2847, v2857);
-        const unsigned int v2861 = v2855 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v2863 = v2 >> 2u;
-        const unsigned int v2864 = v2859 * v2863;
-        const unsigned int v2865 = v2864 + v2861;
-        const iron_u32x2 v3893 = *reinterpret_cast<const iron_u32x2*>(packed + v2865);  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v2868 = v3893.v[0];
-        const unsigned int v2871 = v3893.v[1];
-        const unsigned int v2873 = v2855 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v2875 = v2 >> 7u;
-        const unsigned int v2876 = v2859 * v2875;
-        const unsigned int v2877 = v2876 + v2873;
-        const float v2878 = scales[v2877];  // kernels/gemm/quant_b.hpp:39
-        const float v2880 = biases[v2877];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v2886 = v2868 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2887 = v2886 & 255u;
-        const unsigned int v2890 = v2887 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2891 = __uint_as_float(v2890);
-        const float v2892 = v2891 - 8388608.0f;
-        const float v2893 = fmaf(v2892, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2898 = v2868 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2899 = v2898 & 255u;
-        const unsigned int v2902 = v2899 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2903 = __uint_as_float(v2902);
-        const float v2904 = v2903 - 8388608.0f;
-        const float v2905 = fmaf(v2904, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2910 = v2868 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2911 = v2910 & 255u;
-        const unsigned int v2914 = v2911 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2915 = __uint_as_float(v2914);
-        const float v2916 = v2915 - 8388608.0f;
-        const float v2917 = fmaf(v2916, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2922 = v2868 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2923 = v2922 & 255u;
-        const unsigned int v2926 = v2923 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2927 = __uint_as_float(v2926);
-        const float v2928 = v2927 - 8388608.0f;
-        const float v2929 = fmaf(v2928, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2934 = v2871 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2935 = v2934 & 255u;
-        const unsigned int v2938 = v2935 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2939 = __uint_as_float(v2938);
-        const float v2940 = v2939 - 8388608.0f;
-        const float v2941 = fmaf(v2940, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2946 = v2871 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2947 = v2946 & 255u;
-        const unsigned int v2950 = v2947 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2951 = __uint_as_float(v2950);
-        const float v2952 = v2951 - 8388608.0f;
-        const float v2953 = fmaf(v2952, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2958 = v2871 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2959 = v2958 & 255u;
-        const unsigned int v2962 = v2959 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2963 = __uint_as_float(v2962);
-        const float v2964 = v2963 - 8388608.0f;
-        const float v2965 = fmaf(v2964, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v2970 = v2871 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v2971 = v2970 & 255u;
-        const unsigned int v2974 = v2971 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v2975 = __uint_as_float(v2974);
-        const float v2976 = v2975 - 8388608.0f;
-        const float v2977 = fmaf(v2976, v2878, v2880);  // kernels/gemm/quant_b.hpp:44
-        const float v2979 = v2851 ? v2893 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v2983 = v2842 * 20u;
-        const unsigned int v2984 = v2739 + v2983;
-        const unsigned int v2985 = v2984 + v2846;
-        shm1[v2985] = v2979;
-        const float v2988 = v2851 ? v2905 : 0.0f;
-        const unsigned int v2995 = v2985 + 1u;
-        shm1[v2995] = v2988;
-        const float v2997 = v2851 ? v2917 : 0.0f;
-        const unsigned int v3004 = v2985 + 2u;
-        shm1[v3004] = v2997;
-        const float v3006 = v2851 ? v2929 : 0.0f;
-        const unsigned int v3013 = v2985 + 3u;
-        shm1[v3013] = v3006;
-        const float v3015 = v2851 ? v2941 : 0.0f;
-        const unsigned int v3022 = v2985 + 4u;
-        shm1[v3022] = v3015;
-        const float v3024 = v2851 ? v2953 : 0.0f;
-        const unsigned int v3031 = v2985 + 5u;
-        shm1[v3031] = v3024;
-        const float v3033 = v2851 ? v2965 : 0.0f;
-        const unsigned int v3040 = v2985 + 6u;
-        shm1[v3040] = v3033;
-        const float v3042 = v2851 ? v2977 : 0.0f;
-        const unsigned int v3049 = v2985 + 7u;
-        shm1[v3049] = v3042;
-        const unsigned int v3054 = v2766 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3057 = v2766 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3058 = v3057 << 3u;
-        const unsigned int v3059 = v26 + v3054;  // kernels/gemm/quant_b.hpp:124
-        const bool v3060 = v3059 < v1;
-        const unsigned int v3061 = v2735 + v3058;
-        const bool v3062 = v3061 < v2;
-        const bool v3063 = v3060 && v3062;
-        const unsigned int v3067 = min(v3061, v2853);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3071 = min(v3059, v2857);
-        const unsigned int v3073 = v3067 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3076 = v3071 * v2863;
-        const unsigned int v3077 = v3076 + v3073;
-        const iron_u32x2 v3894 = *reinterpret_cast<const iron_u32x2*>(packed + v3077);  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3080 = v3894.v[0];
-        const unsigned int v3083 = v3894.v[1];
-        const unsigned int v3085 = v3067 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3088 = v3071 * v2875;
-        const unsigned int v3089 = v3088 + v3085;
-        const float v3090 = scales[v3089];  // kernels/gemm/quant_b.hpp:39
-        const float v3092 = biases[v3089];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3098 = v3080 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3099 = v3098 & 255u;
-        const unsigned int v3102 = v3099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3103 = __uint_as_float(v3102);
-        const float v3104 = v3103 - 8388608.0f;
-        const float v3105 = fmaf(v3104, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3110 = v3080 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3111 = v3110 & 255u;
-        const unsigned int v3114 = v3111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3115 = __uint_as_float(v3114);
-        const float v3116 = v3115 - 8388608.0f;
-        const float v3117 = fmaf(v3116, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3122 = v3080 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3123 = v3122 & 255u;
-        const unsigned int v3126 = v3123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3127 = __uint_as_float(v3126);
-        const float v3128 = v3127 - 8388608.0f;
-        const float v3129 = fmaf(v3128, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3134 = v3080 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3135 = v3134 & 255u;
-        const unsigned int v3138 = v3135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3139 = __uint_as_float(v3138);
-        const float v3140 = v3139 - 8388608.0f;
-        const float v3141 = fmaf(v3140, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3146 = v3083 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3147 = v3146 & 255u;
-        const unsigned int v3150 = v3147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3151 = __uint_as_float(v3150);
-        const float v3152 = v3151 - 8388608.0f;
-        const float v3153 = fmaf(v3152, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3158 = v3083 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3159 = v3158 & 255u;
-        const unsigned int v3162 = v3159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3163 = __uint_as_float(v3162);
-        const float v3164 = v3163 - 8388608.0f;
-        const float v3165 = fmaf(v3164, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3170 = v3083 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3171 = v3170 & 255u;
-        const unsigned int v3174 = v3171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3175 = __uint_as_float(v3174);
-        const float v3176 = v3175 - 8388608.0f;
-        const float v3177 = fmaf(v3176, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3182 = v3083 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3183 = v3182 & 255u;
-        const unsigned int v3186 = v3183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3187 = __uint_as_float(v3186);
-        const float v3188 = v3187 - 8388608.0f;
-        const float v3189 = fmaf(v3188, v3090, v3092);  // kernels/gemm/quant_b.hpp:44
-        const float v3191 = v3063 ? v3105 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3195 = v3054 * 20u;
-        const unsigned int v3196 = v2739 + v3195;
-        const unsigned int v3197 = v3196 + v3058;
-        shm1[v3197] = v3191;
-        const float v3200 = v3063 ? v3117 : 0.0f;
-        const unsigned int v3207 = v3197 + 1u;
-        shm1[v3207] = v3200;
-        const float v3209 = v3063 ? v3129 : 0.0f;
-        const unsigned int v3216 = v3197 + 2u;
-        shm1[v3216] = v3209;
-        const float v3218 = v3063 ? v3141 : 0.0f;
-        const unsigned int v3225 = v3197 + 3u;
-        shm1[v3225] = v3218;
-        const float v3227 = v3063 ? v3153 : 0.0f;
-        const unsigned int v3234 = v3197 + 4u;
-        shm1[v3234] = v3227;
-        const float v3236 = v3063 ? v3165 : 0.0f;
-        const unsigned int v3243 = v3197 + 5u;
-        shm1[v3243] = v3236;
-        const float v3245 = v3063 ? v3177 : 0.0f;
-        const unsigned int v3252 = v3197 + 6u;
-        shm1[v3252] = v3245;
-        const float v3254 = v3063 ? v3189 : 0.0f;
-        const unsigned int v3261 = v3197 + 7u;
-        shm1[v3261] = v3254;
+    for (unsigned int v2590 = 0u; v2590 < 2u; v2590 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v2591 = v2590 << 4u;
+      const bool v2593 = v2591 < v2;
+      if (v2593) {
+        const unsigned int v2595 = v2590 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2597 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2600 = v2597 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2603 = v2597 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2604 = v2603 << 2u;
+        const unsigned int v2605 = v22 + v2600;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2606 = v2605 < v0;
+        const unsigned int v2607 = v2591 + v2604;
+        const bool v2608 = v2607 < v2;
+        const bool v2609 = v2606 && v2608;
+        const unsigned int v2611 = v2605 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2613 = v2611 + v2591;
+        const unsigned int v2614 = v2613 + v2604;
+        const unsigned int v2615 = v2609 ? v2614 : 0u;
+        const unsigned int v2617 = v2600 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2618 = v2595 + v2617;
+        const unsigned int v2619 = v2618 + v2604;
+        iron_copy_async<16>(shm0 + v2619, x + v2615, v2609);
+        const unsigned int v2622 = v2597 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2624 = v2622 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2627 = v2622 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2628 = v2627 << 2u;
+        const unsigned int v2629 = v22 + v2624;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2630 = v2629 < v0;
+        const unsigned int v2631 = v2591 + v2628;
+        const bool v2632 = v2631 < v2;
+        const bool v2633 = v2630 && v2632;
+        const unsigned int v2635 = v2629 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2637 = v2635 + v2591;
+        const unsigned int v2638 = v2637 + v2628;
+        const unsigned int v2639 = v2633 ? v2638 : 0u;
+        const unsigned int v2641 = v2624 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2642 = v2595 + v2641;
+        const unsigned int v2643 = v2642 + v2628;
+        iron_copy_async<16>(shm0 + v2643, x + v2639, v2633);
+        const unsigned int v2646 = v2597 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2648 = v2646 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2651 = v2646 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2652 = v2651 << 2u;
+        const unsigned int v2653 = v22 + v2648;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2654 = v2653 < v0;
+        const unsigned int v2655 = v2591 + v2652;
+        const bool v2656 = v2655 < v2;
+        const bool v2657 = v2654 && v2656;
+        const unsigned int v2659 = v2653 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2661 = v2659 + v2591;
+        const unsigned int v2662 = v2661 + v2652;
+        const unsigned int v2663 = v2657 ? v2662 : 0u;
+        const unsigned int v2665 = v2648 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2666 = v2595 + v2665;
+        const unsigned int v2667 = v2666 + v2652;
+        iron_copy_async<16>(shm0 + v2667, x + v2663, v2657);
+        const unsigned int v2670 = v2597 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2672 = v2670 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2675 = v2670 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2676 = v2675 << 2u;
+        const unsigned int v2677 = v22 + v2672;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2678 = v2677 < v0;
+        const unsigned int v2679 = v2591 + v2676;
+        const bool v2680 = v2679 < v2;
+        const bool v2681 = v2678 && v2680;
+        const unsigned int v2683 = v2677 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2685 = v2683 + v2591;
+        const unsigned int v2686 = v2685 + v2676;
+        const unsigned int v2687 = v2681 ? v2686 : 0u;
+        const unsigned int v2689 = v2672 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2690 = v2595 + v2689;
+        const unsigned int v2691 = v2690 + v2676;
+        iron_copy_async<16>(shm0 + v2691, x + v2687, v2681);
+        const unsigned int v2698 = v2597 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2701 = v2597 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2702 = v2701 << 3u;
+        const unsigned int v2703 = v26 + v2698;  // kernels/gemm/quant_b.hpp:124
+        const bool v2704 = v2703 < v1;
+        const unsigned int v2705 = v2591 + v2702;
+        const bool v2706 = v2705 < v2;
+        const bool v2707 = v2704 && v2706;
+        const unsigned int v2709 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2711 = min(v2705, v2709);
+        const unsigned int v2713 = v1 - 1u;
+        const unsigned int v2715 = min(v2703, v2713);
+        const unsigned int v2717 = v2711 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v2719 = v2 >> 2u;
+        const unsigned int v2720 = v2715 * v2719;
+        const unsigned int v2721 = v2720 + v2717;
+        const iron_u32x2 v3605 = *reinterpret_cast<const iron_u32x2*>(packed + v2721);  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v2724 = v3605.v[0];
+        const unsigned int v2727 = v3605.v[1];
+        const unsigned int v2729 = v2711 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v2731 = v2 >> 7u;
+        const unsigned int v2732 = v2715 * v2731;
+        const unsigned int v2733 = v2732 + v2729;
+        const float v2734 = scales[v2733];  // kernels/gemm/quant_b.hpp:39
+        const float v2736 = biases[v2733];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v2742 = v2724 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2743 = v2742 & 255u;
+        const unsigned int v2746 = v2743 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2747 = __uint_as_float(v2746);
+        const float v2748 = v2747 - 8388608.0f;
+        const float v2749 = fmaf(v2748, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2754 = v2724 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2755 = v2754 & 255u;
+        const unsigned int v2758 = v2755 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2759 = __uint_as_float(v2758);
+        const float v2760 = v2759 - 8388608.0f;
+        const float v2761 = fmaf(v2760, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2766 = v2724 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2767 = v2766 & 255u;
+        const unsigned int v2770 = v2767 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2771 = __uint_as_float(v2770);
+        const float v2772 = v2771 - 8388608.0f;
+        const float v2773 = fmaf(v2772, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2778 = v2724 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2779 = v2778 & 255u;
+        const unsigned int v2782 = v2779 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2783 = __uint_as_float(v2782);
+        const float v2784 = v2783 - 8388608.0f;
+        const float v2785 = fmaf(v2784, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2790 = v2727 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2791 = v2790 & 255u;
+        const unsigned int v2794 = v2791 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2795 = __uint_as_float(v2794);
+        const float v2796 = v2795 - 8388608.0f;
+        const float v2797 = fmaf(v2796, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2802 = v2727 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2803 = v2802 & 255u;
+        const unsigned int v2806 = v2803 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2807 = __uint_as_float(v2806);
+        const float v2808 = v2807 - 8388608.0f;
+        const float v2809 = fmaf(v2808, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2814 = v2727 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2815 = v2814 & 255u;
+        const unsigned int v2818 = v2815 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2819 = __uint_as_float(v2818);
+        const float v2820 = v2819 - 8388608.0f;
+        const float v2821 = fmaf(v2820, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2826 = v2727 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2827 = v2826 & 255u;
+        const unsigned int v2830 = v2827 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2831 = __uint_as_float(v2830);
+        const float v2832 = v2831 - 8388608.0f;
+        const float v2833 = fmaf(v2832, v2734, v2736);  // kernels/gemm/quant_b.hpp:44
+        const float v2835 = v2707 ? v2749 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v2838 = v2707 ? v2761 : 0.0f;
+        const float v2841 = v2707 ? v2773 : 0.0f;
+        const float v2844 = v2707 ? v2785 : 0.0f;
+        const unsigned int v2848 = v2698 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v2849 = v2595 + v2848;
+        const unsigned int v2850 = v2849 + v2702;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v2850) = iron_f32x4{{v2835, v2838, v2841, v2844}};
+        const float v2853 = v2707 ? v2797 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v2856 = v2707 ? v2809 : 0.0f;
+        const float v2859 = v2707 ? v2821 : 0.0f;
+        const float v2862 = v2707 ? v2833 : 0.0f;
+        const unsigned int v2869 = v2850 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v2869) = iron_f32x4{{v2853, v2856, v2859, v2862}};
+        const unsigned int v2874 = v2622 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2877 = v2622 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2878 = v2877 << 3u;
+        const unsigned int v2879 = v26 + v2874;  // kernels/gemm/quant_b.hpp:124
+        const bool v2880 = v2879 < v1;
+        const unsigned int v2881 = v2591 + v2878;
+        const bool v2882 = v2881 < v2;
+        const bool v2883 = v2880 && v2882;
+        const unsigned int v2887 = min(v2881, v2709);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2891 = min(v2879, v2713);
+        const unsigned int v2893 = v2887 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v2896 = v2891 * v2719;
+        const unsigned int v2897 = v2896 + v2893;
+        const iron_u32x2 v3606 = *reinterpret_cast<const iron_u32x2*>(packed + v2897);  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v2900 = v3606.v[0];
+        const unsigned int v2903 = v3606.v[1];
+        const unsigned int v2905 = v2887 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v2908 = v2891 * v2731;
+        const unsigned int v2909 = v2908 + v2905;
+        const float v2910 = scales[v2909];  // kernels/gemm/quant_b.hpp:39
+        const float v2912 = biases[v2909];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v2918 = v2900 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2919 = v2918 & 255u;
+        const unsigned int v2922 = v2919 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2923 = __uint_as_float(v2922);
+        const float v2924 = v2923 - 8388608.0f;
+        const float v2925 = fmaf(v2924, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2930 = v2900 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2931 = v2930 & 255u;
+        const unsigned int v2934 = v2931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2935 = __uint_as_float(v2934);
+        const float v2936 = v2935 - 8388608.0f;
+        const float v2937 = fmaf(v2936, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2942 = v2900 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2943 = v2942 & 255u;
+        const unsigned int v2946 = v2943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2947 = __uint_as_float(v2946);
+        const float v2948 = v2947 - 8388608.0f;
+        const float v2949 = fmaf(v2948, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2954 = v2900 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2955 = v2954 & 255u;
+        const unsigned int v2958 = v2955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2959 = __uint_as_float(v2958);
+        const float v2960 = v2959 - 8388608.0f;
+        const float v2961 = fmaf(v2960, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2966 = v2903 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2967 = v2966 & 255u;
+        const unsigned int v2970 = v2967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2971 = __uint_as_float(v2970);
+        const float v2972 = v2971 - 8388608.0f;
+        const float v2973 = fmaf(v2972, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2978 = v2903 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2979 = v2978 & 255u;
+        const unsigned int v2982 = v2979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2983 = __uint_as_float(v2982);
+        const float v2984 = v2983 - 8388608.0f;
+        const float v2985 = fmaf(v2984, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v2990 = v2903 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v2991 = v2990 & 255u;
+        const unsigned int v2994 = v2991 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v2995 = __uint_as_float(v2994);
+        const float v2996 = v2995 - 8388608.0f;
+        const float v2997 = fmaf(v2996, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3002 = v2903 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3003 = v3002 & 255u;
+        const unsigned int v3006 = v3003 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3007 = __uint_as_float(v3006);
+        const float v3008 = v3007 - 8388608.0f;
+        const float v3009 = fmaf(v3008, v2910, v2912);  // kernels/gemm/quant_b.hpp:44
+        const float v3011 = v2883 ? v2925 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3014 = v2883 ? v2937 : 0.0f;
+        const float v3017 = v2883 ? v2949 : 0.0f;
+        const float v3020 = v2883 ? v2961 : 0.0f;
+        const unsigned int v3024 = v2874 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3025 = v2595 + v3024;
+        const unsigned int v3026 = v3025 + v2878;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3026) = iron_f32x4{{v3011, v3014, v3017, v3020}};
+        const float v3029 = v2883 ? v2973 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3032 = v2883 ? v2985 : 0.0f;
+        const float v3035 = v2883 ? v2997 : 0.0f;
+        const float v3038 = v2883 ? v3009 : 0.0f;
+        const unsigned int v3045 = v3026 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3045) = iron_f32x4{{v3029, v3032, v3035, v3038}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3274 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3280 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3262 = 0u; v3262 < v2; v3262 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3264 = v3262 >> 4u;
-      const unsigned int v3266 = v3264 % 3u;
+    for (unsigned int v3046 = 0u; v3046 < v2; v3046 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3048 = v3046 >> 4u;
+      const unsigned int v3050 = v3048 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3268 = v3266 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3275 = v3268 + v3274;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v39, shm0, v3275, 20u);
-      const unsigned int v3281 = v3268 + v3280;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load_shared<true>(v41, shm1, v3281, 20u);
+      const unsigned int v3052 = v3050 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3059 = v3052 + v3058;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v39, shm0, v3059, 20u);
+      const unsigned int v3065 = v3052 + v3064;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<true>(v41, shm1, v3065, 20u);
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3285 = v3262 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3287 = v3264 + 2u;
-      const unsigned int v3288 = v3287 % 3u;
-      const bool v3289 = v3285 < v2;
-      if (v3289) {
-        const unsigned int v3291 = v3288 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3293 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3296 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3299 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3300 = v3299 << 2u;
-        const unsigned int v3301 = v22 + v3296;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3302 = v3301 < v0;
-        const unsigned int v3303 = v3285 + v3300;
-        const bool v3304 = v3303 < v2;
-        const bool v3305 = v3302 && v3304;
-        const unsigned int v3307 = v3301 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3309 = v3307 + v3285;
-        const unsigned int v3310 = v3309 + v3300;
-        const unsigned int v3311 = v3305 ? v3310 : 0u;
-        const unsigned int v3313 = v3296 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3314 = v3291 + v3313;
-        const unsigned int v3315 = v3314 + v3300;
-        iron_copy_async<16>(shm0 + v3315, x + v3311, v3305);
-        const unsigned int v3318 = v3293 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3320 = v3318 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3323 = v3318 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3324 = v3323 << 2u;
-        const unsigned int v3325 = v22 + v3320;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3326 = v3325 < v0;
-        const unsigned int v3327 = v3285 + v3324;
-        const bool v3328 = v3327 < v2;
-        const bool v3329 = v3326 && v3328;
-        const unsigned int v3331 = v3325 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3333 = v3331 + v3285;
-        const unsigned int v3334 = v3333 + v3324;
-        const unsigned int v3335 = v3329 ? v3334 : 0u;
-        const unsigned int v3337 = v3320 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3338 = v3291 + v3337;
-        const unsigned int v3339 = v3338 + v3324;
-        iron_copy_async<16>(shm0 + v3339, x + v3335, v3329);
-        const unsigned int v3342 = v3293 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3344 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3347 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3348 = v3347 << 2u;
-        const unsigned int v3349 = v22 + v3344;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3350 = v3349 < v0;
-        const unsigned int v3351 = v3285 + v3348;
-        const bool v3352 = v3351 < v2;
-        const bool v3353 = v3350 && v3352;
-        const unsigned int v3355 = v3349 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3357 = v3355 + v3285;
-        const unsigned int v3358 = v3357 + v3348;
-        const unsigned int v3359 = v3353 ? v3358 : 0u;
-        const unsigned int v3361 = v3344 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3362 = v3291 + v3361;
-        const unsigned int v3363 = v3362 + v3348;
-        iron_copy_async<16>(shm0 + v3363, x + v3359, v3353);
-        const unsigned int v3366 = v3293 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3368 = v3366 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3371 = v3366 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3372 = v3371 << 2u;
-        const unsigned int v3373 = v22 + v3368;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3374 = v3373 < v0;
-        const unsigned int v3375 = v3285 + v3372;
-        const bool v3376 = v3375 < v2;
-        const bool v3377 = v3374 && v3376;
-        const unsigned int v3379 = v3373 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3381 = v3379 + v3285;
-        const unsigned int v3382 = v3381 + v3372;
-        const unsigned int v3383 = v3377 ? v3382 : 0u;
-        const unsigned int v3385 = v3368 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3386 = v3291 + v3385;
-        const unsigned int v3387 = v3386 + v3372;
-        iron_copy_async<16>(shm0 + v3387, x + v3383, v3377);
-        const unsigned int v3394 = v3293 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3397 = v3293 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3398 = v3397 << 3u;
-        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:124
-        const bool v3400 = v3399 < v1;
-        const unsigned int v3401 = v3285 + v3398;
-        const bool v3402 = v3401 < v2;
-        const bool v3403 = v3400 && v3402;
-        const unsigned int v3405 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3407 = min(v3401, v3405);
-        const unsigned int v3409 = v1 - 1u;
-        const unsigned int v3411 = min(v3399, v3409);
-        const unsigned int v3413 = v3407 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3415 = v2 >> 2u;
-        const unsigned int v3416 = v3411 * v3415;
-        const unsigned int v3417 = v3416 + v3413;
-        const unsigned int v3420 = packed[v3417];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3422 = v3417 + 1u;
-        const unsigned int v3423 = packed[v3422];
-        const unsigned int v3425 = v3407 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3427 = v2 >> 7u;
-        const unsigned int v3428 = v3411 * v3427;
-        const unsigned int v3429 = v3428 + v3425;
-        const float v3430 = scales[v3429];  // kernels/gemm/quant_b.hpp:39
-        const float v3432 = biases[v3429];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3438 = v3420 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3439 = v3438 & 255u;
-        const unsigned int v3442 = v3439 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3443 = __uint_as_float(v3442);
-        const float v3444 = v3443 - 8388608.0f;
-        const float v3445 = fmaf(v3444, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3450 = v3420 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3451 = v3450 & 255u;
-        const unsigned int v3454 = v3451 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3455 = __uint_as_float(v3454);
-        const float v3456 = v3455 - 8388608.0f;
-        const float v3457 = fmaf(v3456, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3462 = v3420 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3463 = v3462 & 255u;
-        const unsigned int v3466 = v3463 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3467 = __uint_as_float(v3466);
-        const float v3468 = v3467 - 8388608.0f;
-        const float v3469 = fmaf(v3468, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3474 = v3420 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3475 = v3474 & 255u;
-        const unsigned int v3478 = v3475 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3479 = __uint_as_float(v3478);
-        const float v3480 = v3479 - 8388608.0f;
-        const float v3481 = fmaf(v3480, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3486 = v3423 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3487 = v3486 & 255u;
-        const unsigned int v3490 = v3487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3491 = __uint_as_float(v3490);
-        const float v3492 = v3491 - 8388608.0f;
-        const float v3493 = fmaf(v3492, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3498 = v3423 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3499 = v3498 & 255u;
-        const unsigned int v3502 = v3499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3503 = __uint_as_float(v3502);
-        const float v3504 = v3503 - 8388608.0f;
-        const float v3505 = fmaf(v3504, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3510 = v3423 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3511 = v3510 & 255u;
-        const unsigned int v3514 = v3511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3515 = __uint_as_float(v3514);
-        const float v3516 = v3515 - 8388608.0f;
-        const float v3517 = fmaf(v3516, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3522 = v3423 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3523 = v3522 & 255u;
-        const unsigned int v3526 = v3523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3527 = __uint_as_float(v3526);
-        const float v3528 = v3527 - 8388608.0f;
-        const float v3529 = fmaf(v3528, v3430, v3432);  // kernels/gemm/quant_b.hpp:44
-        const float v3531 = v3403 ? v3445 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3535 = v3394 * 20u;
-        const unsigned int v3536 = v3291 + v3535;
-        const unsigned int v3537 = v3536 + v3398;
-        shm1[v3537] = v3531;
-        const float v3540 = v3403 ? v3457 : 0.0f;
-        const unsigned int v3547 = v3537 + 1u;
-        shm1[v3547] = v3540;
-        const float v3549 = v3403 ? v3469 : 0.0f;
-        const unsigned int v3556 = v3537 + 2u;
-        shm1[v3556] = v3549;
-        const float v3558 = v3403 ? v3481 : 0.0f;
-        const unsigned int v3565 = v3537 + 3u;
-        shm1[v3565] = v3558;
-        const float v3567 = v3403 ? v3493 : 0.0f;
-        const unsigned int v3574 = v3537 + 4u;
-        shm1[v3574] = v3567;
-        const float v3576 = v3403 ? v3505 : 0.0f;
-        const unsigned int v3583 = v3537 + 5u;
-        shm1[v3583] = v3576;
-        const float v3585 = v3403 ? v3517 : 0.0f;
-        const unsigned int v3592 = v3537 + 6u;
-        shm1[v3592] = v3585;
-        const float v3594 = v3403 ? v3529 : 0.0f;
-        const unsigned int v3601 = v3537 + 7u;
-        shm1[v3601] = v3594;
-        const unsigned int v3606 = v3318 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3609 = v3318 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3610 = v3609 << 3u;
-        const unsigned int v3611 = v26 + v3606;  // kernels/gemm/quant_b.hpp:124
-        const bool v3612 = v3611 < v1;
-        const unsigned int v3613 = v3285 + v3610;
-        const bool v3614 = v3613 < v2;
-        const bool v3615 = v3612 && v3614;
-        const unsigned int v3619 = min(v3613, v3405);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3623 = min(v3611, v3409);
-        const unsigned int v3625 = v3619 >> 2u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v3628 = v3623 * v3415;
-        const unsigned int v3629 = v3628 + v3625;
-        const unsigned int v3632 = packed[v3629];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v3634 = v3629 + 1u;
-        const unsigned int v3635 = packed[v3634];
-        const unsigned int v3637 = v3619 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v3640 = v3623 * v3427;
-        const unsigned int v3641 = v3640 + v3637;
-        const float v3642 = scales[v3641];  // kernels/gemm/quant_b.hpp:39
-        const float v3644 = biases[v3641];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v3650 = v3632 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3651 = v3650 & 255u;
-        const unsigned int v3654 = v3651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3655 = __uint_as_float(v3654);
-        const float v3656 = v3655 - 8388608.0f;
-        const float v3657 = fmaf(v3656, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3662 = v3632 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3663 = v3662 & 255u;
-        const unsigned int v3666 = v3663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3667 = __uint_as_float(v3666);
-        const float v3668 = v3667 - 8388608.0f;
-        const float v3669 = fmaf(v3668, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3674 = v3632 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3675 = v3674 & 255u;
-        const unsigned int v3678 = v3675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3679 = __uint_as_float(v3678);
-        const float v3680 = v3679 - 8388608.0f;
-        const float v3681 = fmaf(v3680, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3686 = v3632 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3687 = v3686 & 255u;
-        const unsigned int v3690 = v3687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3691 = __uint_as_float(v3690);
-        const float v3692 = v3691 - 8388608.0f;
-        const float v3693 = fmaf(v3692, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3698 = v3635 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3699 = v3698 & 255u;
-        const unsigned int v3702 = v3699 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3703 = __uint_as_float(v3702);
-        const float v3704 = v3703 - 8388608.0f;
-        const float v3705 = fmaf(v3704, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3710 = v3635 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3711 = v3710 & 255u;
-        const unsigned int v3714 = v3711 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3715 = __uint_as_float(v3714);
-        const float v3716 = v3715 - 8388608.0f;
-        const float v3717 = fmaf(v3716, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3722 = v3635 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3723 = v3722 & 255u;
-        const unsigned int v3726 = v3723 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3727 = __uint_as_float(v3726);
-        const float v3728 = v3727 - 8388608.0f;
-        const float v3729 = fmaf(v3728, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const unsigned int v3734 = v3635 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v3735 = v3734 & 255u;
-        const unsigned int v3738 = v3735 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3739 = __uint_as_float(v3738);
-        const float v3740 = v3739 - 8388608.0f;
-        const float v3741 = fmaf(v3740, v3642, v3644);  // kernels/gemm/quant_b.hpp:44
-        const float v3743 = v3615 ? v3657 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3747 = v3606 * 20u;
-        const unsigned int v3748 = v3291 + v3747;
-        const unsigned int v3749 = v3748 + v3610;
-        shm1[v3749] = v3743;
-        const float v3752 = v3615 ? v3669 : 0.0f;
-        const unsigned int v3759 = v3749 + 1u;
-        shm1[v3759] = v3752;
-        const float v3761 = v3615 ? v3681 : 0.0f;
-        const unsigned int v3768 = v3749 + 2u;
-        shm1[v3768] = v3761;
-        const float v3770 = v3615 ? v3693 : 0.0f;
-        const unsigned int v3777 = v3749 + 3u;
-        shm1[v3777] = v3770;
-        const float v3779 = v3615 ? v3705 : 0.0f;
-        const unsigned int v3786 = v3749 + 4u;
-        shm1[v3786] = v3779;
-        const float v3788 = v3615 ? v3717 : 0.0f;
-        const unsigned int v3795 = v3749 + 5u;
-        shm1[v3795] = v3788;
-        const float v3797 = v3615 ? v3729 : 0.0f;
-        const unsigned int v3804 = v3749 + 6u;
-        shm1[v3804] = v3797;
-        const float v3806 = v3615 ? v3741 : 0.0f;
-        const unsigned int v3813 = v3749 + 7u;
-        shm1[v3813] = v3806;
+      const unsigned int v3069 = v3046 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3071 = v3048 + 2u;
+      const unsigned int v3072 = v3071 % 3u;
+      const bool v3073 = v3069 < v2;
+      if (v3073) {
+        const unsigned int v3075 = v3072 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3077 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3080 = v3077 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3083 = v3077 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3084 = v3083 << 2u;
+        const unsigned int v3085 = v22 + v3080;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3086 = v3085 < v0;
+        const unsigned int v3087 = v3069 + v3084;
+        const bool v3088 = v3087 < v2;
+        const bool v3089 = v3086 && v3088;
+        const unsigned int v3091 = v3085 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3093 = v3091 + v3069;
+        const unsigned int v3094 = v3093 + v3084;
+        const unsigned int v3095 = v3089 ? v3094 : 0u;
+        const unsigned int v3097 = v3080 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3098 = v3075 + v3097;
+        const unsigned int v3099 = v3098 + v3084;
+        iron_copy_async<16>(shm0 + v3099, x + v3095, v3089);
+        const unsigned int v3102 = v3077 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3104 = v3102 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3107 = v3102 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3108 = v3107 << 2u;
+        const unsigned int v3109 = v22 + v3104;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3110 = v3109 < v0;
+        const unsigned int v3111 = v3069 + v3108;
+        const bool v3112 = v3111 < v2;
+        const bool v3113 = v3110 && v3112;
+        const unsigned int v3115 = v3109 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3117 = v3115 + v3069;
+        const unsigned int v3118 = v3117 + v3108;
+        const unsigned int v3119 = v3113 ? v3118 : 0u;
+        const unsigned int v3121 = v3104 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3122 = v3075 + v3121;
+        const unsigned int v3123 = v3122 + v3108;
+        iron_copy_async<16>(shm0 + v3123, x + v3119, v3113);
+        const unsigned int v3126 = v3077 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3128 = v3126 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3131 = v3126 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3132 = v3131 << 2u;
+        const unsigned int v3133 = v22 + v3128;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3134 = v3133 < v0;
+        const unsigned int v3135 = v3069 + v3132;
+        const bool v3136 = v3135 < v2;
+        const bool v3137 = v3134 && v3136;
+        const unsigned int v3139 = v3133 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3141 = v3139 + v3069;
+        const unsigned int v3142 = v3141 + v3132;
+        const unsigned int v3143 = v3137 ? v3142 : 0u;
+        const unsigned int v3145 = v3128 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3146 = v3075 + v3145;
+        const unsigned int v3147 = v3146 + v3132;
+        iron_copy_async<16>(shm0 + v3147, x + v3143, v3137);
+        const unsigned int v3150 = v3077 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3152 = v3150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3155 = v3150 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3156 = v3155 << 2u;
+        const unsigned int v3157 = v22 + v3152;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3158 = v3157 < v0;
+        const unsigned int v3159 = v3069 + v3156;
+        const bool v3160 = v3159 < v2;
+        const bool v3161 = v3158 && v3160;
+        const unsigned int v3163 = v3157 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3165 = v3163 + v3069;
+        const unsigned int v3166 = v3165 + v3156;
+        const unsigned int v3167 = v3161 ? v3166 : 0u;
+        const unsigned int v3169 = v3152 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3170 = v3075 + v3169;
+        const unsigned int v3171 = v3170 + v3156;
+        iron_copy_async<16>(shm0 + v3171, x + v3167, v3161);
+        const unsigned int v3178 = v3077 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3181 = v3077 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3182 = v3181 << 3u;
+        const unsigned int v3183 = v26 + v3178;  // kernels/gemm/quant_b.hpp:124
+        const bool v3184 = v3183 < v1;
+        const unsigned int v3185 = v3069 + v3182;
+        const bool v3186 = v3185 < v2;
+        const bool v3187 = v3184 && v3186;
+        const unsigned int v3189 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3191 = min(v3185, v3189);
+        const unsigned int v3193 = v1 - 1u;
+        const unsigned int v3195 = min(v3183, v3193);
+        const unsigned int v3197 = v3191 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v3199 = v2 >> 2u;
+        const unsigned int v3200 = v3195 * v3199;
+        const unsigned int v3201 = v3200 + v3197;
+        const unsigned int v3204 = packed[v3201];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v3206 = v3201 + 1u;
+        const unsigned int v3207 = packed[v3206];
+        const unsigned int v3209 = v3191 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v3211 = v2 >> 7u;
+        const unsigned int v3212 = v3195 * v3211;
+        const unsigned int v3213 = v3212 + v3209;
+        const float v3214 = scales[v3213];  // kernels/gemm/quant_b.hpp:39
+        const float v3216 = biases[v3213];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v3222 = v3204 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3223 = v3222 & 255u;
+        const unsigned int v3226 = v3223 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3227 = __uint_as_float(v3226);
+        const float v3228 = v3227 - 8388608.0f;
+        const float v3229 = fmaf(v3228, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3234 = v3204 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3235 = v3234 & 255u;
+        const unsigned int v3238 = v3235 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3239 = __uint_as_float(v3238);
+        const float v3240 = v3239 - 8388608.0f;
+        const float v3241 = fmaf(v3240, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3246 = v3204 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3247 = v3246 & 255u;
+        const unsigned int v3250 = v3247 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3251 = __uint_as_float(v3250);
+        const float v3252 = v3251 - 8388608.0f;
+        const float v3253 = fmaf(v3252, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3258 = v3204 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3259 = v3258 & 255u;
+        const unsigned int v3262 = v3259 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3263 = __uint_as_float(v3262);
+        const float v3264 = v3263 - 8388608.0f;
+        const float v3265 = fmaf(v3264, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3270 = v3207 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3271 = v3270 & 255u;
+        const unsigned int v3274 = v3271 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3275 = __uint_as_float(v3274);
+        const float v3276 = v3275 - 8388608.0f;
+        const float v3277 = fmaf(v3276, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3282 = v3207 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3283 = v3282 & 255u;
+        const unsigned int v3286 = v3283 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3287 = __uint_as_float(v3286);
+        const float v3288 = v3287 - 8388608.0f;
+        const float v3289 = fmaf(v3288, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3294 = v3207 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3295 = v3294 & 255u;
+        const unsigned int v3298 = v3295 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3299 = __uint_as_float(v3298);
+        const float v3300 = v3299 - 8388608.0f;
+        const float v3301 = fmaf(v3300, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3306 = v3207 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3307 = v3306 & 255u;
+        const unsigned int v3310 = v3307 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3311 = __uint_as_float(v3310);
+        const float v3312 = v3311 - 8388608.0f;
+        const float v3313 = fmaf(v3312, v3214, v3216);  // kernels/gemm/quant_b.hpp:44
+        const float v3315 = v3187 ? v3229 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3318 = v3187 ? v3241 : 0.0f;
+        const float v3321 = v3187 ? v3253 : 0.0f;
+        const float v3324 = v3187 ? v3265 : 0.0f;
+        const unsigned int v3328 = v3178 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3329 = v3075 + v3328;
+        const unsigned int v3330 = v3329 + v3182;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3330) = iron_f32x4{{v3315, v3318, v3321, v3324}};
+        const float v3333 = v3187 ? v3277 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3336 = v3187 ? v3289 : 0.0f;
+        const float v3339 = v3187 ? v3301 : 0.0f;
+        const float v3342 = v3187 ? v3313 : 0.0f;
+        const unsigned int v3349 = v3330 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3349) = iron_f32x4{{v3333, v3336, v3339, v3342}};
+        const unsigned int v3354 = v3102 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3357 = v3102 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3358 = v3357 << 3u;
+        const unsigned int v3359 = v26 + v3354;  // kernels/gemm/quant_b.hpp:124
+        const bool v3360 = v3359 < v1;
+        const unsigned int v3361 = v3069 + v3358;
+        const bool v3362 = v3361 < v2;
+        const bool v3363 = v3360 && v3362;
+        const unsigned int v3367 = min(v3361, v3189);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3371 = min(v3359, v3193);
+        const unsigned int v3373 = v3367 >> 2u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v3376 = v3371 * v3199;
+        const unsigned int v3377 = v3376 + v3373;
+        const unsigned int v3380 = packed[v3377];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v3382 = v3377 + 1u;
+        const unsigned int v3383 = packed[v3382];
+        const unsigned int v3385 = v3367 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v3388 = v3371 * v3211;
+        const unsigned int v3389 = v3388 + v3385;
+        const float v3390 = scales[v3389];  // kernels/gemm/quant_b.hpp:39
+        const float v3392 = biases[v3389];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v3398 = v3380 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3399 = v3398 & 255u;
+        const unsigned int v3402 = v3399 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3403 = __uint_as_float(v3402);
+        const float v3404 = v3403 - 8388608.0f;
+        const float v3405 = fmaf(v3404, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3410 = v3380 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3411 = v3410 & 255u;
+        const unsigned int v3414 = v3411 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3415 = __uint_as_float(v3414);
+        const float v3416 = v3415 - 8388608.0f;
+        const float v3417 = fmaf(v3416, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3422 = v3380 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3423 = v3422 & 255u;
+        const unsigned int v3426 = v3423 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3427 = __uint_as_float(v3426);
+        const float v3428 = v3427 - 8388608.0f;
+        const float v3429 = fmaf(v3428, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3434 = v3380 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3435 = v3434 & 255u;
+        const unsigned int v3438 = v3435 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3439 = __uint_as_float(v3438);
+        const float v3440 = v3439 - 8388608.0f;
+        const float v3441 = fmaf(v3440, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3446 = v3383 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3447 = v3446 & 255u;
+        const unsigned int v3450 = v3447 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3451 = __uint_as_float(v3450);
+        const float v3452 = v3451 - 8388608.0f;
+        const float v3453 = fmaf(v3452, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3458 = v3383 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3459 = v3458 & 255u;
+        const unsigned int v3462 = v3459 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3463 = __uint_as_float(v3462);
+        const float v3464 = v3463 - 8388608.0f;
+        const float v3465 = fmaf(v3464, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3470 = v3383 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3471 = v3470 & 255u;
+        const unsigned int v3474 = v3471 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3475 = __uint_as_float(v3474);
+        const float v3476 = v3475 - 8388608.0f;
+        const float v3477 = fmaf(v3476, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const unsigned int v3482 = v3383 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v3483 = v3482 & 255u;
+        const unsigned int v3486 = v3483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3487 = __uint_as_float(v3486);
+        const float v3488 = v3487 - 8388608.0f;
+        const float v3489 = fmaf(v3488, v3390, v3392);  // kernels/gemm/quant_b.hpp:44
+        const float v3491 = v3363 ? v3405 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3494 = v3363 ? v3417 : 0.0f;
+        const float v3497 = v3363 ? v3429 : 0.0f;
+        const float v3500 = v3363 ? v3441 : 0.0f;
+        const unsigned int v3504 = v3354 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3505 = v3075 + v3504;
+        const unsigned int v3506 = v3505 + v3358;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3506) = iron_f32x4{{v3491, v3494, v3497, v3500}};
+        const float v3509 = v3363 ? v3453 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3512 = v3363 ? v3465 : 0.0f;
+        const float v3515 = v3363 ? v3477 : 0.0f;
+        const float v3518 = v3363 ? v3489 : 0.0f;
+        const unsigned int v3525 = v3506 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3525) = iron_f32x4{{v3509, v3512, v3515, v3518}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v602 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const unsigned int v603 = threadIdx.x;
-    const unsigned int v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v637 = v636 << 3u;
-    const unsigned int v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:124
-    const bool v639 = v638 < v1;
-    const unsigned int v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v648 = v1 - 1u;
-    const unsigned int v650 = min(v638, v648);
-    const unsigned int v654 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v655 = v650 * v654;
-    const unsigned int v666 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v667 = v650 * v666;
-    const unsigned int v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v776 = v774 + v637;
-    const unsigned int v786 = v776 + 1u;
-    const unsigned int v795 = v776 + 2u;
-    const unsigned int v804 = v776 + 3u;
-    const unsigned int v813 = v776 + 4u;
-    const unsigned int v822 = v776 + 5u;
-    const unsigned int v831 = v776 + 6u;
-    const unsigned int v840 = v776 + 7u;
-    const unsigned int v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v849 = v848 << 3u;
-    const unsigned int v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:124
-    const bool v851 = v850 < v1;
-    const unsigned int v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v867 = v862 * v654;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v879 = v862 * v666;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v988 = v986 + v849;
-    const unsigned int v998 = v988 + 1u;
-    const unsigned int v1007 = v988 + 2u;
-    const unsigned int v1016 = v988 + 3u;
-    const unsigned int v1025 = v988 + 4u;
-    const unsigned int v1034 = v988 + 5u;
-    const unsigned int v1043 = v988 + 6u;
-    const unsigned int v1052 = v988 + 7u;
-    const unsigned int v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v530 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v531 = threadIdx.x;
+    const unsigned int v561 = v531 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v564 = v531 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v565 = v564 << 3u;
+    const unsigned int v566 = v26 + v561;  // kernels/gemm/quant_b.hpp:124
+    const bool v567 = v566 < v1;
+    const unsigned int v572 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v576 = v1 - 1u;
+    const unsigned int v578 = min(v566, v576);
+    const unsigned int v582 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v583 = v578 * v582;
+    const unsigned int v594 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v595 = v578 * v594;
+    const unsigned int v711 = v561 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v713 = v711 + v565;
+    const unsigned int v732 = v713 + 4u;
+    const unsigned int v735 = v531 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v737 = v735 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v740 = v735 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v741 = v740 << 3u;
+    const unsigned int v742 = v26 + v737;  // kernels/gemm/quant_b.hpp:124
+    const bool v743 = v742 < v1;
+    const unsigned int v754 = min(v742, v576);  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v759 = v754 * v582;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v771 = v754 * v594;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v887 = v737 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v889 = v887 + v741;
+    const unsigned int v908 = v889 + 4u;
+    const unsigned int v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v601 = 0u; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v611 = v610 < v0;
-        const unsigned int v612 = v601 + v609;
-        const bool v613 = v612 < v2;
-        const bool v614 = v611 && v613;
-        if (v614) {
-          const unsigned int v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v618 = v616 + v601;
-          const unsigned int v619 = v618 + v609;
-          const float v620 = x[v619];
-          const unsigned int v622 = v607 * 20u;
-          const unsigned int v623 = v622 + v609;
-          shm0[v623] = v620;
+    for (unsigned int v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v539 = v538 < v0;
+        const unsigned int v540 = v529 + v537;
+        const bool v541 = v540 < v2;
+        const bool v542 = v539 && v541;
+        if (v542) {
+          const unsigned int v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v546 = v544 + v529;
+          const unsigned int v547 = v546 + v537;
+          const float v548 = x[v547];
+          const unsigned int v550 = v535 * 20u;
+          const unsigned int v551 = v550 + v537;
+          shm0[v551] = v548;
         } else {
-          const unsigned int v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v626 = v625 + v609;
-          shm0[v626] = 0.0f;
+          const unsigned int v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v554 = v553 + v537;
+          shm0[v554] = 0.0f;
         }
       }
-      const unsigned int v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:124
-      const bool v641 = v640 < v2;
-      const bool v642 = v639 && v641;
-      const unsigned int v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v652 = v646 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v656 = v655 + v652;
-      const unsigned int v659 = packed[v656];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v661 = v656 + 1u;
-      const unsigned int v662 = packed[v661];
-      const unsigned int v664 = v646 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v668 = v667 + v664;
-      const float v669 = scales[v668];  // kernels/gemm/quant_b.hpp:39
-      const float v671 = biases[v668];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v677 = v659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v568 = v529 + v565;  // kernels/gemm/quant_b.hpp:124
+      const bool v569 = v568 < v2;
+      const bool v570 = v567 && v569;
+      const unsigned int v574 = min(v568, v572);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v580 = v574 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v584 = v583 + v580;
+      const unsigned int v587 = packed[v584];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v589 = v584 + 1u;
+      const unsigned int v590 = packed[v589];
+      const unsigned int v592 = v574 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v596 = v595 + v592;
+      const float v597 = scales[v596];  // kernels/gemm/quant_b.hpp:39
+      const float v599 = biases[v596];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v605 = v587 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v606 = v605 & 255u;
+      const unsigned int v609 = v606 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v610 = __uint_as_float(v609);
+      const float v611 = v610 - 8388608.0f;
+      const float v612 = fmaf(v611, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v617 = v587 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v618 = v617 & 255u;
+      const unsigned int v621 = v618 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v622 = __uint_as_float(v621);
+      const float v623 = v622 - 8388608.0f;
+      const float v624 = fmaf(v623, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v629 = v587 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v630 = v629 & 255u;
+      const unsigned int v633 = v630 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v634 = __uint_as_float(v633);
+      const float v635 = v634 - 8388608.0f;
+      const float v636 = fmaf(v635, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v641 = v587 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v642 = v641 & 255u;
+      const unsigned int v645 = v642 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v646 = __uint_as_float(v645);
+      const float v647 = v646 - 8388608.0f;
+      const float v648 = fmaf(v647, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v653 = v590 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v654 = v653 & 255u;
+      const unsigned int v657 = v654 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v658 = __uint_as_float(v657);
+      const float v659 = v658 - 8388608.0f;
+      const float v660 = fmaf(v659, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v665 = v590 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v666 = v665 & 255u;
+      const unsigned int v669 = v666 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v670 = __uint_as_float(v669);
+      const float v671 = v670 - 8388608.0f;
+      const float v672 = fmaf(v671, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v677 = v590 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v678 = v677 & 255u;
       const unsigned int v681 = v678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v682 = __uint_as_float(v681);
       const float v683 = v682 - 8388608.0f;
-      const float v684 = fmaf(v683, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v689 = v659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v684 = fmaf(v683, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v689 = v590 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v690 = v689 & 255u;
       const unsigned int v693 = v690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v694 = __uint_as_float(v693);
       const float v695 = v694 - 8388608.0f;
-      const float v696 = fmaf(v695, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v701 = v659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v702 = v701 & 255u;
-      const unsigned int v705 = v702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v706 = __uint_as_float(v705);
-      const float v707 = v706 - 8388608.0f;
-      const float v708 = fmaf(v707, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v713 = v659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v714 = v713 & 255u;
-      const unsigned int v717 = v714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v718 = __uint_as_float(v717);
-      const float v719 = v718 - 8388608.0f;
-      const float v720 = fmaf(v719, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v725 = v662 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v726 = v725 & 255u;
-      const unsigned int v729 = v726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v730 = __uint_as_float(v729);
-      const float v731 = v730 - 8388608.0f;
-      const float v732 = fmaf(v731, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v737 = v662 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v738 = v737 & 255u;
-      const unsigned int v741 = v738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v742 = __uint_as_float(v741);
-      const float v743 = v742 - 8388608.0f;
-      const float v744 = fmaf(v743, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v749 = v662 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v750 = v749 & 255u;
-      const unsigned int v753 = v750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v754 = __uint_as_float(v753);
-      const float v755 = v754 - 8388608.0f;
-      const float v756 = fmaf(v755, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v761 = v662 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v762 = v761 & 255u;
-      const unsigned int v765 = v762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v766 = __uint_as_float(v765);
-      const float v767 = v766 - 8388608.0f;
-      const float v768 = fmaf(v767, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v776] = v770;
-      const float v779 = v642 ? v696 : 0.0f;
-      shm1[v786] = v779;
-      const float v788 = v642 ? v708 : 0.0f;
-      shm1[v795] = v788;
-      const float v797 = v642 ? v720 : 0.0f;
-      shm1[v804] = v797;
-      const float v806 = v642 ? v732 : 0.0f;
-      shm1[v813] = v806;
-      const float v815 = v642 ? v744 : 0.0f;
-      shm1[v822] = v815;
-      const float v824 = v642 ? v756 : 0.0f;
-      shm1[v831] = v824;
-      const float v833 = v642 ? v768 : 0.0f;
-      shm1[v840] = v833;
-      const unsigned int v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:124
-      const bool v853 = v852 < v2;
-      const bool v854 = v851 && v853;
-      const unsigned int v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v864 = v858 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v868 = v867 + v864;
-      const unsigned int v871 = packed[v868];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v873 = v868 + 1u;
-      const unsigned int v874 = packed[v873];
-      const unsigned int v876 = v858 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v880 = v879 + v876;
-      const float v881 = scales[v880];  // kernels/gemm/quant_b.hpp:39
-      const float v883 = biases[v880];  // kernels/gemm/quant_b.hpp:40
-      const unsigned int v889 = v871 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v890 = v889 & 255u;
-      const unsigned int v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v894 = __uint_as_float(v893);
-      const float v895 = v894 - 8388608.0f;
-      const float v896 = fmaf(v895, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v901 = v871 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v902 = v901 & 255u;
-      const unsigned int v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v906 = __uint_as_float(v905);
-      const float v907 = v906 - 8388608.0f;
-      const float v908 = fmaf(v907, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v913 = v871 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v914 = v913 & 255u;
-      const unsigned int v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v918 = __uint_as_float(v917);
-      const float v919 = v918 - 8388608.0f;
-      const float v920 = fmaf(v919, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v925 = v871 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v926 = v925 & 255u;
-      const unsigned int v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v930 = __uint_as_float(v929);
-      const float v931 = v930 - 8388608.0f;
-      const float v932 = fmaf(v931, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v937 = v874 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v938 = v937 & 255u;
-      const unsigned int v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v942 = __uint_as_float(v941);
-      const float v943 = v942 - 8388608.0f;
-      const float v944 = fmaf(v943, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v949 = v874 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v950 = v949 & 255u;
-      const unsigned int v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v954 = __uint_as_float(v953);
-      const float v955 = v954 - 8388608.0f;
-      const float v956 = fmaf(v955, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v961 = v874 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v962 = v961 & 255u;
-      const unsigned int v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v966 = __uint_as_float(v965);
-      const float v967 = v966 - 8388608.0f;
-      const float v968 = fmaf(v967, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const unsigned int v973 = v874 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v974 = v973 & 255u;
-      const unsigned int v977 = v974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v978 = __uint_as_float(v977);
-      const float v979 = v978 - 8388608.0f;
-      const float v980 = fmaf(v979, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v988] = v982;
-      const float v991 = v854 ? v908 : 0.0f;
-      shm1[v998] = v991;
-      const float v1000 = v854 ? v920 : 0.0f;
-      shm1[v1007] = v1000;
-      const float v1009 = v854 ? v932 : 0.0f;
-      shm1[v1016] = v1009;
-      const float v1018 = v854 ? v944 : 0.0f;
-      shm1[v1025] = v1018;
-      const float v1027 = v854 ? v956 : 0.0f;
-      shm1[v1034] = v1027;
-      const float v1036 = v854 ? v968 : 0.0f;
-      shm1[v1043] = v1036;
-      const float v1045 = v854 ? v980 : 0.0f;
-      shm1[v1052] = v1045;
+      const float v696 = fmaf(v695, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const float v698 = v570 ? v612 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v701 = v570 ? v624 : 0.0f;
+      const float v704 = v570 ? v636 : 0.0f;
+      const float v707 = v570 ? v648 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v713) = iron_f32x4{{v698, v701, v704, v707}};  // kernels/gemm/quant_b.hpp:133
+      const float v716 = v570 ? v660 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v719 = v570 ? v672 : 0.0f;
+      const float v722 = v570 ? v684 : 0.0f;
+      const float v725 = v570 ? v696 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v732) = iron_f32x4{{v716, v719, v722, v725}};  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v744 = v529 + v741;  // kernels/gemm/quant_b.hpp:124
+      const bool v745 = v744 < v2;
+      const bool v746 = v743 && v745;
+      const unsigned int v750 = min(v744, v572);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v756 = v750 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v760 = v759 + v756;
+      const unsigned int v763 = packed[v760];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v765 = v760 + 1u;
+      const unsigned int v766 = packed[v765];
+      const unsigned int v768 = v750 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v772 = v771 + v768;
+      const float v773 = scales[v772];  // kernels/gemm/quant_b.hpp:39
+      const float v775 = biases[v772];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v781 = v763 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v782 = v781 & 255u;
+      const unsigned int v785 = v782 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v786 = __uint_as_float(v785);
+      const float v787 = v786 - 8388608.0f;
+      const float v788 = fmaf(v787, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v793 = v763 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v794 = v793 & 255u;
+      const unsigned int v797 = v794 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v798 = __uint_as_float(v797);
+      const float v799 = v798 - 8388608.0f;
+      const float v800 = fmaf(v799, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v805 = v763 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v806 = v805 & 255u;
+      const unsigned int v809 = v806 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v810 = __uint_as_float(v809);
+      const float v811 = v810 - 8388608.0f;
+      const float v812 = fmaf(v811, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v817 = v763 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v818 = v817 & 255u;
+      const unsigned int v821 = v818 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v822 = __uint_as_float(v821);
+      const float v823 = v822 - 8388608.0f;
+      const float v824 = fmaf(v823, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v829 = v766 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v830 = v829 & 255u;
+      const unsigned int v833 = v830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v834 = __uint_as_float(v833);
+      const float v835 = v834 - 8388608.0f;
+      const float v836 = fmaf(v835, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v841 = v766 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v842 = v841 & 255u;
+      const unsigned int v845 = v842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v846 = __uint_as_float(v845);
+      const float v847 = v846 - 8388608.0f;
+      const float v848 = fmaf(v847, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v853 = v766 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v854 = v853 & 255u;
+      const unsigned int v857 = v854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v858 = __uint_as_float(v857);
+      const float v859 = v858 - 8388608.0f;
+      const float v860 = fmaf(v859, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const unsigned int v865 = v766 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v866 = v865 & 255u;
+      const unsigned int v869 = v866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v870 = __uint_as_float(v869);
+      const float v871 = v870 - 8388608.0f;
+      const float v872 = fmaf(v871, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const float v874 = v746 ? v788 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v877 = v746 ? v800 : 0.0f;
+      const float v880 = v746 ? v812 : 0.0f;
+      const float v883 = v746 ? v824 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v889) = iron_f32x4{{v874, v877, v880, v883}};  // kernels/gemm/quant_b.hpp:133
+      const float v892 = v746 ? v836 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v895 = v746 ? v848 : 0.0f;
+      const float v898 = v746 ? v860 : 0.0f;
+      const float v901 = v746 ? v872 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v908) = iron_f32x4{{v892, v895, v898, v901}};  // kernels/gemm/quant_b.hpp:133
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v1058, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v1064, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<false>(v39, shm0, v914, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v920, 20u);  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1068 = v22 + v31;
-  const unsigned int v1069 = v1068 + v1067;
-  const unsigned int v1070 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1071 = v26 + v35;
-  const unsigned int v1072 = v1071 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1074 = v1072 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v37.x[0];
-    const unsigned int v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1079 = v1078 + v1072;
-    out[v1079] = v1076;
-  }
-  const unsigned int v1080 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1082 = v1068 + v1080;
-  const unsigned int v1083 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1085 = v1071 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1087 = v1085 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v37.x[1];
-    const unsigned int v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1092 = v1091 + v1085;
-    out[v1092] = v1089;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1095 = v1068 + v1093;
-  const unsigned int v1096 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1098 = v1071 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v37.x[2];
-    const unsigned int v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1105 = v1104 + v1098;
-    out[v1105] = v1102;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1108 = v1068 + v1106;
-  const unsigned int v1109 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1111 = v1071 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v37.x[3];
-    const unsigned int v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1118 = v1117 + v1111;
-    out[v1118] = v1115;
-  }
-  const unsigned int v1119 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1121 = v1068 + v1119;
-  const unsigned int v1122 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1124 = v1071 + v1122;
-  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v37.x[4];
-    const unsigned int v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1131 = v1130 + v1124;
-    out[v1131] = v1128;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1134 = v1068 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1137 = v1071 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v37.x[5];
-    const unsigned int v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1144 = v1143 + v1137;
-    out[v1144] = v1141;
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1147 = v1068 + v1145;
-  const unsigned int v1148 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1150 = v1071 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1152 = v1150 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v37.x[6];
-    const unsigned int v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1157 = v1156 + v1150;
-    out[v1157] = v1154;
-  }
-  const unsigned int v1158 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1160 = v1068 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1163 = v1071 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v37.x[7];
-    const unsigned int v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1170 = v1169 + v1163;
-    out[v1170] = v1167;
-  }
-  const unsigned int v1171 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1173 = v1068 + v1171;
-  const unsigned int v1174 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1176 = v1071 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1178 = v1176 < v1;
-  const bool v1179 = v1177 && v1178;
-  if (v1179) {
-    const float v1180 = v37.x[8];
-    const unsigned int v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1183 = v1182 + v1176;
-    out[v1183] = v1180;
-  }
-  const unsigned int v1184 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1186 = v1068 + v1184;
-  const unsigned int v1187 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1189 = v1071 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1191 = v1189 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v37.x[9];
-    const unsigned int v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1196 = v1195 + v1189;
-    out[v1196] = v1193;
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1199 = v1068 + v1197;
-  const unsigned int v1200 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1202 = v1071 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v37.x[10];
-    const unsigned int v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1209 = v1208 + v1202;
-    out[v1209] = v1206;
-  }
-  const unsigned int v1210 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1212 = v1068 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1215 = v1071 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1217 = v1215 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v37.x[11];
-    const unsigned int v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1222 = v1221 + v1215;
-    out[v1222] = v1219;
-  }
-  const unsigned int v1223 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1225 = v1068 + v1223;
-  const unsigned int v1226 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1228 = v1071 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1230 = v1228 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v37.x[12];
-    const unsigned int v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1235 = v1234 + v1228;
-    out[v1235] = v1232;
-  }
-  const unsigned int v1236 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1238 = v1068 + v1236;
-  const unsigned int v1239 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1241 = v1071 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1243 = v1241 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v37.x[13];
-    const unsigned int v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1248 = v1247 + v1241;
-    out[v1248] = v1245;
-  }
-  const unsigned int v1249 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1251 = v1068 + v1249;
-  const unsigned int v1252 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1254 = v1071 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1256 = v1254 < v1;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v37.x[14];
-    const unsigned int v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1261 = v1260 + v1254;
-    out[v1261] = v1258;
-  }
-  const unsigned int v1262 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1264 = v1068 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1267 = v1071 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1269 = v1267 < v1;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v37.x[15];
-    const unsigned int v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1274 = v1273 + v1267;
-    out[v1274] = v1271;
-  }
-  const unsigned int v1275 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1277 = v1068 + v1275;
-  const unsigned int v1278 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1280 = v1071 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1282 = v1280 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v37.x[16];
-    const unsigned int v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1287 = v1286 + v1280;
-    out[v1287] = v1284;
-  }
-  const unsigned int v1288 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1290 = v1068 + v1288;
-  const unsigned int v1291 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1293 = v1071 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1295 = v1293 < v1;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v37.x[17];
-    const unsigned int v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1300 = v1299 + v1293;
-    out[v1300] = v1297;
-  }
-  const unsigned int v1301 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1303 = v1068 + v1301;
-  const unsigned int v1304 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1306 = v1071 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v37.x[18];
-    const unsigned int v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1313 = v1312 + v1306;
-    out[v1313] = v1310;
-  }
-  const unsigned int v1314 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1316 = v1068 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1319 = v1071 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v37.x[19];
-    const unsigned int v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1326 = v1325 + v1319;
-    out[v1326] = v1323;
-  }
-  const unsigned int v1327 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1329 = v1068 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1332 = v1071 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1334 = v1332 < v1;
-  const bool v1335 = v1333 && v1334;
-  if (v1335) {
-    const float v1336 = v37.x[20];
-    const unsigned int v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1339 = v1338 + v1332;
-    out[v1339] = v1336;
-  }
-  const unsigned int v1340 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1342 = v1068 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1345 = v1071 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v37.x[21];
-    const unsigned int v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1352 = v1351 + v1345;
-    out[v1352] = v1349;
-  }
-  const unsigned int v1353 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1355 = v1068 + v1353;
-  const unsigned int v1356 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1358 = v1071 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1360 = v1358 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v37.x[22];
-    const unsigned int v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1365 = v1364 + v1358;
-    out[v1365] = v1362;
-  }
-  const unsigned int v1366 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1368 = v1068 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1371 = v1071 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v37.x[23];
-    const unsigned int v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1378 = v1377 + v1371;
-    out[v1378] = v1375;
-  }
-  const unsigned int v1379 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1381 = v1068 + v1379;
-  const unsigned int v1382 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1384 = v1071 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v37.x[24];
-    const unsigned int v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1391 = v1390 + v1384;
-    out[v1391] = v1388;
-  }
-  const unsigned int v1392 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1394 = v1068 + v1392;
-  const unsigned int v1395 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1397 = v1071 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1399 = v1397 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v37.x[25];
-    const unsigned int v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1404 = v1403 + v1397;
-    out[v1404] = v1401;
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1407 = v1068 + v1405;
-  const unsigned int v1408 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1410 = v1071 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v37.x[26];
-    const unsigned int v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1417 = v1416 + v1410;
-    out[v1417] = v1414;
-  }
-  const unsigned int v1418 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1420 = v1068 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1423 = v1071 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1425 = v1423 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v37.x[27];
-    const unsigned int v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1430 = v1429 + v1423;
-    out[v1430] = v1427;
-  }
-  const unsigned int v1431 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1433 = v1068 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1436 = v1071 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v37.x[28];
-    const unsigned int v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1443 = v1442 + v1436;
-    out[v1443] = v1440;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1446 = v1068 + v1444;
-  const unsigned int v1447 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1449 = v1071 + v1447;
-  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1451 = v1449 < v1;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v37.x[29];
-    const unsigned int v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1456 = v1455 + v1449;
-    out[v1456] = v1453;
-  }
-  const unsigned int v1457 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1459 = v1068 + v1457;
-  const unsigned int v1460 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1462 = v1071 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1464 = v1462 < v1;
-  const bool v1465 = v1463 && v1464;
-  if (v1465) {
-    const float v1466 = v37.x[30];
-    const unsigned int v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1469 = v1468 + v1462;
-    out[v1469] = v1466;
-  }
-  const unsigned int v1470 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1472 = v1068 + v1470;
-  const unsigned int v1473 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1475 = v1071 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1477 = v1475 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v37.x[31];
-    const unsigned int v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1482 = v1481 + v1475;
-    out[v1482] = v1479;
-  }
-  const unsigned int v1483 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1485 = v1068 + v1483;
-  const unsigned int v1486 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1488 = v1071 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1490 = v1488 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v37.x[32];
-    const unsigned int v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1495 = v1494 + v1488;
-    out[v1495] = v1492;
-  }
-  const unsigned int v1496 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1498 = v1068 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1501 = v1071 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v37.x[33];
-    const unsigned int v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1508 = v1507 + v1501;
-    out[v1508] = v1505;
-  }
-  const unsigned int v1509 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1511 = v1068 + v1509;
-  const unsigned int v1512 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1514 = v1071 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v37.x[34];
-    const unsigned int v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1521 = v1520 + v1514;
-    out[v1521] = v1518;
-  }
-  const unsigned int v1522 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1524 = v1068 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1527 = v1071 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1529 = v1527 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v37.x[35];
-    const unsigned int v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1534 = v1533 + v1527;
-    out[v1534] = v1531;
-  }
-  const unsigned int v1535 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1537 = v1068 + v1535;
-  const unsigned int v1538 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1540 = v1071 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1542 = v1540 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v37.x[36];
-    const unsigned int v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1547 = v1546 + v1540;
-    out[v1547] = v1544;
-  }
-  const unsigned int v1548 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1550 = v1068 + v1548;
-  const unsigned int v1551 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1553 = v1071 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1555 = v1553 < v1;
-  const bool v1556 = v1554 && v1555;
-  if (v1556) {
-    const float v1557 = v37.x[37];
-    const unsigned int v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1560 = v1559 + v1553;
-    out[v1560] = v1557;
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1563 = v1068 + v1561;
-  const unsigned int v1564 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1566 = v1071 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1568 = v1566 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v37.x[38];
-    const unsigned int v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1573 = v1572 + v1566;
-    out[v1573] = v1570;
-  }
-  const unsigned int v1574 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1576 = v1068 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1579 = v1071 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v37.x[39];
-    const unsigned int v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1586 = v1585 + v1579;
-    out[v1586] = v1583;
-  }
-  const unsigned int v1587 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1589 = v1068 + v1587;
-  const unsigned int v1590 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1592 = v1071 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1594 = v1592 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v37.x[40];
-    const unsigned int v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1599 = v1598 + v1592;
-    out[v1599] = v1596;
-  }
-  const unsigned int v1600 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1602 = v1068 + v1600;
-  const unsigned int v1603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1605 = v1071 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1607 = v1605 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v37.x[41];
-    const unsigned int v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1612 = v1611 + v1605;
-    out[v1612] = v1609;
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1615 = v1068 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1618 = v1071 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v37.x[42];
-    const unsigned int v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1625 = v1624 + v1618;
-    out[v1625] = v1622;
-  }
-  const unsigned int v1626 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1628 = v1068 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1631 = v1071 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1633 = v1631 < v1;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v37.x[43];
-    const unsigned int v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1638 = v1637 + v1631;
-    out[v1638] = v1635;
-  }
-  const unsigned int v1639 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1641 = v1068 + v1639;
-  const unsigned int v1642 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1644 = v1071 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1646 = v1644 < v1;
-  const bool v1647 = v1645 && v1646;
-  if (v1647) {
-    const float v1648 = v37.x[44];
-    const unsigned int v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1651 = v1650 + v1644;
-    out[v1651] = v1648;
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1654 = v1068 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1657 = v1071 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v37.x[45];
-    const unsigned int v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1664 = v1663 + v1657;
-    out[v1664] = v1661;
-  }
-  const unsigned int v1665 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1667 = v1068 + v1665;
-  const unsigned int v1668 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1670 = v1071 + v1668;
-  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v37.x[46];
-    const unsigned int v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1677 = v1676 + v1670;
-    out[v1677] = v1674;
-  }
-  const unsigned int v1678 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1680 = v1068 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1683 = v1071 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v37.x[47];
-    const unsigned int v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1690 = v1689 + v1683;
-    out[v1690] = v1687;
-  }
-  const unsigned int v1691 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1693 = v1068 + v1691;
-  const unsigned int v1694 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1696 = v1071 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v37.x[48];
-    const unsigned int v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1703 = v1702 + v1696;
-    out[v1703] = v1700;
-  }
-  const unsigned int v1704 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1706 = v1068 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1709 = v1071 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v37.x[49];
-    const unsigned int v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1716 = v1715 + v1709;
-    out[v1716] = v1713;
-  }
-  const unsigned int v1717 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1719 = v1068 + v1717;
-  const unsigned int v1720 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1722 = v1071 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1724 = v1722 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v37.x[50];
-    const unsigned int v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1729 = v1728 + v1722;
-    out[v1729] = v1726;
-  }
-  const unsigned int v1730 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1732 = v1068 + v1730;
-  const unsigned int v1733 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1735 = v1071 + v1733;
-  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1737 = v1735 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v37.x[51];
-    const unsigned int v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1742 = v1741 + v1735;
-    out[v1742] = v1739;
-  }
-  const unsigned int v1743 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1745 = v1068 + v1743;
-  const unsigned int v1746 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1748 = v1071 + v1746;
-  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1750 = v1748 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v37.x[52];
-    const unsigned int v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1755 = v1754 + v1748;
-    out[v1755] = v1752;
-  }
-  const unsigned int v1756 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1758 = v1068 + v1756;
-  const unsigned int v1759 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1761 = v1071 + v1759;
-  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1763 = v1761 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v37.x[53];
-    const unsigned int v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1768 = v1767 + v1761;
-    out[v1768] = v1765;
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1771 = v1068 + v1769;
-  const unsigned int v1772 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1774 = v1071 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v37.x[54];
-    const unsigned int v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1781 = v1780 + v1774;
-    out[v1781] = v1778;
-  }
-  const unsigned int v1782 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1784 = v1068 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1787 = v1071 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v37.x[55];
-    const unsigned int v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1794 = v1793 + v1787;
-    out[v1794] = v1791;
-  }
-  const unsigned int v1795 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1797 = v1068 + v1795;
-  const unsigned int v1798 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1800 = v1071 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1802 = v1800 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v37.x[56];
-    const unsigned int v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1807 = v1806 + v1800;
-    out[v1807] = v1804;
-  }
-  const unsigned int v1808 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1810 = v1068 + v1808;
-  const unsigned int v1811 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1813 = v1071 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1815 = v1813 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v37.x[57];
-    const unsigned int v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1820 = v1819 + v1813;
-    out[v1820] = v1817;
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1823 = v1068 + v1821;
-  const unsigned int v1824 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1826 = v1071 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v37.x[58];
-    const unsigned int v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1833 = v1832 + v1826;
-    out[v1833] = v1830;
-  }
-  const unsigned int v1834 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1836 = v1068 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1839 = v1071 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1841 = v1839 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v37.x[59];
-    const unsigned int v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1846 = v1845 + v1839;
-    out[v1846] = v1843;
-  }
-  const unsigned int v1847 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1849 = v1068 + v1847;
-  const unsigned int v1850 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1852 = v1071 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v37.x[60];
-    const unsigned int v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1859 = v1858 + v1852;
-    out[v1859] = v1856;
-  }
-  const unsigned int v1860 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1862 = v1068 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1865 = v1071 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v37.x[61];
-    const unsigned int v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1872 = v1871 + v1865;
-    out[v1872] = v1869;
-  }
-  const unsigned int v1873 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1875 = v1068 + v1873;
-  const unsigned int v1876 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1878 = v1071 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1880 = v1878 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v37.x[62];
-    const unsigned int v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1885 = v1884 + v1878;
-    out[v1885] = v1882;
-  }
-  const unsigned int v1886 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1888 = v1068 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1891 = v1071 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v37.x[63];
-    const unsigned int v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1898 = v1897 + v1891;
-    out[v1898] = v1895;
-  }
-  const unsigned int v1899 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1901 = v1068 + v1899;
-  const unsigned int v1902 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1904 = v1071 + v1902;
-  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1906 = v1904 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v37.x[64];
-    const unsigned int v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1911 = v1910 + v1904;
-    out[v1911] = v1908;
-  }
-  const unsigned int v1912 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1914 = v1068 + v1912;
-  const unsigned int v1915 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1917 = v1071 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1919 = v1917 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v37.x[65];
-    const unsigned int v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1924 = v1923 + v1917;
-    out[v1924] = v1921;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1927 = v1068 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1930 = v1071 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v37.x[66];
-    const unsigned int v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1937 = v1936 + v1930;
-    out[v1937] = v1934;
-  }
-  const unsigned int v1938 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1940 = v1068 + v1938;
-  const unsigned int v1941 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1943 = v1071 + v1941;
-  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1945 = v1943 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v37.x[67];
-    const unsigned int v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1950 = v1949 + v1943;
-    out[v1950] = v1947;
-  }
-  const unsigned int v1951 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1953 = v1068 + v1951;
-  const unsigned int v1954 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1956 = v1071 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1958 = v1956 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v37.x[68];
-    const unsigned int v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1963 = v1962 + v1956;
-    out[v1963] = v1960;
-  }
-  const unsigned int v1964 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1966 = v1068 + v1964;
-  const unsigned int v1967 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1969 = v1071 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1971 = v1969 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v37.x[69];
-    const unsigned int v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1976 = v1975 + v1969;
-    out[v1976] = v1973;
-  }
-  const unsigned int v1977 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1979 = v1068 + v1977;
-  const unsigned int v1980 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1982 = v1071 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1984 = v1982 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v37.x[70];
-    const unsigned int v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v1989 = v1988 + v1982;
-    out[v1989] = v1986;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1992 = v1068 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1995 = v1071 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v37.x[71];
-    const unsigned int v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2002 = v2001 + v1995;
-    out[v2002] = v1999;
-  }
-  const unsigned int v2003 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2005 = v1068 + v2003;
-  const unsigned int v2006 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2008 = v1071 + v2006;
-  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2010 = v2008 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v37.x[72];
-    const unsigned int v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2015 = v2014 + v2008;
-    out[v2015] = v2012;
-  }
-  const unsigned int v2016 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2018 = v1068 + v2016;
-  const unsigned int v2019 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2021 = v1071 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2023 = v2021 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v37.x[73];
-    const unsigned int v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2028 = v2027 + v2021;
-    out[v2028] = v2025;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2031 = v1068 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2034 = v1071 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v37.x[74];
-    const unsigned int v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2041 = v2040 + v2034;
-    out[v2041] = v2038;
-  }
-  const unsigned int v2042 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2044 = v1068 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2047 = v1071 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v37.x[75];
-    const unsigned int v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2054 = v2053 + v2047;
-    out[v2054] = v2051;
-  }
-  const unsigned int v2055 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2057 = v1068 + v2055;
-  const unsigned int v2058 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2060 = v1071 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v37.x[76];
-    const unsigned int v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2067 = v2066 + v2060;
-    out[v2067] = v2064;
-  }
-  const unsigned int v2068 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2070 = v1068 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2073 = v1071 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v37.x[77];
-    const unsigned int v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2080 = v2079 + v2073;
-    out[v2080] = v2077;
-  }
-  const unsigned int v2081 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2083 = v1068 + v2081;
-  const unsigned int v2084 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2086 = v1071 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2088 = v2086 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v37.x[78];
-    const unsigned int v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2093 = v2092 + v2086;
-    out[v2093] = v2090;
-  }
-  const unsigned int v2094 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2096 = v1068 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2099 = v1071 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2101 = v2099 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v37.x[79];
-    const unsigned int v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2106 = v2105 + v2099;
-    out[v2106] = v2103;
-  }
-  const unsigned int v2107 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2109 = v1068 + v2107;
-  const unsigned int v2110 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2112 = v1071 + v2110;
-  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2114 = v2112 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v37.x[80];
-    const unsigned int v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2119 = v2118 + v2112;
-    out[v2119] = v2116;
-  }
-  const unsigned int v2120 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2122 = v1068 + v2120;
-  const unsigned int v2123 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2125 = v1071 + v2123;
-  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2127 = v2125 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v37.x[81];
-    const unsigned int v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2132 = v2131 + v2125;
-    out[v2132] = v2129;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2135 = v1068 + v2133;
-  const unsigned int v2136 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2138 = v1071 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2140 = v2138 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v37.x[82];
-    const unsigned int v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2145 = v2144 + v2138;
-    out[v2145] = v2142;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2148 = v1068 + v2146;
-  const unsigned int v2149 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2151 = v1071 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2153 = v2151 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v37.x[83];
-    const unsigned int v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2158 = v2157 + v2151;
-    out[v2158] = v2155;
-  }
-  const unsigned int v2159 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2161 = v1068 + v2159;
-  const unsigned int v2162 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2164 = v1071 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2166 = v2164 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v37.x[84];
-    const unsigned int v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2171 = v2170 + v2164;
-    out[v2171] = v2168;
-  }
-  const unsigned int v2172 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2174 = v1068 + v2172;
-  const unsigned int v2175 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2177 = v1071 + v2175;
-  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2179 = v2177 < v1;
-  const bool v2180 = v2178 && v2179;
-  if (v2180) {
-    const float v2181 = v37.x[85];
-    const unsigned int v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2184 = v2183 + v2177;
-    out[v2184] = v2181;
-  }
-  const unsigned int v2185 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2187 = v1068 + v2185;
-  const unsigned int v2188 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2190 = v1071 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2192 = v2190 < v1;
-  const bool v2193 = v2191 && v2192;
-  if (v2193) {
-    const float v2194 = v37.x[86];
-    const unsigned int v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2197 = v2196 + v2190;
-    out[v2197] = v2194;
-  }
-  const unsigned int v2198 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2200 = v1068 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2203 = v1071 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v37.x[87];
-    const unsigned int v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2210 = v2209 + v2203;
-    out[v2210] = v2207;
-  }
-  const unsigned int v2211 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2213 = v1068 + v2211;
-  const unsigned int v2214 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2216 = v1071 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2218 = v2216 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v37.x[88];
-    const unsigned int v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2223 = v2222 + v2216;
-    out[v2223] = v2220;
-  }
-  const unsigned int v2224 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2226 = v1068 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2229 = v1071 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v37.x[89];
-    const unsigned int v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2236 = v2235 + v2229;
-    out[v2236] = v2233;
-  }
-  const unsigned int v2237 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2239 = v1068 + v2237;
-  const unsigned int v2240 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2242 = v1071 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v37.x[90];
-    const unsigned int v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2249 = v2248 + v2242;
-    out[v2249] = v2246;
-  }
-  const unsigned int v2250 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2252 = v1068 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2255 = v1071 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v37.x[91];
-    const unsigned int v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2262 = v2261 + v2255;
-    out[v2262] = v2259;
-  }
-  const unsigned int v2263 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2265 = v1068 + v2263;
-  const unsigned int v2266 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2268 = v1071 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2270 = v2268 < v1;
-  const bool v2271 = v2269 && v2270;
-  if (v2271) {
-    const float v2272 = v37.x[92];
-    const unsigned int v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2275 = v2274 + v2268;
-    out[v2275] = v2272;
-  }
-  const unsigned int v2276 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2278 = v1068 + v2276;
-  const unsigned int v2279 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2281 = v1071 + v2279;
-  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2283 = v2281 < v1;
-  const bool v2284 = v2282 && v2283;
-  if (v2284) {
-    const float v2285 = v37.x[93];
-    const unsigned int v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2288 = v2287 + v2281;
-    out[v2288] = v2285;
-  }
-  const unsigned int v2289 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2291 = v1068 + v2289;
-  const unsigned int v2292 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2294 = v1071 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2296 = v2294 < v1;
-  const bool v2297 = v2295 && v2296;
-  if (v2297) {
-    const float v2298 = v37.x[94];
-    const unsigned int v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2301 = v2300 + v2294;
-    out[v2301] = v2298;
-  }
-  const unsigned int v2302 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2304 = v1068 + v2302;
-  const unsigned int v2305 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2307 = v1071 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2309 = v2307 < v1;
-  const bool v2310 = v2308 && v2309;
-  if (v2310) {
-    const float v2311 = v37.x[95];
-    const unsigned int v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2314 = v2313 + v2307;
-    out[v2314] = v2311;
-  }
-  const unsigned int v2315 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2317 = v1068 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2320 = v1071 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2322 = v2320 < v1;
-  const bool v2323 = v2321 && v2322;
-  if (v2323) {
-    const float v2324 = v37.x[96];
-    const unsigned int v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2327 = v2326 + v2320;
-    out[v2327] = v2324;
-  }
-  const unsigned int v2328 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2330 = v1068 + v2328;
-  const unsigned int v2331 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2333 = v1071 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2335 = v2333 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v37.x[97];
-    const unsigned int v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2340 = v2339 + v2333;
-    out[v2340] = v2337;
-  }
-  const unsigned int v2341 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2343 = v1068 + v2341;
-  const unsigned int v2344 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2346 = v1071 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v37.x[98];
-    const unsigned int v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2353 = v2352 + v2346;
-    out[v2353] = v2350;
-  }
-  const unsigned int v2354 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2356 = v1068 + v2354;
-  const unsigned int v2357 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2359 = v1071 + v2357;
-  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2361 = v2359 < v1;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v37.x[99];
-    const unsigned int v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2366 = v2365 + v2359;
-    out[v2366] = v2363;
-  }
-  const unsigned int v2367 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2369 = v1068 + v2367;
-  const unsigned int v2370 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2372 = v1071 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2374 = v2372 < v1;
-  const bool v2375 = v2373 && v2374;
-  if (v2375) {
-    const float v2376 = v37.x[100];
-    const unsigned int v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2379 = v2378 + v2372;
-    out[v2379] = v2376;
-  }
-  const unsigned int v2380 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2382 = v1068 + v2380;
-  const unsigned int v2383 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2385 = v1071 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2387 = v2385 < v1;
-  const bool v2388 = v2386 && v2387;
-  if (v2388) {
-    const float v2389 = v37.x[101];
-    const unsigned int v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2392 = v2391 + v2385;
-    out[v2392] = v2389;
-  }
-  const unsigned int v2393 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2395 = v1068 + v2393;
-  const unsigned int v2396 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2398 = v1071 + v2396;
-  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v37.x[102];
-    const unsigned int v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2405 = v2404 + v2398;
-    out[v2405] = v2402;
-  }
-  const unsigned int v2406 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2408 = v1068 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2411 = v1071 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v37.x[103];
-    const unsigned int v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2418 = v2417 + v2411;
-    out[v2418] = v2415;
-  }
-  const unsigned int v2419 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2421 = v1068 + v2419;
-  const unsigned int v2422 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2424 = v1071 + v2422;
-  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2426 = v2424 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v37.x[104];
-    const unsigned int v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2431 = v2430 + v2424;
-    out[v2431] = v2428;
-  }
-  const unsigned int v2432 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2434 = v1068 + v2432;
-  const unsigned int v2435 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2437 = v1071 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2439 = v2437 < v1;
-  const bool v2440 = v2438 && v2439;
-  if (v2440) {
-    const float v2441 = v37.x[105];
-    const unsigned int v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2444 = v2443 + v2437;
-    out[v2444] = v2441;
-  }
-  const unsigned int v2445 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2447 = v1068 + v2445;
-  const unsigned int v2448 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2450 = v1071 + v2448;
-  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2452 = v2450 < v1;
-  const bool v2453 = v2451 && v2452;
-  if (v2453) {
-    const float v2454 = v37.x[106];
-    const unsigned int v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2457 = v2456 + v2450;
-    out[v2457] = v2454;
-  }
-  const unsigned int v2458 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2460 = v1068 + v2458;
-  const unsigned int v2461 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2463 = v1071 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2465 = v2463 < v1;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v37.x[107];
-    const unsigned int v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2470 = v2469 + v2463;
-    out[v2470] = v2467;
-  }
-  const unsigned int v2471 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2473 = v1068 + v2471;
-  const unsigned int v2474 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2476 = v1071 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2478 = v2476 < v1;
-  const bool v2479 = v2477 && v2478;
-  if (v2479) {
-    const float v2480 = v37.x[108];
-    const unsigned int v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2483 = v2482 + v2476;
-    out[v2483] = v2480;
-  }
-  const unsigned int v2484 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2486 = v1068 + v2484;
-  const unsigned int v2487 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2489 = v1071 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2491 = v2489 < v1;
-  const bool v2492 = v2490 && v2491;
-  if (v2492) {
-    const float v2493 = v37.x[109];
-    const unsigned int v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2496 = v2495 + v2489;
-    out[v2496] = v2493;
-  }
-  const unsigned int v2497 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2499 = v1068 + v2497;
-  const unsigned int v2500 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2502 = v1071 + v2500;
-  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2504 = v2502 < v1;
-  const bool v2505 = v2503 && v2504;
-  if (v2505) {
-    const float v2506 = v37.x[110];
-    const unsigned int v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2509 = v2508 + v2502;
-    out[v2509] = v2506;
-  }
-  const unsigned int v2510 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2512 = v1068 + v2510;
-  const unsigned int v2513 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2515 = v1071 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2517 = v2515 < v1;
-  const bool v2518 = v2516 && v2517;
-  if (v2518) {
-    const float v2519 = v37.x[111];
-    const unsigned int v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2522 = v2521 + v2515;
-    out[v2522] = v2519;
-  }
-  const unsigned int v2523 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2525 = v1068 + v2523;
-  const unsigned int v2526 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2528 = v1071 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2530 = v2528 < v1;
-  const bool v2531 = v2529 && v2530;
-  if (v2531) {
-    const float v2532 = v37.x[112];
-    const unsigned int v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2535 = v2534 + v2528;
-    out[v2535] = v2532;
-  }
-  const unsigned int v2536 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2538 = v1068 + v2536;
-  const unsigned int v2539 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2541 = v1071 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2543 = v2541 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v37.x[113];
-    const unsigned int v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2548 = v2547 + v2541;
-    out[v2548] = v2545;
-  }
-  const unsigned int v2549 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2551 = v1068 + v2549;
-  const unsigned int v2552 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2554 = v1071 + v2552;
-  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2556 = v2554 < v1;
-  const bool v2557 = v2555 && v2556;
-  if (v2557) {
-    const float v2558 = v37.x[114];
-    const unsigned int v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2561 = v2560 + v2554;
-    out[v2561] = v2558;
-  }
-  const unsigned int v2562 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2564 = v1068 + v2562;
-  const unsigned int v2565 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2567 = v1071 + v2565;
-  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2569 = v2567 < v1;
-  const bool v2570 = v2568 && v2569;
-  if (v2570) {
-    const float v2571 = v37.x[115];
-    const unsigned int v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2574 = v2573 + v2567;
-    out[v2574] = v2571;
-  }
-  const unsigned int v2575 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2577 = v1068 + v2575;
-  const unsigned int v2578 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2580 = v1071 + v2578;
-  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2582 = v2580 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v37.x[116];
-    const unsigned int v2586 = v2577 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2587 = v2586 + v2580;
-    out[v2587] = v2584;
-  }
-  const unsigned int v2588 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2590 = v1068 + v2588;
-  const unsigned int v2591 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2593 = v1071 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2595 = v2593 < v1;
-  const bool v2596 = v2594 && v2595;
-  if (v2596) {
-    const float v2597 = v37.x[117];
-    const unsigned int v2599 = v2590 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2600 = v2599 + v2593;
-    out[v2600] = v2597;
-  }
-  const unsigned int v2601 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2603 = v1068 + v2601;
-  const unsigned int v2604 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2606 = v1071 + v2604;
-  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2608 = v2606 < v1;
-  const bool v2609 = v2607 && v2608;
-  if (v2609) {
-    const float v2610 = v37.x[118];
-    const unsigned int v2612 = v2603 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2613 = v2612 + v2606;
-    out[v2613] = v2610;
-  }
-  const unsigned int v2614 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2616 = v1068 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2619 = v1071 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v37.x[119];
-    const unsigned int v2625 = v2616 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2626 = v2625 + v2619;
-    out[v2626] = v2623;
-  }
-  const unsigned int v2627 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2629 = v1068 + v2627;
-  const unsigned int v2630 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2632 = v1071 + v2630;
-  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2634 = v2632 < v1;
-  const bool v2635 = v2633 && v2634;
-  if (v2635) {
-    const float v2636 = v37.x[120];
-    const unsigned int v2638 = v2629 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2639 = v2638 + v2632;
-    out[v2639] = v2636;
-  }
-  const unsigned int v2640 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2642 = v1068 + v2640;
-  const unsigned int v2643 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2645 = v1071 + v2643;
-  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2647 = v2645 < v1;
-  const bool v2648 = v2646 && v2647;
-  if (v2648) {
-    const float v2649 = v37.x[121];
-    const unsigned int v2651 = v2642 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2652 = v2651 + v2645;
-    out[v2652] = v2649;
-  }
-  const unsigned int v2653 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2655 = v1068 + v2653;
-  const unsigned int v2656 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2658 = v1071 + v2656;
-  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2660 = v2658 < v1;
-  const bool v2661 = v2659 && v2660;
-  if (v2661) {
-    const float v2662 = v37.x[122];
-    const unsigned int v2664 = v2655 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2665 = v2664 + v2658;
-    out[v2665] = v2662;
-  }
-  const unsigned int v2666 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2668 = v1068 + v2666;
-  const unsigned int v2669 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2671 = v1071 + v2669;
-  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2673 = v2671 < v1;
-  const bool v2674 = v2672 && v2673;
-  if (v2674) {
-    const float v2675 = v37.x[123];
-    const unsigned int v2677 = v2668 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2678 = v2677 + v2671;
-    out[v2678] = v2675;
-  }
-  const unsigned int v2679 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2681 = v1068 + v2679;
-  const unsigned int v2682 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2684 = v1071 + v2682;
-  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2686 = v2684 < v1;
-  const bool v2687 = v2685 && v2686;
-  if (v2687) {
-    const float v2688 = v37.x[124];
-    const unsigned int v2690 = v2681 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2691 = v2690 + v2684;
-    out[v2691] = v2688;
-  }
-  const unsigned int v2692 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2694 = v1068 + v2692;
-  const unsigned int v2695 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2697 = v1071 + v2695;
-  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2699 = v2697 < v1;
-  const bool v2700 = v2698 && v2699;
-  if (v2700) {
-    const float v2701 = v37.x[125];
-    const unsigned int v2703 = v2694 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2704 = v2703 + v2697;
-    out[v2704] = v2701;
-  }
-  const unsigned int v2705 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2707 = v1068 + v2705;
-  const unsigned int v2708 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2710 = v1071 + v2708;
-  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2712 = v2710 < v1;
-  const bool v2713 = v2711 && v2712;
-  if (v2713) {
-    const float v2714 = v37.x[126];
-    const unsigned int v2716 = v2707 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2717 = v2716 + v2710;
-    out[v2717] = v2714;
-  }
-  const unsigned int v2718 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2720 = v1068 + v2718;
-  const unsigned int v2721 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2723 = v1071 + v2721;
-  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2725 = v2723 < v1;
-  const bool v2726 = v2724 && v2725;
-  if (v2726) {
-    const float v2727 = v37.x[127];
-    const unsigned int v2729 = v2720 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const unsigned int v2730 = v2729 + v2723;
-    out[v2730] = v2727;
+  const unsigned int v923 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v924 = v22 + v31;
+  const unsigned int v925 = v924 + v923;
+  const unsigned int v926 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v927 = v26 + v35;
+  const unsigned int v928 = v927 + v926;
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v928 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v37.x[0];
+    const unsigned int v934 = v925 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v935 = v934 + v928;
+    out[v935] = v932;
+  }
+  const unsigned int v936 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v938 = v924 + v936;
+  const unsigned int v939 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v941 = v927 + v939;
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v943 = v941 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v37.x[1];
+    const unsigned int v947 = v938 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v948 = v947 + v941;
+    out[v948] = v945;
+  }
+  const unsigned int v949 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v951 = v924 + v949;
+  const unsigned int v952 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v954 = v927 + v952;
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v37.x[2];
+    const unsigned int v960 = v951 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v961 = v960 + v954;
+    out[v961] = v958;
+  }
+  const unsigned int v962 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v964 = v924 + v962;
+  const unsigned int v965 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v967 = v927 + v965;
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v37.x[3];
+    const unsigned int v973 = v964 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v974 = v973 + v967;
+    out[v974] = v971;
+  }
+  const unsigned int v975 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v977 = v924 + v975;
+  const unsigned int v978 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v980 = v927 + v978;
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v37.x[4];
+    const unsigned int v986 = v977 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v987 = v986 + v980;
+    out[v987] = v984;
+  }
+  const unsigned int v988 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v990 = v924 + v988;
+  const unsigned int v991 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v993 = v927 + v991;
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v995 = v993 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v37.x[5];
+    const unsigned int v999 = v990 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1000 = v999 + v993;
+    out[v1000] = v997;
+  }
+  const unsigned int v1001 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1003 = v924 + v1001;
+  const unsigned int v1004 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1006 = v927 + v1004;
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1006 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v37.x[6];
+    const unsigned int v1012 = v1003 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1013 = v1012 + v1006;
+    out[v1013] = v1010;
+  }
+  const unsigned int v1014 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1016 = v924 + v1014;
+  const unsigned int v1017 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1019 = v927 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1021 = v1019 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v37.x[7];
+    const unsigned int v1025 = v1016 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1026 = v1025 + v1019;
+    out[v1026] = v1023;
+  }
+  const unsigned int v1027 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1029 = v924 + v1027;
+  const unsigned int v1030 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1032 = v927 + v1030;
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1034 = v1032 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v37.x[8];
+    const unsigned int v1038 = v1029 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1039 = v1038 + v1032;
+    out[v1039] = v1036;
+  }
+  const unsigned int v1040 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1042 = v924 + v1040;
+  const unsigned int v1043 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1045 = v927 + v1043;
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1047 = v1045 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v37.x[9];
+    const unsigned int v1051 = v1042 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1052 = v1051 + v1045;
+    out[v1052] = v1049;
+  }
+  const unsigned int v1053 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1055 = v924 + v1053;
+  const unsigned int v1056 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1058 = v927 + v1056;
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1058 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v37.x[10];
+    const unsigned int v1064 = v1055 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1065 = v1064 + v1058;
+    out[v1065] = v1062;
+  }
+  const unsigned int v1066 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1068 = v924 + v1066;
+  const unsigned int v1069 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1071 = v927 + v1069;
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v37.x[11];
+    const unsigned int v1077 = v1068 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1078 = v1077 + v1071;
+    out[v1078] = v1075;
+  }
+  const unsigned int v1079 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1081 = v924 + v1079;
+  const unsigned int v1082 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1084 = v927 + v1082;
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1086 = v1084 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v37.x[12];
+    const unsigned int v1090 = v1081 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1091 = v1090 + v1084;
+    out[v1091] = v1088;
+  }
+  const unsigned int v1092 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1094 = v924 + v1092;
+  const unsigned int v1095 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1097 = v927 + v1095;
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1099 = v1097 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v37.x[13];
+    const unsigned int v1103 = v1094 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1104 = v1103 + v1097;
+    out[v1104] = v1101;
+  }
+  const unsigned int v1105 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1107 = v924 + v1105;
+  const unsigned int v1108 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1110 = v927 + v1108;
+  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1110 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v37.x[14];
+    const unsigned int v1116 = v1107 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1117 = v1116 + v1110;
+    out[v1117] = v1114;
+  }
+  const unsigned int v1118 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1120 = v924 + v1118;
+  const unsigned int v1121 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1123 = v927 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v37.x[15];
+    const unsigned int v1129 = v1120 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1130 = v1129 + v1123;
+    out[v1130] = v1127;
+  }
+  const unsigned int v1131 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1133 = v924 + v1131;
+  const unsigned int v1134 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1136 = v927 + v1134;
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v37.x[16];
+    const unsigned int v1142 = v1133 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1143 = v1142 + v1136;
+    out[v1143] = v1140;
+  }
+  const unsigned int v1144 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1146 = v924 + v1144;
+  const unsigned int v1147 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1149 = v927 + v1147;
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v37.x[17];
+    const unsigned int v1155 = v1146 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1156 = v1155 + v1149;
+    out[v1156] = v1153;
+  }
+  const unsigned int v1157 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1159 = v924 + v1157;
+  const unsigned int v1160 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1162 = v927 + v1160;
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1162 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v37.x[18];
+    const unsigned int v1168 = v1159 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1169 = v1168 + v1162;
+    out[v1169] = v1166;
+  }
+  const unsigned int v1170 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1172 = v924 + v1170;
+  const unsigned int v1173 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1175 = v927 + v1173;
+  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v37.x[19];
+    const unsigned int v1181 = v1172 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1182 = v1181 + v1175;
+    out[v1182] = v1179;
+  }
+  const unsigned int v1183 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1185 = v924 + v1183;
+  const unsigned int v1186 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1188 = v927 + v1186;
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1188 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v37.x[20];
+    const unsigned int v1194 = v1185 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1195 = v1194 + v1188;
+    out[v1195] = v1192;
+  }
+  const unsigned int v1196 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1198 = v924 + v1196;
+  const unsigned int v1199 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1201 = v927 + v1199;
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1201 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v37.x[21];
+    const unsigned int v1207 = v1198 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1208 = v1207 + v1201;
+    out[v1208] = v1205;
+  }
+  const unsigned int v1209 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1211 = v924 + v1209;
+  const unsigned int v1212 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1214 = v927 + v1212;
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1214 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v37.x[22];
+    const unsigned int v1220 = v1211 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1221 = v1220 + v1214;
+    out[v1221] = v1218;
+  }
+  const unsigned int v1222 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1224 = v924 + v1222;
+  const unsigned int v1225 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1227 = v927 + v1225;
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v37.x[23];
+    const unsigned int v1233 = v1224 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1234 = v1233 + v1227;
+    out[v1234] = v1231;
+  }
+  const unsigned int v1235 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1237 = v924 + v1235;
+  const unsigned int v1238 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1240 = v927 + v1238;
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1242 = v1240 < v1;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v37.x[24];
+    const unsigned int v1246 = v1237 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1247 = v1246 + v1240;
+    out[v1247] = v1244;
+  }
+  const unsigned int v1248 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1250 = v924 + v1248;
+  const unsigned int v1251 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1253 = v927 + v1251;
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1253 < v1;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v37.x[25];
+    const unsigned int v1259 = v1250 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1260 = v1259 + v1253;
+    out[v1260] = v1257;
+  }
+  const unsigned int v1261 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1263 = v924 + v1261;
+  const unsigned int v1264 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1266 = v927 + v1264;
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1266 < v1;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v37.x[26];
+    const unsigned int v1272 = v1263 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1273 = v1272 + v1266;
+    out[v1273] = v1270;
+  }
+  const unsigned int v1274 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1276 = v924 + v1274;
+  const unsigned int v1277 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1279 = v927 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v37.x[27];
+    const unsigned int v1285 = v1276 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1286 = v1285 + v1279;
+    out[v1286] = v1283;
+  }
+  const unsigned int v1287 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1289 = v924 + v1287;
+  const unsigned int v1290 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1292 = v927 + v1290;
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v37.x[28];
+    const unsigned int v1298 = v1289 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1299 = v1298 + v1292;
+    out[v1299] = v1296;
+  }
+  const unsigned int v1300 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1302 = v924 + v1300;
+  const unsigned int v1303 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1305 = v927 + v1303;
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1307 = v1305 < v1;
+  const bool v1308 = v1306 && v1307;
+  if (v1308) {
+    const float v1309 = v37.x[29];
+    const unsigned int v1311 = v1302 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1312 = v1311 + v1305;
+    out[v1312] = v1309;
+  }
+  const unsigned int v1313 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1315 = v924 + v1313;
+  const unsigned int v1316 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1318 = v927 + v1316;
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1318 < v1;
+  const bool v1321 = v1319 && v1320;
+  if (v1321) {
+    const float v1322 = v37.x[30];
+    const unsigned int v1324 = v1315 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1325 = v1324 + v1318;
+    out[v1325] = v1322;
+  }
+  const unsigned int v1326 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1328 = v924 + v1326;
+  const unsigned int v1329 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1331 = v927 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v37.x[31];
+    const unsigned int v1337 = v1328 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1338 = v1337 + v1331;
+    out[v1338] = v1335;
+  }
+  const unsigned int v1339 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1341 = v924 + v1339;
+  const unsigned int v1342 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1344 = v927 + v1342;
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1344 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v37.x[32];
+    const unsigned int v1350 = v1341 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1351 = v1350 + v1344;
+    out[v1351] = v1348;
+  }
+  const unsigned int v1352 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1354 = v924 + v1352;
+  const unsigned int v1355 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1357 = v927 + v1355;
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1359 = v1357 < v1;
+  const bool v1360 = v1358 && v1359;
+  if (v1360) {
+    const float v1361 = v37.x[33];
+    const unsigned int v1363 = v1354 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1364 = v1363 + v1357;
+    out[v1364] = v1361;
+  }
+  const unsigned int v1365 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1367 = v924 + v1365;
+  const unsigned int v1368 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1370 = v927 + v1368;
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v37.x[34];
+    const unsigned int v1376 = v1367 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1377 = v1376 + v1370;
+    out[v1377] = v1374;
+  }
+  const unsigned int v1378 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1380 = v924 + v1378;
+  const unsigned int v1381 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1383 = v927 + v1381;
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1383 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v37.x[35];
+    const unsigned int v1389 = v1380 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1390 = v1389 + v1383;
+    out[v1390] = v1387;
+  }
+  const unsigned int v1391 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1393 = v924 + v1391;
+  const unsigned int v1394 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1396 = v927 + v1394;
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1398 = v1396 < v1;
+  const bool v1399 = v1397 && v1398;
+  if (v1399) {
+    const float v1400 = v37.x[36];
+    const unsigned int v1402 = v1393 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1403 = v1402 + v1396;
+    out[v1403] = v1400;
+  }
+  const unsigned int v1404 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1406 = v924 + v1404;
+  const unsigned int v1407 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1409 = v927 + v1407;
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1409 < v1;
+  const bool v1412 = v1410 && v1411;
+  if (v1412) {
+    const float v1413 = v37.x[37];
+    const unsigned int v1415 = v1406 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1416 = v1415 + v1409;
+    out[v1416] = v1413;
+  }
+  const unsigned int v1417 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1419 = v924 + v1417;
+  const unsigned int v1420 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1422 = v927 + v1420;
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1422 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v37.x[38];
+    const unsigned int v1428 = v1419 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1429 = v1428 + v1422;
+    out[v1429] = v1426;
+  }
+  const unsigned int v1430 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1432 = v924 + v1430;
+  const unsigned int v1433 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1435 = v927 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v37.x[39];
+    const unsigned int v1441 = v1432 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1442 = v1441 + v1435;
+    out[v1442] = v1439;
+  }
+  const unsigned int v1443 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1445 = v924 + v1443;
+  const unsigned int v1446 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1448 = v927 + v1446;
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1450 = v1448 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v37.x[40];
+    const unsigned int v1454 = v1445 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1455 = v1454 + v1448;
+    out[v1455] = v1452;
+  }
+  const unsigned int v1456 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1458 = v924 + v1456;
+  const unsigned int v1459 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1461 = v927 + v1459;
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1461 < v1;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v37.x[41];
+    const unsigned int v1467 = v1458 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1468 = v1467 + v1461;
+    out[v1468] = v1465;
+  }
+  const unsigned int v1469 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1471 = v924 + v1469;
+  const unsigned int v1472 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1474 = v927 + v1472;
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v37.x[42];
+    const unsigned int v1480 = v1471 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1481 = v1480 + v1474;
+    out[v1481] = v1478;
+  }
+  const unsigned int v1482 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1484 = v924 + v1482;
+  const unsigned int v1485 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1487 = v927 + v1485;
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v37.x[43];
+    const unsigned int v1493 = v1484 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1494 = v1493 + v1487;
+    out[v1494] = v1491;
+  }
+  const unsigned int v1495 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1497 = v924 + v1495;
+  const unsigned int v1498 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1500 = v927 + v1498;
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v37.x[44];
+    const unsigned int v1506 = v1497 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1507 = v1506 + v1500;
+    out[v1507] = v1504;
+  }
+  const unsigned int v1508 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1510 = v924 + v1508;
+  const unsigned int v1511 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1513 = v927 + v1511;
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v37.x[45];
+    const unsigned int v1519 = v1510 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1520 = v1519 + v1513;
+    out[v1520] = v1517;
+  }
+  const unsigned int v1521 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1523 = v924 + v1521;
+  const unsigned int v1524 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1526 = v927 + v1524;
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1526 < v1;
+  const bool v1529 = v1527 && v1528;
+  if (v1529) {
+    const float v1530 = v37.x[46];
+    const unsigned int v1532 = v1523 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1533 = v1532 + v1526;
+    out[v1533] = v1530;
+  }
+  const unsigned int v1534 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1536 = v924 + v1534;
+  const unsigned int v1537 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1539 = v927 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v37.x[47];
+    const unsigned int v1545 = v1536 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1546 = v1545 + v1539;
+    out[v1546] = v1543;
+  }
+  const unsigned int v1547 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1549 = v924 + v1547;
+  const unsigned int v1550 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1552 = v927 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v37.x[48];
+    const unsigned int v1558 = v1549 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1559 = v1558 + v1552;
+    out[v1559] = v1556;
+  }
+  const unsigned int v1560 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1562 = v924 + v1560;
+  const unsigned int v1563 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1565 = v927 + v1563;
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v37.x[49];
+    const unsigned int v1571 = v1562 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1572 = v1571 + v1565;
+    out[v1572] = v1569;
+  }
+  const unsigned int v1573 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1575 = v924 + v1573;
+  const unsigned int v1576 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1578 = v927 + v1576;
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1580 = v1578 < v1;
+  const bool v1581 = v1579 && v1580;
+  if (v1581) {
+    const float v1582 = v37.x[50];
+    const unsigned int v1584 = v1575 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1585 = v1584 + v1578;
+    out[v1585] = v1582;
+  }
+  const unsigned int v1586 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1588 = v924 + v1586;
+  const unsigned int v1589 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1591 = v927 + v1589;
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1593 = v1591 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v37.x[51];
+    const unsigned int v1597 = v1588 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1598 = v1597 + v1591;
+    out[v1598] = v1595;
+  }
+  const unsigned int v1599 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1601 = v924 + v1599;
+  const unsigned int v1602 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1604 = v927 + v1602;
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1606 = v1604 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v37.x[52];
+    const unsigned int v1610 = v1601 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1611 = v1610 + v1604;
+    out[v1611] = v1608;
+  }
+  const unsigned int v1612 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1614 = v924 + v1612;
+  const unsigned int v1615 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1617 = v927 + v1615;
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1619 = v1617 < v1;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v37.x[53];
+    const unsigned int v1623 = v1614 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1624 = v1623 + v1617;
+    out[v1624] = v1621;
+  }
+  const unsigned int v1625 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1627 = v924 + v1625;
+  const unsigned int v1628 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1630 = v927 + v1628;
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1630 < v1;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v37.x[54];
+    const unsigned int v1636 = v1627 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1637 = v1636 + v1630;
+    out[v1637] = v1634;
+  }
+  const unsigned int v1638 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1640 = v924 + v1638;
+  const unsigned int v1641 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1643 = v927 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v37.x[55];
+    const unsigned int v1649 = v1640 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1650 = v1649 + v1643;
+    out[v1650] = v1647;
+  }
+  const unsigned int v1651 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1653 = v924 + v1651;
+  const unsigned int v1654 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1656 = v927 + v1654;
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v37.x[56];
+    const unsigned int v1662 = v1653 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1663 = v1662 + v1656;
+    out[v1663] = v1660;
+  }
+  const unsigned int v1664 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1666 = v924 + v1664;
+  const unsigned int v1667 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1669 = v927 + v1667;
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1671 = v1669 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v37.x[57];
+    const unsigned int v1675 = v1666 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1676 = v1675 + v1669;
+    out[v1676] = v1673;
+  }
+  const unsigned int v1677 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1679 = v924 + v1677;
+  const unsigned int v1680 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1682 = v927 + v1680;
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v37.x[58];
+    const unsigned int v1688 = v1679 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1689 = v1688 + v1682;
+    out[v1689] = v1686;
+  }
+  const unsigned int v1690 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1692 = v924 + v1690;
+  const unsigned int v1693 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1695 = v927 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v37.x[59];
+    const unsigned int v1701 = v1692 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1702 = v1701 + v1695;
+    out[v1702] = v1699;
+  }
+  const unsigned int v1703 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1705 = v924 + v1703;
+  const unsigned int v1706 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1708 = v927 + v1706;
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1708 < v1;
+  const bool v1711 = v1709 && v1710;
+  if (v1711) {
+    const float v1712 = v37.x[60];
+    const unsigned int v1714 = v1705 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1715 = v1714 + v1708;
+    out[v1715] = v1712;
+  }
+  const unsigned int v1716 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1718 = v924 + v1716;
+  const unsigned int v1719 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1721 = v927 + v1719;
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1723 = v1721 < v1;
+  const bool v1724 = v1722 && v1723;
+  if (v1724) {
+    const float v1725 = v37.x[61];
+    const unsigned int v1727 = v1718 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1728 = v1727 + v1721;
+    out[v1728] = v1725;
+  }
+  const unsigned int v1729 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1731 = v924 + v1729;
+  const unsigned int v1732 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1734 = v927 + v1732;
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1734 < v1;
+  const bool v1737 = v1735 && v1736;
+  if (v1737) {
+    const float v1738 = v37.x[62];
+    const unsigned int v1740 = v1731 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1741 = v1740 + v1734;
+    out[v1741] = v1738;
+  }
+  const unsigned int v1742 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1744 = v924 + v1742;
+  const unsigned int v1745 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1747 = v927 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v37.x[63];
+    const unsigned int v1753 = v1744 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1754 = v1753 + v1747;
+    out[v1754] = v1751;
+  }
+  const unsigned int v1755 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1757 = v924 + v1755;
+  const unsigned int v1758 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1760 = v927 + v1758;
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v37.x[64];
+    const unsigned int v1766 = v1757 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1767 = v1766 + v1760;
+    out[v1767] = v1764;
+  }
+  const unsigned int v1768 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1770 = v924 + v1768;
+  const unsigned int v1771 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1773 = v927 + v1771;
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1775 = v1773 < v1;
+  const bool v1776 = v1774 && v1775;
+  if (v1776) {
+    const float v1777 = v37.x[65];
+    const unsigned int v1779 = v1770 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1780 = v1779 + v1773;
+    out[v1780] = v1777;
+  }
+  const unsigned int v1781 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1783 = v924 + v1781;
+  const unsigned int v1784 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1786 = v927 + v1784;
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1788 = v1786 < v1;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v37.x[66];
+    const unsigned int v1792 = v1783 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1793 = v1792 + v1786;
+    out[v1793] = v1790;
+  }
+  const unsigned int v1794 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1796 = v924 + v1794;
+  const unsigned int v1797 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1799 = v927 + v1797;
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1799 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v37.x[67];
+    const unsigned int v1805 = v1796 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1806 = v1805 + v1799;
+    out[v1806] = v1803;
+  }
+  const unsigned int v1807 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1809 = v924 + v1807;
+  const unsigned int v1810 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1812 = v927 + v1810;
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1812 < v1;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v37.x[68];
+    const unsigned int v1818 = v1809 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1819 = v1818 + v1812;
+    out[v1819] = v1816;
+  }
+  const unsigned int v1820 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1822 = v924 + v1820;
+  const unsigned int v1823 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1825 = v927 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1827 = v1825 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v37.x[69];
+    const unsigned int v1831 = v1822 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1832 = v1831 + v1825;
+    out[v1832] = v1829;
+  }
+  const unsigned int v1833 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1835 = v924 + v1833;
+  const unsigned int v1836 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1838 = v927 + v1836;
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v37.x[70];
+    const unsigned int v1844 = v1835 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1845 = v1844 + v1838;
+    out[v1845] = v1842;
+  }
+  const unsigned int v1846 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1848 = v924 + v1846;
+  const unsigned int v1849 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1851 = v927 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v37.x[71];
+    const unsigned int v1857 = v1848 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1858 = v1857 + v1851;
+    out[v1858] = v1855;
+  }
+  const unsigned int v1859 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1861 = v924 + v1859;
+  const unsigned int v1862 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1864 = v927 + v1862;
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v37.x[72];
+    const unsigned int v1870 = v1861 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1871 = v1870 + v1864;
+    out[v1871] = v1868;
+  }
+  const unsigned int v1872 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1874 = v924 + v1872;
+  const unsigned int v1875 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1877 = v927 + v1875;
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v37.x[73];
+    const unsigned int v1883 = v1874 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1884 = v1883 + v1877;
+    out[v1884] = v1881;
+  }
+  const unsigned int v1885 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1887 = v924 + v1885;
+  const unsigned int v1888 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1890 = v927 + v1888;
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1890 < v1;
+  const bool v1893 = v1891 && v1892;
+  if (v1893) {
+    const float v1894 = v37.x[74];
+    const unsigned int v1896 = v1887 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1897 = v1896 + v1890;
+    out[v1897] = v1894;
+  }
+  const unsigned int v1898 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1900 = v924 + v1898;
+  const unsigned int v1901 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1903 = v927 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v37.x[75];
+    const unsigned int v1909 = v1900 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1910 = v1909 + v1903;
+    out[v1910] = v1907;
+  }
+  const unsigned int v1911 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1913 = v924 + v1911;
+  const unsigned int v1914 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1916 = v927 + v1914;
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v37.x[76];
+    const unsigned int v1922 = v1913 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1923 = v1922 + v1916;
+    out[v1923] = v1920;
+  }
+  const unsigned int v1924 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1926 = v924 + v1924;
+  const unsigned int v1927 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1929 = v927 + v1927;
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1929 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v37.x[77];
+    const unsigned int v1935 = v1926 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1936 = v1935 + v1929;
+    out[v1936] = v1933;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1939 = v924 + v1937;
+  const unsigned int v1940 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1942 = v927 + v1940;
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1942 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v37.x[78];
+    const unsigned int v1948 = v1939 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1949 = v1948 + v1942;
+    out[v1949] = v1946;
+  }
+  const unsigned int v1950 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1952 = v924 + v1950;
+  const unsigned int v1953 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1955 = v927 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v37.x[79];
+    const unsigned int v1961 = v1952 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1962 = v1961 + v1955;
+    out[v1962] = v1959;
+  }
+  const unsigned int v1963 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1965 = v924 + v1963;
+  const unsigned int v1966 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1968 = v927 + v1966;
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1970 = v1968 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v37.x[80];
+    const unsigned int v1974 = v1965 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1975 = v1974 + v1968;
+    out[v1975] = v1972;
+  }
+  const unsigned int v1976 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1978 = v924 + v1976;
+  const unsigned int v1979 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1981 = v927 + v1979;
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1983 = v1981 < v1;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v37.x[81];
+    const unsigned int v1987 = v1978 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v1988 = v1987 + v1981;
+    out[v1988] = v1985;
+  }
+  const unsigned int v1989 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1991 = v924 + v1989;
+  const unsigned int v1992 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1994 = v927 + v1992;
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1996 = v1994 < v1;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v37.x[82];
+    const unsigned int v2000 = v1991 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2001 = v2000 + v1994;
+    out[v2001] = v1998;
+  }
+  const unsigned int v2002 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2004 = v924 + v2002;
+  const unsigned int v2005 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2007 = v927 + v2005;
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2009 = v2007 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v37.x[83];
+    const unsigned int v2013 = v2004 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2014 = v2013 + v2007;
+    out[v2014] = v2011;
+  }
+  const unsigned int v2015 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2017 = v924 + v2015;
+  const unsigned int v2018 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2020 = v927 + v2018;
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v37.x[84];
+    const unsigned int v2026 = v2017 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2027 = v2026 + v2020;
+    out[v2027] = v2024;
+  }
+  const unsigned int v2028 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2030 = v924 + v2028;
+  const unsigned int v2031 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2033 = v927 + v2031;
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2035 = v2033 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v37.x[85];
+    const unsigned int v2039 = v2030 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2040 = v2039 + v2033;
+    out[v2040] = v2037;
+  }
+  const unsigned int v2041 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2043 = v924 + v2041;
+  const unsigned int v2044 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2046 = v927 + v2044;
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v37.x[86];
+    const unsigned int v2052 = v2043 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2053 = v2052 + v2046;
+    out[v2053] = v2050;
+  }
+  const unsigned int v2054 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2056 = v924 + v2054;
+  const unsigned int v2057 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2059 = v927 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v37.x[87];
+    const unsigned int v2065 = v2056 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2066 = v2065 + v2059;
+    out[v2066] = v2063;
+  }
+  const unsigned int v2067 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2069 = v924 + v2067;
+  const unsigned int v2070 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2072 = v927 + v2070;
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2072 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v37.x[88];
+    const unsigned int v2078 = v2069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2079 = v2078 + v2072;
+    out[v2079] = v2076;
+  }
+  const unsigned int v2080 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2082 = v924 + v2080;
+  const unsigned int v2083 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2085 = v927 + v2083;
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2085 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v37.x[89];
+    const unsigned int v2091 = v2082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2092 = v2091 + v2085;
+    out[v2092] = v2089;
+  }
+  const unsigned int v2093 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2095 = v924 + v2093;
+  const unsigned int v2096 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2098 = v927 + v2096;
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2098 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v37.x[90];
+    const unsigned int v2104 = v2095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2105 = v2104 + v2098;
+    out[v2105] = v2102;
+  }
+  const unsigned int v2106 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2108 = v924 + v2106;
+  const unsigned int v2109 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2111 = v927 + v2109;
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2113 = v2111 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v37.x[91];
+    const unsigned int v2117 = v2108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2118 = v2117 + v2111;
+    out[v2118] = v2115;
+  }
+  const unsigned int v2119 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2121 = v924 + v2119;
+  const unsigned int v2122 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2124 = v927 + v2122;
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2126 = v2124 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v37.x[92];
+    const unsigned int v2130 = v2121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2131 = v2130 + v2124;
+    out[v2131] = v2128;
+  }
+  const unsigned int v2132 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2134 = v924 + v2132;
+  const unsigned int v2135 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2137 = v927 + v2135;
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2139 = v2137 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v37.x[93];
+    const unsigned int v2143 = v2134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2144 = v2143 + v2137;
+    out[v2144] = v2141;
+  }
+  const unsigned int v2145 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2147 = v924 + v2145;
+  const unsigned int v2148 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2150 = v927 + v2148;
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v37.x[94];
+    const unsigned int v2156 = v2147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2157 = v2156 + v2150;
+    out[v2157] = v2154;
+  }
+  const unsigned int v2158 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2160 = v924 + v2158;
+  const unsigned int v2161 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2163 = v927 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v37.x[95];
+    const unsigned int v2169 = v2160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2170 = v2169 + v2163;
+    out[v2170] = v2167;
+  }
+  const unsigned int v2171 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2173 = v924 + v2171;
+  const unsigned int v2174 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2176 = v927 + v2174;
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2178 = v2176 < v1;
+  const bool v2179 = v2177 && v2178;
+  if (v2179) {
+    const float v2180 = v37.x[96];
+    const unsigned int v2182 = v2173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2183 = v2182 + v2176;
+    out[v2183] = v2180;
+  }
+  const unsigned int v2184 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2186 = v924 + v2184;
+  const unsigned int v2187 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2189 = v927 + v2187;
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2191 = v2189 < v1;
+  const bool v2192 = v2190 && v2191;
+  if (v2192) {
+    const float v2193 = v37.x[97];
+    const unsigned int v2195 = v2186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2196 = v2195 + v2189;
+    out[v2196] = v2193;
+  }
+  const unsigned int v2197 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2199 = v924 + v2197;
+  const unsigned int v2200 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2202 = v927 + v2200;
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v37.x[98];
+    const unsigned int v2208 = v2199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2209 = v2208 + v2202;
+    out[v2209] = v2206;
+  }
+  const unsigned int v2210 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2212 = v924 + v2210;
+  const unsigned int v2213 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2215 = v927 + v2213;
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v37.x[99];
+    const unsigned int v2221 = v2212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2222 = v2221 + v2215;
+    out[v2222] = v2219;
+  }
+  const unsigned int v2223 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2225 = v924 + v2223;
+  const unsigned int v2226 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2228 = v927 + v2226;
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v37.x[100];
+    const unsigned int v2234 = v2225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2235 = v2234 + v2228;
+    out[v2235] = v2232;
+  }
+  const unsigned int v2236 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2238 = v924 + v2236;
+  const unsigned int v2239 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2241 = v927 + v2239;
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v37.x[101];
+    const unsigned int v2247 = v2238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2248 = v2247 + v2241;
+    out[v2248] = v2245;
+  }
+  const unsigned int v2249 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2251 = v924 + v2249;
+  const unsigned int v2252 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2254 = v927 + v2252;
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2254 < v1;
+  const bool v2257 = v2255 && v2256;
+  if (v2257) {
+    const float v2258 = v37.x[102];
+    const unsigned int v2260 = v2251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2261 = v2260 + v2254;
+    out[v2261] = v2258;
+  }
+  const unsigned int v2262 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2264 = v924 + v2262;
+  const unsigned int v2265 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2267 = v927 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v37.x[103];
+    const unsigned int v2273 = v2264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2274 = v2273 + v2267;
+    out[v2274] = v2271;
+  }
+  const unsigned int v2275 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2277 = v924 + v2275;
+  const unsigned int v2278 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2280 = v927 + v2278;
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2282 = v2280 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v37.x[104];
+    const unsigned int v2286 = v2277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2287 = v2286 + v2280;
+    out[v2287] = v2284;
+  }
+  const unsigned int v2288 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2290 = v924 + v2288;
+  const unsigned int v2291 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2293 = v927 + v2291;
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2293 < v1;
+  const bool v2296 = v2294 && v2295;
+  if (v2296) {
+    const float v2297 = v37.x[105];
+    const unsigned int v2299 = v2290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2300 = v2299 + v2293;
+    out[v2300] = v2297;
+  }
+  const unsigned int v2301 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2303 = v924 + v2301;
+  const unsigned int v2304 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2306 = v927 + v2304;
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2306 < v1;
+  const bool v2309 = v2307 && v2308;
+  if (v2309) {
+    const float v2310 = v37.x[106];
+    const unsigned int v2312 = v2303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2313 = v2312 + v2306;
+    out[v2313] = v2310;
+  }
+  const unsigned int v2314 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2316 = v924 + v2314;
+  const unsigned int v2317 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2319 = v927 + v2317;
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2321 = v2319 < v1;
+  const bool v2322 = v2320 && v2321;
+  if (v2322) {
+    const float v2323 = v37.x[107];
+    const unsigned int v2325 = v2316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2326 = v2325 + v2319;
+    out[v2326] = v2323;
+  }
+  const unsigned int v2327 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2329 = v924 + v2327;
+  const unsigned int v2330 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2332 = v927 + v2330;
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2334 = v2332 < v1;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v37.x[108];
+    const unsigned int v2338 = v2329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2339 = v2338 + v2332;
+    out[v2339] = v2336;
+  }
+  const unsigned int v2340 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2342 = v924 + v2340;
+  const unsigned int v2343 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2345 = v927 + v2343;
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v37.x[109];
+    const unsigned int v2351 = v2342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2352 = v2351 + v2345;
+    out[v2352] = v2349;
+  }
+  const unsigned int v2353 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2355 = v924 + v2353;
+  const unsigned int v2356 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2358 = v927 + v2356;
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2358 < v1;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v37.x[110];
+    const unsigned int v2364 = v2355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2365 = v2364 + v2358;
+    out[v2365] = v2362;
+  }
+  const unsigned int v2366 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2368 = v924 + v2366;
+  const unsigned int v2369 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2371 = v927 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v37.x[111];
+    const unsigned int v2377 = v2368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2378 = v2377 + v2371;
+    out[v2378] = v2375;
+  }
+  const unsigned int v2379 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2381 = v924 + v2379;
+  const unsigned int v2382 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2384 = v927 + v2382;
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v37.x[112];
+    const unsigned int v2390 = v2381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2391 = v2390 + v2384;
+    out[v2391] = v2388;
+  }
+  const unsigned int v2392 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2394 = v924 + v2392;
+  const unsigned int v2395 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2397 = v927 + v2395;
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2399 = v2397 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v37.x[113];
+    const unsigned int v2403 = v2394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2404 = v2403 + v2397;
+    out[v2404] = v2401;
+  }
+  const unsigned int v2405 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2407 = v924 + v2405;
+  const unsigned int v2408 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2410 = v927 + v2408;
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2412 = v2410 < v1;
+  const bool v2413 = v2411 && v2412;
+  if (v2413) {
+    const float v2414 = v37.x[114];
+    const unsigned int v2416 = v2407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2417 = v2416 + v2410;
+    out[v2417] = v2414;
+  }
+  const unsigned int v2418 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2420 = v924 + v2418;
+  const unsigned int v2421 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2423 = v927 + v2421;
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2425 = v2423 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v37.x[115];
+    const unsigned int v2429 = v2420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2430 = v2429 + v2423;
+    out[v2430] = v2427;
+  }
+  const unsigned int v2431 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2433 = v924 + v2431;
+  const unsigned int v2434 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2436 = v927 + v2434;
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2438 = v2436 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v37.x[116];
+    const unsigned int v2442 = v2433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2443 = v2442 + v2436;
+    out[v2443] = v2440;
+  }
+  const unsigned int v2444 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2446 = v924 + v2444;
+  const unsigned int v2447 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2449 = v927 + v2447;
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2451 = v2449 < v1;
+  const bool v2452 = v2450 && v2451;
+  if (v2452) {
+    const float v2453 = v37.x[117];
+    const unsigned int v2455 = v2446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2456 = v2455 + v2449;
+    out[v2456] = v2453;
+  }
+  const unsigned int v2457 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2459 = v924 + v2457;
+  const unsigned int v2460 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2462 = v927 + v2460;
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2464 = v2462 < v1;
+  const bool v2465 = v2463 && v2464;
+  if (v2465) {
+    const float v2466 = v37.x[118];
+    const unsigned int v2468 = v2459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2469 = v2468 + v2462;
+    out[v2469] = v2466;
+  }
+  const unsigned int v2470 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2472 = v924 + v2470;
+  const unsigned int v2473 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2475 = v927 + v2473;
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2475 < v1;
+  const bool v2478 = v2476 && v2477;
+  if (v2478) {
+    const float v2479 = v37.x[119];
+    const unsigned int v2481 = v2472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2482 = v2481 + v2475;
+    out[v2482] = v2479;
+  }
+  const unsigned int v2483 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2485 = v924 + v2483;
+  const unsigned int v2486 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2488 = v927 + v2486;
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2490 = v2488 < v1;
+  const bool v2491 = v2489 && v2490;
+  if (v2491) {
+    const float v2492 = v37.x[120];
+    const unsigned int v2494 = v2485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2495 = v2494 + v2488;
+    out[v2495] = v2492;
+  }
+  const unsigned int v2496 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2498 = v924 + v2496;
+  const unsigned int v2499 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2501 = v927 + v2499;
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2503 = v2501 < v1;
+  const bool v2504 = v2502 && v2503;
+  if (v2504) {
+    const float v2505 = v37.x[121];
+    const unsigned int v2507 = v2498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2508 = v2507 + v2501;
+    out[v2508] = v2505;
+  }
+  const unsigned int v2509 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2511 = v924 + v2509;
+  const unsigned int v2512 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2514 = v927 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2514 < v1;
+  const bool v2517 = v2515 && v2516;
+  if (v2517) {
+    const float v2518 = v37.x[122];
+    const unsigned int v2520 = v2511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2521 = v2520 + v2514;
+    out[v2521] = v2518;
+  }
+  const unsigned int v2522 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2524 = v924 + v2522;
+  const unsigned int v2525 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2527 = v927 + v2525;
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2529 = v2527 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v37.x[123];
+    const unsigned int v2533 = v2524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2534 = v2533 + v2527;
+    out[v2534] = v2531;
+  }
+  const unsigned int v2535 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2537 = v924 + v2535;
+  const unsigned int v2538 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2540 = v927 + v2538;
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2542 = v2540 < v1;
+  const bool v2543 = v2541 && v2542;
+  if (v2543) {
+    const float v2544 = v37.x[124];
+    const unsigned int v2546 = v2537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2547 = v2546 + v2540;
+    out[v2547] = v2544;
+  }
+  const unsigned int v2548 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2550 = v924 + v2548;
+  const unsigned int v2551 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2553 = v927 + v2551;
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2555 = v2553 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v37.x[125];
+    const unsigned int v2559 = v2550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2560 = v2559 + v2553;
+    out[v2560] = v2557;
+  }
+  const unsigned int v2561 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2563 = v924 + v2561;
+  const unsigned int v2564 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2566 = v927 + v2564;
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2568 = v2566 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v37.x[126];
+    const unsigned int v2572 = v2563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2573 = v2572 + v2566;
+    out[v2573] = v2570;
+  }
+  const unsigned int v2574 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2576 = v924 + v2574;
+  const unsigned int v2577 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2579 = v927 + v2577;
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2581 = v2579 < v1;
+  const bool v2582 = v2580 && v2581;
+  if (v2582) {
+    const float v2583 = v37.x[127];
+    const unsigned int v2585 = v2576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const unsigned int v2586 = v2585 + v2579;
+    out[v2586] = v2583;
   }
 }

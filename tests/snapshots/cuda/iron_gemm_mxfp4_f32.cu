@@ -11,6 +11,11 @@
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -242,169 +247,244 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    for (unsigned int v3006 = 0u; v3006 < 2u; v3006 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3007 = v3006 << 4u;
-      const bool v3009 = v3007 < v2;
-      if (v3009) {
-        const unsigned int v3011 = v3006 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3013 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3016 = v3013 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3019 = v3013 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3020 = v3019 << 2u;
-        const unsigned int v3021 = v22 + v3016;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3022 = v3021 < v0;
-        const unsigned int v3023 = v3007 + v3020;
-        const bool v3024 = v3023 < v2;
-        const bool v3025 = v3022 && v3024;
-        const unsigned int v3027 = v3021 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3029 = v3027 + v3007;
-        const unsigned int v3030 = v3029 + v3020;
-        const unsigned int v3031 = v3025 ? v3030 : 0u;
-        const unsigned int v3033 = v3016 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3034 = v3011 + v3033;
-        const unsigned int v3035 = v3034 + v3020;
-        iron_copy_async<16>(shm0 + v3035, x + v3031, v3025);
-        const unsigned int v3038 = v3013 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3040 = v3038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3043 = v3038 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3044 = v3043 << 2u;
-        const unsigned int v3045 = v22 + v3040;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3046 = v3045 < v0;
-        const unsigned int v3047 = v3007 + v3044;
-        const bool v3048 = v3047 < v2;
-        const bool v3049 = v3046 && v3048;
-        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3053 = v3051 + v3007;
-        const unsigned int v3054 = v3053 + v3044;
-        const unsigned int v3055 = v3049 ? v3054 : 0u;
-        const unsigned int v3057 = v3040 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3058 = v3011 + v3057;
-        const unsigned int v3059 = v3058 + v3044;
-        iron_copy_async<16>(shm0 + v3059, x + v3055, v3049);
-        const unsigned int v3062 = v3013 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3064 = v3062 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3067 = v3062 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3068 = v3067 << 2u;
-        const unsigned int v3069 = v22 + v3064;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3070 = v3069 < v0;
-        const unsigned int v3071 = v3007 + v3068;
-        const bool v3072 = v3071 < v2;
-        const bool v3073 = v3070 && v3072;
-        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3077 = v3075 + v3007;
-        const unsigned int v3078 = v3077 + v3068;
-        const unsigned int v3079 = v3073 ? v3078 : 0u;
-        const unsigned int v3081 = v3064 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3082 = v3011 + v3081;
-        const unsigned int v3083 = v3082 + v3068;
-        iron_copy_async<16>(shm0 + v3083, x + v3079, v3073);
-        const unsigned int v3086 = v3013 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3088 = v3086 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3091 = v3086 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3092 = v3091 << 2u;
-        const unsigned int v3093 = v22 + v3088;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3094 = v3093 < v0;
-        const unsigned int v3095 = v3007 + v3092;
-        const bool v3096 = v3095 < v2;
-        const bool v3097 = v3094 && v3096;
-        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3101 = v3099 + v3007;
-        const unsigned int v3102 = v3101 + v3092;
-        const unsigned int v3103 = v3097 ? v3102 : 0u;
-        const unsigned int v3105 = v3088 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3106 = v3011 + v3105;
-        const unsigned int v3107 = v3106 + v3092;
-        iron_copy_async<16>(shm0 + v3107, x + v3103, v3097);
-        const unsigned int v3114 = v3013 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3117 = v3013 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3118 = v3117 << 3u;
-        const unsigned int v3119 = v26 + v3114;  // kernels/gemm/quant_b.hpp:124
-        const bool v3120 = v3119 < v1;
-        const unsigned int v3121 = v3007 + v3118;
-        const bool v3122 = v3121 < v2;
-        const bool v3123 = v3120 && v3122;
-        const unsigned int v3125 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3127 = min(v3121, v3125);
-        const unsigned int v3129 = v1 - 1u;
-        const unsigned int v3131 = min(v3119, v3129);
-        const unsigned int v3133 = v3127 >> 3u;  // kernels/gemm/quant_b.hpp:64
-        const unsigned int v3135 = v2 >> 3u;
-        const unsigned int v3136 = v3131 * v3135;
-        const unsigned int v3137 = v3136 + v3133;
-        const unsigned int v3138 = packed[v3137];
-        const unsigned int v3140 = v3127 >> 5u;  // kernels/gemm/quant_b.hpp:65
-        const unsigned int v3142 = v2 >> 5u;
-        const unsigned int v3143 = v3131 * v3142;
-        const unsigned int v3144 = v3143 + v3140;
-        const unsigned char v3145 = scales[v3144];
-        const unsigned int v3146 = static_cast<unsigned int>(v3145);
-        const unsigned int v3148 = v3146 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v3151 = v3146 == 255u;
-        const unsigned int v3152 = v3151 ? 2143289344u : v3148;
-        const bool v3154 = v3146 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v3156 = v3154 ? 4194304u : v3152;
-        const float v3157 = __uint_as_float(v3156);
-        const unsigned int v3159 = v3138 >> 0u;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3161 = v3159 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3163 = v3161 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3165 = v3163 << 22u;
-        const unsigned int v3167 = v3161 * 1056964608u;
-        const bool v3169 = v3161 < 2u;
-        const unsigned int v3170 = v3169 ? v3167 : v3165;
-        const unsigned int v3172 = v3159 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3174 = v3172 << 28u;
-        const unsigned int v3175 = v3170 | v3174;
-        const float v3176 = __uint_as_float(v3175);
-        const float v3177 = v3176 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3179 = v3138 >> 4u;
-        const unsigned int v3181 = v3179 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3183 = v3181 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3185 = v3183 << 22u;
-        const unsigned int v3187 = v3181 * 1056964608u;
-        const bool v3189 = v3181 < 2u;
-        const unsigned int v3190 = v3189 ? v3187 : v3185;
-        const unsigned int v3192 = v3179 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3194 = v3192 << 28u;
-        const unsigned int v3195 = v3190 | v3194;
-        const float v3196 = __uint_as_float(v3195);
-        const float v3197 = v3196 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3199 = v3138 >> 8u;
-        const unsigned int v3201 = v3199 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3203 = v3201 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3205 = v3203 << 22u;
-        const unsigned int v3207 = v3201 * 1056964608u;
-        const bool v3209 = v3201 < 2u;
-        const unsigned int v3210 = v3209 ? v3207 : v3205;
-        const unsigned int v3212 = v3199 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3214 = v3212 << 28u;
-        const unsigned int v3215 = v3210 | v3214;
-        const float v3216 = __uint_as_float(v3215);
-        const float v3217 = v3216 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3219 = v3138 >> 12u;
-        const unsigned int v3221 = v3219 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3223 = v3221 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3225 = v3223 << 22u;
-        const unsigned int v3227 = v3221 * 1056964608u;
-        const bool v3229 = v3221 < 2u;
-        const unsigned int v3230 = v3229 ? v3227 : v3225;
-        const unsigned int v3232 = v3219 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3234 = v3232 << 28u;
-        const unsigned int v3235 = v3230 | v3234;
-        const float v3236 = __uint_as_float(v3235);
-        const float v3237 = v3236 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3239 = v3138 >> 16u;
-        const unsigned int v3241 = v3239 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3243 = v3241 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3245 = v3243 << 22u;
-        const unsigned int v3247 = v3241 * 1056964608u;
-        const bool v3249 = v3241 < 2u;
-        const unsigned int v3250 = v3249 ? v3247 : v3245;
-        const unsigned int v3252 = v3239 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3254 = v3252 << 28u;
-        const unsigned int v3255 = v3250 | v3254;
-        const float v3256 = __uint_as_float(v3255);
-        const float v3257 = v3256 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3259 = v3138 >> 20u;
+    for (unsigned int v2862 = 0u; v2862 < 2u; v2862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v2863 = v2862 << 4u;
+      const bool v2865 = v2863 < v2;
+      if (v2865) {
+        const unsigned int v2867 = v2862 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2869 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2872 = v2869 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2875 = v2869 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2876 = v2875 << 2u;
+        const unsigned int v2877 = v22 + v2872;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2878 = v2877 < v0;
+        const unsigned int v2879 = v2863 + v2876;
+        const bool v2880 = v2879 < v2;
+        const bool v2881 = v2878 && v2880;
+        const unsigned int v2883 = v2877 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2885 = v2883 + v2863;
+        const unsigned int v2886 = v2885 + v2876;
+        const unsigned int v2887 = v2881 ? v2886 : 0u;
+        const unsigned int v2889 = v2872 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2890 = v2867 + v2889;
+        const unsigned int v2891 = v2890 + v2876;
+        iron_copy_async<16>(shm0 + v2891, x + v2887, v2881);
+        const unsigned int v2894 = v2869 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2896 = v2894 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2899 = v2894 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2900 = v2899 << 2u;
+        const unsigned int v2901 = v22 + v2896;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2902 = v2901 < v0;
+        const unsigned int v2903 = v2863 + v2900;
+        const bool v2904 = v2903 < v2;
+        const bool v2905 = v2902 && v2904;
+        const unsigned int v2907 = v2901 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2909 = v2907 + v2863;
+        const unsigned int v2910 = v2909 + v2900;
+        const unsigned int v2911 = v2905 ? v2910 : 0u;
+        const unsigned int v2913 = v2896 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2914 = v2867 + v2913;
+        const unsigned int v2915 = v2914 + v2900;
+        iron_copy_async<16>(shm0 + v2915, x + v2911, v2905);
+        const unsigned int v2918 = v2869 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2920 = v2918 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2923 = v2918 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2924 = v2923 << 2u;
+        const unsigned int v2925 = v22 + v2920;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2926 = v2925 < v0;
+        const unsigned int v2927 = v2863 + v2924;
+        const bool v2928 = v2927 < v2;
+        const bool v2929 = v2926 && v2928;
+        const unsigned int v2931 = v2925 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2933 = v2931 + v2863;
+        const unsigned int v2934 = v2933 + v2924;
+        const unsigned int v2935 = v2929 ? v2934 : 0u;
+        const unsigned int v2937 = v2920 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2938 = v2867 + v2937;
+        const unsigned int v2939 = v2938 + v2924;
+        iron_copy_async<16>(shm0 + v2939, x + v2935, v2929);
+        const unsigned int v2942 = v2869 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v2944 = v2942 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2947 = v2942 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2948 = v2947 << 2u;
+        const unsigned int v2949 = v22 + v2944;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v2950 = v2949 < v0;
+        const unsigned int v2951 = v2863 + v2948;
+        const bool v2952 = v2951 < v2;
+        const bool v2953 = v2950 && v2952;
+        const unsigned int v2955 = v2949 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v2957 = v2955 + v2863;
+        const unsigned int v2958 = v2957 + v2948;
+        const unsigned int v2959 = v2953 ? v2958 : 0u;
+        const unsigned int v2961 = v2944 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2962 = v2867 + v2961;
+        const unsigned int v2963 = v2962 + v2948;
+        iron_copy_async<16>(shm0 + v2963, x + v2959, v2953);
+        const unsigned int v2970 = v2869 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v2973 = v2869 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2974 = v2973 << 3u;
+        const unsigned int v2975 = v26 + v2970;  // kernels/gemm/quant_b.hpp:124
+        const bool v2976 = v2975 < v1;
+        const unsigned int v2977 = v2863 + v2974;
+        const bool v2978 = v2977 < v2;
+        const bool v2979 = v2976 && v2978;
+        const unsigned int v2981 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2983 = min(v2977, v2981);
+        const unsigned int v2985 = v1 - 1u;
+        const unsigned int v2987 = min(v2975, v2985);
+        const unsigned int v2989 = v2983 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v2991 = v2 >> 3u;
+        const unsigned int v2992 = v2987 * v2991;
+        const unsigned int v2993 = v2992 + v2989;
+        const unsigned int v2994 = packed[v2993];
+        const unsigned int v2996 = v2983 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v2998 = v2 >> 5u;
+        const unsigned int v2999 = v2987 * v2998;
+        const unsigned int v3000 = v2999 + v2996;
+        const unsigned char v3001 = scales[v3000];
+        const unsigned int v3002 = static_cast<unsigned int>(v3001);
+        const unsigned int v3004 = v3002 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3007 = v3002 == 255u;
+        const unsigned int v3008 = v3007 ? 2143289344u : v3004;
+        const bool v3010 = v3002 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v3012 = v3010 ? 4194304u : v3008;
+        const float v3013 = __uint_as_float(v3012);
+        const unsigned int v3015 = v2994 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3017 = v3015 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3019 = v3017 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3021 = v3019 << 22u;
+        const unsigned int v3023 = v3017 * 1056964608u;
+        const bool v3025 = v3017 < 2u;
+        const unsigned int v3026 = v3025 ? v3023 : v3021;
+        const unsigned int v3028 = v3015 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3030 = v3028 << 28u;
+        const unsigned int v3031 = v3026 | v3030;
+        const float v3032 = __uint_as_float(v3031);
+        const float v3033 = v3032 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3035 = v2994 >> 4u;
+        const unsigned int v3037 = v3035 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3039 = v3037 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3041 = v3039 << 22u;
+        const unsigned int v3043 = v3037 * 1056964608u;
+        const bool v3045 = v3037 < 2u;
+        const unsigned int v3046 = v3045 ? v3043 : v3041;
+        const unsigned int v3048 = v3035 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3050 = v3048 << 28u;
+        const unsigned int v3051 = v3046 | v3050;
+        const float v3052 = __uint_as_float(v3051);
+        const float v3053 = v3052 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3055 = v2994 >> 8u;
+        const unsigned int v3057 = v3055 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3059 = v3057 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3061 = v3059 << 22u;
+        const unsigned int v3063 = v3057 * 1056964608u;
+        const bool v3065 = v3057 < 2u;
+        const unsigned int v3066 = v3065 ? v3063 : v3061;
+        const unsigned int v3068 = v3055 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3070 = v3068 << 28u;
+        const unsigned int v3071 = v3066 | v3070;
+        const float v3072 = __uint_as_float(v3071);
+        const float v3073 = v3072 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3075 = v2994 >> 12u;
+        const unsigned int v3077 = v3075 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3079 = v3077 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3081 = v3079 << 22u;
+        const unsigned int v3083 = v3077 * 1056964608u;
+        const bool v3085 = v3077 < 2u;
+        const unsigned int v3086 = v3085 ? v3083 : v3081;
+        const unsigned int v3088 = v3075 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3090 = v3088 << 28u;
+        const unsigned int v3091 = v3086 | v3090;
+        const float v3092 = __uint_as_float(v3091);
+        const float v3093 = v3092 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3095 = v2994 >> 16u;
+        const unsigned int v3097 = v3095 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3099 = v3097 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3101 = v3099 << 22u;
+        const unsigned int v3103 = v3097 * 1056964608u;
+        const bool v3105 = v3097 < 2u;
+        const unsigned int v3106 = v3105 ? v3103 : v3101;
+        const unsigned int v3108 = v3095 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3110 = v3108 << 28u;
+        const unsigned int v3111 = v3106 | v3110;
+        const float v3112 = __uint_as_float(v3111);
+        const float v3113 = v3112 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3115 = v2994 >> 20u;
+        const unsigned int v3117 = v3115 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3119 = v3117 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3121 = v3119 << 22u;
+        const unsigned int v3123 = v3117 * 1056964608u;
+        const bool v3125 = v3117 < 2u;
+        const unsigned int v3126 = v3125 ? v3123 : v3121;
+        const unsigned int v3128 = v3115 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3130 = v3128 << 28u;
+        const unsigned int v3131 = v3126 | v3130;
+        const float v3132 = __uint_as_float(v3131);
+        const float v3133 = v3132 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3135 = v2994 >> 24u;
+        const unsigned int v3137 = v3135 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3139 = v3137 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3141 = v3139 << 22u;
+        const unsigned int v3143 = v3137 * 1056964608u;
+        const bool v3145 = v3137 < 2u;
+        const unsigned int v3146 = v3145 ? v3143 : v3141;
+        const unsigned int v3148 = v3135 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3150 = v3148 << 28u;
+        const unsigned int v3151 = v3146 | v3150;
+        const float v3152 = __uint_as_float(v3151);
+        const float v3153 = v3152 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3155 = v2994 >> 28u;
+        const unsigned int v3157 = v3155 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3159 = v3157 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3161 = v3159 << 22u;
+        const unsigned int v3163 = v3157 * 1056964608u;
+        const bool v3165 = v3157 < 2u;
+        const unsigned int v3166 = v3165 ? v3163 : v3161;
+        const unsigned int v3168 = v3155 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3170 = v3168 << 28u;
+        const unsigned int v3171 = v3166 | v3170;
+        const float v3172 = __uint_as_float(v3171);
+        const float v3173 = v3172 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3175 = v2979 ? v3033 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3178 = v2979 ? v3053 : 0.0f;
+        const float v3181 = v2979 ? v3073 : 0.0f;
+        const float v3184 = v2979 ? v3093 : 0.0f;
+        const unsigned int v3188 = v2970 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3189 = v2867 + v3188;
+        const unsigned int v3190 = v3189 + v2974;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3190) = iron_f32x4{{v3175, v3178, v3181, v3184}};
+        const float v3193 = v2979 ? v3113 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3196 = v2979 ? v3133 : 0.0f;
+        const float v3199 = v2979 ? v3153 : 0.0f;
+        const float v3202 = v2979 ? v3173 : 0.0f;
+        const unsigned int v3209 = v3190 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3209) = iron_f32x4{{v3193, v3196, v3199, v3202}};
+        const unsigned int v3214 = v2894 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3217 = v2894 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3218 = v3217 << 3u;
+        const unsigned int v3219 = v26 + v3214;  // kernels/gemm/quant_b.hpp:124
+        const bool v3220 = v3219 < v1;
+        const unsigned int v3221 = v2863 + v3218;
+        const bool v3222 = v3221 < v2;
+        const bool v3223 = v3220 && v3222;
+        const unsigned int v3227 = min(v3221, v2981);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3231 = min(v3219, v2985);
+        const unsigned int v3233 = v3227 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3236 = v3231 * v2991;
+        const unsigned int v3237 = v3236 + v3233;
+        const unsigned int v3238 = packed[v3237];
+        const unsigned int v3240 = v3227 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3243 = v3231 * v2998;
+        const unsigned int v3244 = v3243 + v3240;
+        const unsigned char v3245 = scales[v3244];
+        const unsigned int v3246 = static_cast<unsigned int>(v3245);
+        const unsigned int v3248 = v3246 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3251 = v3246 == 255u;
+        const unsigned int v3252 = v3251 ? 2143289344u : v3248;
+        const bool v3254 = v3246 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v3256 = v3254 ? 4194304u : v3252;
+        const float v3257 = __uint_as_float(v3256);
+        const unsigned int v3259 = v3238 >> 0u;  // kernels/gemm/quant_b.hpp:67
         const unsigned int v3261 = v3259 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3263 = v3261 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3265 = v3263 << 22u;
@@ -415,8 +495,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3274 = v3272 << 28u;
         const unsigned int v3275 = v3270 | v3274;
         const float v3276 = __uint_as_float(v3275);
-        const float v3277 = v3276 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3279 = v3138 >> 24u;
+        const float v3277 = v3276 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3279 = v3238 >> 4u;
         const unsigned int v3281 = v3279 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3283 = v3281 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3285 = v3283 << 22u;
@@ -427,8 +507,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3294 = v3292 << 28u;
         const unsigned int v3295 = v3290 | v3294;
         const float v3296 = __uint_as_float(v3295);
-        const float v3297 = v3296 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3299 = v3138 >> 28u;
+        const float v3297 = v3296 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3299 = v3238 >> 8u;
         const unsigned int v3301 = v3299 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3303 = v3301 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3305 = v3303 << 22u;
@@ -439,2570 +519,2423 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3314 = v3312 << 28u;
         const unsigned int v3315 = v3310 | v3314;
         const float v3316 = __uint_as_float(v3315);
-        const float v3317 = v3316 * v3157;  // kernels/gemm/quant_b.hpp:67
-        const float v3319 = v3123 ? v3177 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3323 = v3114 * 20u;
-        const unsigned int v3324 = v3011 + v3323;
-        const unsigned int v3325 = v3324 + v3118;
-        shm1[v3325] = v3319;
-        const float v3328 = v3123 ? v3197 : 0.0f;
-        const unsigned int v3335 = v3325 + 1u;
-        shm1[v3335] = v3328;
-        const float v3337 = v3123 ? v3217 : 0.0f;
-        const unsigned int v3344 = v3325 + 2u;
-        shm1[v3344] = v3337;
-        const float v3346 = v3123 ? v3237 : 0.0f;
-        const unsigned int v3353 = v3325 + 3u;
-        shm1[v3353] = v3346;
-        const float v3355 = v3123 ? v3257 : 0.0f;
-        const unsigned int v3362 = v3325 + 4u;
-        shm1[v3362] = v3355;
-        const float v3364 = v3123 ? v3277 : 0.0f;
-        const unsigned int v3371 = v3325 + 5u;
-        shm1[v3371] = v3364;
-        const float v3373 = v3123 ? v3297 : 0.0f;
-        const unsigned int v3380 = v3325 + 6u;
-        shm1[v3380] = v3373;
-        const float v3382 = v3123 ? v3317 : 0.0f;
-        const unsigned int v3389 = v3325 + 7u;
-        shm1[v3389] = v3382;
-        const unsigned int v3394 = v3038 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3397 = v3038 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3398 = v3397 << 3u;
-        const unsigned int v3399 = v26 + v3394;  // kernels/gemm/quant_b.hpp:124
-        const bool v3400 = v3399 < v1;
-        const unsigned int v3401 = v3007 + v3398;
-        const bool v3402 = v3401 < v2;
-        const bool v3403 = v3400 && v3402;
-        const unsigned int v3407 = min(v3401, v3125);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3411 = min(v3399, v3129);
-        const unsigned int v3413 = v3407 >> 3u;  // kernels/gemm/quant_b.hpp:64
-        const unsigned int v3416 = v3411 * v3135;
-        const unsigned int v3417 = v3416 + v3413;
-        const unsigned int v3418 = packed[v3417];
-        const unsigned int v3420 = v3407 >> 5u;  // kernels/gemm/quant_b.hpp:65
-        const unsigned int v3423 = v3411 * v3142;
-        const unsigned int v3424 = v3423 + v3420;
-        const unsigned char v3425 = scales[v3424];
-        const unsigned int v3426 = static_cast<unsigned int>(v3425);
-        const unsigned int v3428 = v3426 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v3431 = v3426 == 255u;
-        const unsigned int v3432 = v3431 ? 2143289344u : v3428;
-        const bool v3434 = v3426 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v3436 = v3434 ? 4194304u : v3432;
-        const float v3437 = __uint_as_float(v3436);
-        const unsigned int v3439 = v3418 >> 0u;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3441 = v3439 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3443 = v3441 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3445 = v3443 << 22u;
-        const unsigned int v3447 = v3441 * 1056964608u;
-        const bool v3449 = v3441 < 2u;
-        const unsigned int v3450 = v3449 ? v3447 : v3445;
-        const unsigned int v3452 = v3439 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3454 = v3452 << 28u;
-        const unsigned int v3455 = v3450 | v3454;
-        const float v3456 = __uint_as_float(v3455);
-        const float v3457 = v3456 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3459 = v3418 >> 4u;
-        const unsigned int v3461 = v3459 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3463 = v3461 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3465 = v3463 << 22u;
-        const unsigned int v3467 = v3461 * 1056964608u;
-        const bool v3469 = v3461 < 2u;
-        const unsigned int v3470 = v3469 ? v3467 : v3465;
-        const unsigned int v3472 = v3459 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3474 = v3472 << 28u;
-        const unsigned int v3475 = v3470 | v3474;
-        const float v3476 = __uint_as_float(v3475);
-        const float v3477 = v3476 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3479 = v3418 >> 8u;
-        const unsigned int v3481 = v3479 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3483 = v3481 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3485 = v3483 << 22u;
-        const unsigned int v3487 = v3481 * 1056964608u;
-        const bool v3489 = v3481 < 2u;
-        const unsigned int v3490 = v3489 ? v3487 : v3485;
-        const unsigned int v3492 = v3479 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3494 = v3492 << 28u;
-        const unsigned int v3495 = v3490 | v3494;
-        const float v3496 = __uint_as_float(v3495);
-        const float v3497 = v3496 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3499 = v3418 >> 12u;
-        const unsigned int v3501 = v3499 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3503 = v3501 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3505 = v3503 << 22u;
-        const unsigned int v3507 = v3501 * 1056964608u;
-        const bool v3509 = v3501 < 2u;
-        const unsigned int v3510 = v3509 ? v3507 : v3505;
-        const unsigned int v3512 = v3499 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3514 = v3512 << 28u;
-        const unsigned int v3515 = v3510 | v3514;
-        const float v3516 = __uint_as_float(v3515);
-        const float v3517 = v3516 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3519 = v3418 >> 16u;
-        const unsigned int v3521 = v3519 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3523 = v3521 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3525 = v3523 << 22u;
-        const unsigned int v3527 = v3521 * 1056964608u;
-        const bool v3529 = v3521 < 2u;
-        const unsigned int v3530 = v3529 ? v3527 : v3525;
-        const unsigned int v3532 = v3519 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3534 = v3532 << 28u;
-        const unsigned int v3535 = v3530 | v3534;
-        const float v3536 = __uint_as_float(v3535);
-        const float v3537 = v3536 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3539 = v3418 >> 20u;
-        const unsigned int v3541 = v3539 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3543 = v3541 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3545 = v3543 << 22u;
-        const unsigned int v3547 = v3541 * 1056964608u;
-        const bool v3549 = v3541 < 2u;
-        const unsigned int v3550 = v3549 ? v3547 : v3545;
-        const unsigned int v3552 = v3539 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3554 = v3552 << 28u;
-        const unsigned int v3555 = v3550 | v3554;
-        const float v3556 = __uint_as_float(v3555);
-        const float v3557 = v3556 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3559 = v3418 >> 24u;
-        const unsigned int v3561 = v3559 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3563 = v3561 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3565 = v3563 << 22u;
-        const unsigned int v3567 = v3561 * 1056964608u;
-        const bool v3569 = v3561 < 2u;
-        const unsigned int v3570 = v3569 ? v3567 : v3565;
-        const unsigned int v3572 = v3559 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3574 = v3572 << 28u;
-        const unsigned int v3575 = v3570 | v3574;
-        const float v3576 = __uint_as_float(v3575);
-        const float v3577 = v3576 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3579 = v3418 >> 28u;
-        const unsigned int v3581 = v3579 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3583 = v3581 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3585 = v3583 << 22u;
-        const unsigned int v3587 = v3581 * 1056964608u;
-        const bool v3589 = v3581 < 2u;
-        const unsigned int v3590 = v3589 ? v3587 : v3585;
-        const unsigned int v3592 = v3579 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3594 = v3592 << 28u;
-        const unsigned int v3595 = v3590 | v3594;
-        const float v3596 = __uint_as_float(v3595);
-        const float v3597 = v3596 * v3437;  // kernels/gemm/quant_b.hpp:67
-        const float v3599 = v3403 ? v3457 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v3603 = v3394 * 20u;
-        const unsigned int v3604 = v3011 + v3603;
-        const unsigned int v3605 = v3604 + v3398;
-        shm1[v3605] = v3599;
-        const float v3608 = v3403 ? v3477 : 0.0f;
-        const unsigned int v3615 = v3605 + 1u;
-        shm1[v3615] = v3608;
-        const float v3617 = v3403 ? v3497 : 0.0f;
-        const unsigned int v3624 = v3605 + 2u;
-        shm1[v3624] = v3617;
-        const float v3626 = v3403 ? v3517 : 0.0f;
-        const unsigned int v3633 = v3605 + 3u;
-        shm1[v3633] = v3626;
-        const float v3635 = v3403 ? v3537 : 0.0f;
-        const unsigned int v3642 = v3605 + 4u;
-        shm1[v3642] = v3635;
-        const float v3644 = v3403 ? v3557 : 0.0f;
-        const unsigned int v3651 = v3605 + 5u;
-        shm1[v3651] = v3644;
-        const float v3653 = v3403 ? v3577 : 0.0f;
-        const unsigned int v3660 = v3605 + 6u;
-        shm1[v3660] = v3653;
-        const float v3662 = v3403 ? v3597 : 0.0f;
-        const unsigned int v3669 = v3605 + 7u;
-        shm1[v3669] = v3662;
+        const float v3317 = v3316 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3319 = v3238 >> 12u;
+        const unsigned int v3321 = v3319 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3323 = v3321 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3325 = v3323 << 22u;
+        const unsigned int v3327 = v3321 * 1056964608u;
+        const bool v3329 = v3321 < 2u;
+        const unsigned int v3330 = v3329 ? v3327 : v3325;
+        const unsigned int v3332 = v3319 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3334 = v3332 << 28u;
+        const unsigned int v3335 = v3330 | v3334;
+        const float v3336 = __uint_as_float(v3335);
+        const float v3337 = v3336 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3339 = v3238 >> 16u;
+        const unsigned int v3341 = v3339 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3343 = v3341 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3345 = v3343 << 22u;
+        const unsigned int v3347 = v3341 * 1056964608u;
+        const bool v3349 = v3341 < 2u;
+        const unsigned int v3350 = v3349 ? v3347 : v3345;
+        const unsigned int v3352 = v3339 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3354 = v3352 << 28u;
+        const unsigned int v3355 = v3350 | v3354;
+        const float v3356 = __uint_as_float(v3355);
+        const float v3357 = v3356 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3359 = v3238 >> 20u;
+        const unsigned int v3361 = v3359 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3363 = v3361 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3365 = v3363 << 22u;
+        const unsigned int v3367 = v3361 * 1056964608u;
+        const bool v3369 = v3361 < 2u;
+        const unsigned int v3370 = v3369 ? v3367 : v3365;
+        const unsigned int v3372 = v3359 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3374 = v3372 << 28u;
+        const unsigned int v3375 = v3370 | v3374;
+        const float v3376 = __uint_as_float(v3375);
+        const float v3377 = v3376 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3379 = v3238 >> 24u;
+        const unsigned int v3381 = v3379 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3383 = v3381 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3385 = v3383 << 22u;
+        const unsigned int v3387 = v3381 * 1056964608u;
+        const bool v3389 = v3381 < 2u;
+        const unsigned int v3390 = v3389 ? v3387 : v3385;
+        const unsigned int v3392 = v3379 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3394 = v3392 << 28u;
+        const unsigned int v3395 = v3390 | v3394;
+        const float v3396 = __uint_as_float(v3395);
+        const float v3397 = v3396 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3399 = v3238 >> 28u;
+        const unsigned int v3401 = v3399 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3403 = v3401 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3405 = v3403 << 22u;
+        const unsigned int v3407 = v3401 * 1056964608u;
+        const bool v3409 = v3401 < 2u;
+        const unsigned int v3410 = v3409 ? v3407 : v3405;
+        const unsigned int v3412 = v3399 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3414 = v3412 << 28u;
+        const unsigned int v3415 = v3410 | v3414;
+        const float v3416 = __uint_as_float(v3415);
+        const float v3417 = v3416 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3419 = v3223 ? v3277 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3422 = v3223 ? v3297 : 0.0f;
+        const float v3425 = v3223 ? v3317 : 0.0f;
+        const float v3428 = v3223 ? v3337 : 0.0f;
+        const unsigned int v3432 = v3214 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3433 = v2867 + v3432;
+        const unsigned int v3434 = v3433 + v3218;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3434) = iron_f32x4{{v3419, v3422, v3425, v3428}};
+        const float v3437 = v3223 ? v3357 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3440 = v3223 ? v3377 : 0.0f;
+        const float v3443 = v3223 ? v3397 : 0.0f;
+        const float v3446 = v3223 ? v3417 : 0.0f;
+        const unsigned int v3453 = v3434 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3453) = iron_f32x4{{v3437, v3440, v3443, v3446}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
-    const unsigned int v3682 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v3688 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v3466 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v3472 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v3670 = 0u; v3670 < v2; v3670 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3672 = v3670 >> 4u;
-      const unsigned int v3674 = v3672 % 3u;
+    for (unsigned int v3454 = 0u; v3454 < v2; v3454 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3456 = v3454 >> 4u;
+      const unsigned int v3458 = v3456 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3676 = v3674 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
-      const unsigned int v3683 = v3676 + v3682;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<false>(v39, shm0, v3683, 20u);
-      const unsigned int v3689 = v3676 + v3688;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load_shared<true>(v41, shm1, v3689, 20u);
+      const unsigned int v3460 = v3458 * 2560u;  // kernels/gemm/gemm_tiles.hpp:217
+      const unsigned int v3467 = v3460 + v3466;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<false>(v39, shm0, v3467, 20u);
+      const unsigned int v3473 = v3460 + v3472;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<true>(v41, shm1, v3473, 20u);
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const unsigned int v3693 = v3670 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
-      const unsigned int v3695 = v3672 + 2u;
-      const unsigned int v3696 = v3695 % 3u;
-      const bool v3697 = v3693 < v2;
-      if (v3697) {
-        const unsigned int v3699 = v3696 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3701 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3704 = v3701 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3707 = v3701 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3708 = v3707 << 2u;
-        const unsigned int v3709 = v22 + v3704;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3710 = v3709 < v0;
-        const unsigned int v3711 = v3693 + v3708;
-        const bool v3712 = v3711 < v2;
-        const bool v3713 = v3710 && v3712;
-        const unsigned int v3715 = v3709 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3717 = v3715 + v3693;
-        const unsigned int v3718 = v3717 + v3708;
-        const unsigned int v3719 = v3713 ? v3718 : 0u;
-        const unsigned int v3721 = v3704 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3722 = v3699 + v3721;
-        const unsigned int v3723 = v3722 + v3708;
-        iron_copy_async<16>(shm0 + v3723, x + v3719, v3713);
-        const unsigned int v3726 = v3701 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3728 = v3726 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3731 = v3726 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3732 = v3731 << 2u;
-        const unsigned int v3733 = v22 + v3728;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3734 = v3733 < v0;
-        const unsigned int v3735 = v3693 + v3732;
-        const bool v3736 = v3735 < v2;
-        const bool v3737 = v3734 && v3736;
-        const unsigned int v3739 = v3733 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3741 = v3739 + v3693;
-        const unsigned int v3742 = v3741 + v3732;
-        const unsigned int v3743 = v3737 ? v3742 : 0u;
-        const unsigned int v3745 = v3728 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3746 = v3699 + v3745;
-        const unsigned int v3747 = v3746 + v3732;
-        iron_copy_async<16>(shm0 + v3747, x + v3743, v3737);
-        const unsigned int v3750 = v3701 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3752 = v3750 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3755 = v3750 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3756 = v3755 << 2u;
-        const unsigned int v3757 = v22 + v3752;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3758 = v3757 < v0;
-        const unsigned int v3759 = v3693 + v3756;
-        const bool v3760 = v3759 < v2;
-        const bool v3761 = v3758 && v3760;
-        const unsigned int v3763 = v3757 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3765 = v3763 + v3693;
-        const unsigned int v3766 = v3765 + v3756;
-        const unsigned int v3767 = v3761 ? v3766 : 0u;
-        const unsigned int v3769 = v3752 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3770 = v3699 + v3769;
-        const unsigned int v3771 = v3770 + v3756;
-        iron_copy_async<16>(shm0 + v3771, x + v3767, v3761);
-        const unsigned int v3774 = v3701 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-        const unsigned int v3776 = v3774 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3779 = v3774 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3780 = v3779 << 2u;
-        const unsigned int v3781 = v22 + v3776;  // kernels/gemm/gemm_tiles.hpp:79
-        const bool v3782 = v3781 < v0;
-        const unsigned int v3783 = v3693 + v3780;
-        const bool v3784 = v3783 < v2;
-        const bool v3785 = v3782 && v3784;
-        const unsigned int v3787 = v3781 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3789 = v3787 + v3693;
-        const unsigned int v3790 = v3789 + v3780;
-        const unsigned int v3791 = v3785 ? v3790 : 0u;
-        const unsigned int v3793 = v3776 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3794 = v3699 + v3793;
-        const unsigned int v3795 = v3794 + v3780;
-        iron_copy_async<16>(shm0 + v3795, x + v3791, v3785);
-        const unsigned int v3802 = v3701 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3805 = v3701 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v3806 = v3805 << 3u;
-        const unsigned int v3807 = v26 + v3802;  // kernels/gemm/quant_b.hpp:124
-        const bool v3808 = v3807 < v1;
-        const unsigned int v3809 = v3693 + v3806;
-        const bool v3810 = v3809 < v2;
-        const bool v3811 = v3808 && v3810;
-        const unsigned int v3813 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v3815 = min(v3809, v3813);
-        const unsigned int v3817 = v1 - 1u;
-        const unsigned int v3819 = min(v3807, v3817);
-        const unsigned int v3821 = v3815 >> 3u;  // kernels/gemm/quant_b.hpp:64
-        const unsigned int v3823 = v2 >> 3u;
-        const unsigned int v3824 = v3819 * v3823;
-        const unsigned int v3825 = v3824 + v3821;
-        const unsigned int v3826 = packed[v3825];
-        const unsigned int v3828 = v3815 >> 5u;  // kernels/gemm/quant_b.hpp:65
-        const unsigned int v3830 = v2 >> 5u;
-        const unsigned int v3831 = v3819 * v3830;
-        const unsigned int v3832 = v3831 + v3828;
-        const unsigned char v3833 = scales[v3832];
-        const unsigned int v3834 = static_cast<unsigned int>(v3833);
-        const unsigned int v3836 = v3834 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v3839 = v3834 == 255u;
-        const unsigned int v3840 = v3839 ? 2143289344u : v3836;
-        const bool v3842 = v3834 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v3844 = v3842 ? 4194304u : v3840;
-        const float v3845 = __uint_as_float(v3844);
-        const unsigned int v3847 = v3826 >> 0u;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3849 = v3847 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3851 = v3849 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3853 = v3851 << 22u;
-        const unsigned int v3855 = v3849 * 1056964608u;
-        const bool v3857 = v3849 < 2u;
-        const unsigned int v3858 = v3857 ? v3855 : v3853;
-        const unsigned int v3860 = v3847 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3862 = v3860 << 28u;
-        const unsigned int v3863 = v3858 | v3862;
-        const float v3864 = __uint_as_float(v3863);
-        const float v3865 = v3864 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3867 = v3826 >> 4u;
-        const unsigned int v3869 = v3867 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3871 = v3869 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3873 = v3871 << 22u;
-        const unsigned int v3875 = v3869 * 1056964608u;
-        const bool v3877 = v3869 < 2u;
-        const unsigned int v3878 = v3877 ? v3875 : v3873;
-        const unsigned int v3880 = v3867 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3882 = v3880 << 28u;
-        const unsigned int v3883 = v3878 | v3882;
-        const float v3884 = __uint_as_float(v3883);
-        const float v3885 = v3884 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3887 = v3826 >> 8u;
-        const unsigned int v3889 = v3887 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3891 = v3889 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3893 = v3891 << 22u;
-        const unsigned int v3895 = v3889 * 1056964608u;
-        const bool v3897 = v3889 < 2u;
-        const unsigned int v3898 = v3897 ? v3895 : v3893;
-        const unsigned int v3900 = v3887 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3902 = v3900 << 28u;
-        const unsigned int v3903 = v3898 | v3902;
-        const float v3904 = __uint_as_float(v3903);
-        const float v3905 = v3904 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3907 = v3826 >> 12u;
-        const unsigned int v3909 = v3907 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3911 = v3909 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3913 = v3911 << 22u;
-        const unsigned int v3915 = v3909 * 1056964608u;
-        const bool v3917 = v3909 < 2u;
-        const unsigned int v3918 = v3917 ? v3915 : v3913;
-        const unsigned int v3920 = v3907 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3922 = v3920 << 28u;
-        const unsigned int v3923 = v3918 | v3922;
-        const float v3924 = __uint_as_float(v3923);
-        const float v3925 = v3924 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3927 = v3826 >> 16u;
-        const unsigned int v3929 = v3927 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3931 = v3929 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3933 = v3931 << 22u;
-        const unsigned int v3935 = v3929 * 1056964608u;
-        const bool v3937 = v3929 < 2u;
-        const unsigned int v3938 = v3937 ? v3935 : v3933;
-        const unsigned int v3940 = v3927 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3942 = v3940 << 28u;
-        const unsigned int v3943 = v3938 | v3942;
-        const float v3944 = __uint_as_float(v3943);
-        const float v3945 = v3944 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3947 = v3826 >> 20u;
-        const unsigned int v3949 = v3947 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3951 = v3949 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3953 = v3951 << 22u;
-        const unsigned int v3955 = v3949 * 1056964608u;
-        const bool v3957 = v3949 < 2u;
-        const unsigned int v3958 = v3957 ? v3955 : v3953;
-        const unsigned int v3960 = v3947 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3962 = v3960 << 28u;
-        const unsigned int v3963 = v3958 | v3962;
-        const float v3964 = __uint_as_float(v3963);
-        const float v3965 = v3964 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3967 = v3826 >> 24u;
-        const unsigned int v3969 = v3967 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3971 = v3969 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3973 = v3971 << 22u;
-        const unsigned int v3975 = v3969 * 1056964608u;
-        const bool v3977 = v3969 < 2u;
-        const unsigned int v3978 = v3977 ? v3975 : v3973;
-        const unsigned int v3980 = v3967 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v3982 = v3980 << 28u;
-        const unsigned int v3983 = v3978 | v3982;
-        const float v3984 = __uint_as_float(v3983);
-        const float v3985 = v3984 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v3987 = v3826 >> 28u;
-        const unsigned int v3989 = v3987 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v3991 = v3989 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v3993 = v3991 << 22u;
-        const unsigned int v3995 = v3989 * 1056964608u;
-        const bool v3997 = v3989 < 2u;
-        const unsigned int v3998 = v3997 ? v3995 : v3993;
-        const unsigned int v4000 = v3987 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4002 = v4000 << 28u;
-        const unsigned int v4003 = v3998 | v4002;
-        const float v4004 = __uint_as_float(v4003);
-        const float v4005 = v4004 * v3845;  // kernels/gemm/quant_b.hpp:67
-        const float v4007 = v3811 ? v3865 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v4011 = v3802 * 20u;
-        const unsigned int v4012 = v3699 + v4011;
-        const unsigned int v4013 = v4012 + v3806;
-        shm1[v4013] = v4007;
-        const float v4016 = v3811 ? v3885 : 0.0f;
-        const unsigned int v4023 = v4013 + 1u;
-        shm1[v4023] = v4016;
-        const float v4025 = v3811 ? v3905 : 0.0f;
-        const unsigned int v4032 = v4013 + 2u;
-        shm1[v4032] = v4025;
-        const float v4034 = v3811 ? v3925 : 0.0f;
-        const unsigned int v4041 = v4013 + 3u;
-        shm1[v4041] = v4034;
-        const float v4043 = v3811 ? v3945 : 0.0f;
-        const unsigned int v4050 = v4013 + 4u;
-        shm1[v4050] = v4043;
-        const float v4052 = v3811 ? v3965 : 0.0f;
-        const unsigned int v4059 = v4013 + 5u;
-        shm1[v4059] = v4052;
-        const float v4061 = v3811 ? v3985 : 0.0f;
-        const unsigned int v4068 = v4013 + 6u;
-        shm1[v4068] = v4061;
-        const float v4070 = v3811 ? v4005 : 0.0f;
-        const unsigned int v4077 = v4013 + 7u;
-        shm1[v4077] = v4070;
-        const unsigned int v4082 = v3726 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v4085 = v3726 & 1u;  // kernels/gemm/quant_b.hpp:123
-        const unsigned int v4086 = v4085 << 3u;
-        const unsigned int v4087 = v26 + v4082;  // kernels/gemm/quant_b.hpp:124
-        const bool v4088 = v4087 < v1;
-        const unsigned int v4089 = v3693 + v4086;
-        const bool v4090 = v4089 < v2;
-        const bool v4091 = v4088 && v4090;
-        const unsigned int v4095 = min(v4089, v3813);  // kernels/gemm/quant_b.hpp:125
-        const unsigned int v4099 = min(v4087, v3817);
-        const unsigned int v4101 = v4095 >> 3u;  // kernels/gemm/quant_b.hpp:64
-        const unsigned int v4104 = v4099 * v3823;
-        const unsigned int v4105 = v4104 + v4101;
-        const unsigned int v4106 = packed[v4105];
-        const unsigned int v4108 = v4095 >> 5u;  // kernels/gemm/quant_b.hpp:65
-        const unsigned int v4111 = v4099 * v3830;
-        const unsigned int v4112 = v4111 + v4108;
-        const unsigned char v4113 = scales[v4112];
-        const unsigned int v4114 = static_cast<unsigned int>(v4113);
-        const unsigned int v4116 = v4114 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4119 = v4114 == 255u;
-        const unsigned int v4120 = v4119 ? 2143289344u : v4116;
-        const bool v4122 = v4114 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v4124 = v4122 ? 4194304u : v4120;
-        const float v4125 = __uint_as_float(v4124);
-        const unsigned int v4127 = v4106 >> 0u;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4129 = v4127 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4131 = v4129 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4133 = v4131 << 22u;
-        const unsigned int v4135 = v4129 * 1056964608u;
-        const bool v4137 = v4129 < 2u;
-        const unsigned int v4138 = v4137 ? v4135 : v4133;
-        const unsigned int v4140 = v4127 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4142 = v4140 << 28u;
-        const unsigned int v4143 = v4138 | v4142;
-        const float v4144 = __uint_as_float(v4143);
-        const float v4145 = v4144 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4147 = v4106 >> 4u;
-        const unsigned int v4149 = v4147 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4151 = v4149 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4153 = v4151 << 22u;
-        const unsigned int v4155 = v4149 * 1056964608u;
-        const bool v4157 = v4149 < 2u;
-        const unsigned int v4158 = v4157 ? v4155 : v4153;
-        const unsigned int v4160 = v4147 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4162 = v4160 << 28u;
-        const unsigned int v4163 = v4158 | v4162;
-        const float v4164 = __uint_as_float(v4163);
-        const float v4165 = v4164 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4167 = v4106 >> 8u;
-        const unsigned int v4169 = v4167 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4171 = v4169 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4173 = v4171 << 22u;
-        const unsigned int v4175 = v4169 * 1056964608u;
-        const bool v4177 = v4169 < 2u;
-        const unsigned int v4178 = v4177 ? v4175 : v4173;
-        const unsigned int v4180 = v4167 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4182 = v4180 << 28u;
-        const unsigned int v4183 = v4178 | v4182;
-        const float v4184 = __uint_as_float(v4183);
-        const float v4185 = v4184 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4187 = v4106 >> 12u;
-        const unsigned int v4189 = v4187 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4191 = v4189 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4193 = v4191 << 22u;
-        const unsigned int v4195 = v4189 * 1056964608u;
-        const bool v4197 = v4189 < 2u;
-        const unsigned int v4198 = v4197 ? v4195 : v4193;
-        const unsigned int v4200 = v4187 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4202 = v4200 << 28u;
-        const unsigned int v4203 = v4198 | v4202;
-        const float v4204 = __uint_as_float(v4203);
-        const float v4205 = v4204 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4207 = v4106 >> 16u;
-        const unsigned int v4209 = v4207 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4211 = v4209 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4213 = v4211 << 22u;
-        const unsigned int v4215 = v4209 * 1056964608u;
-        const bool v4217 = v4209 < 2u;
-        const unsigned int v4218 = v4217 ? v4215 : v4213;
-        const unsigned int v4220 = v4207 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4222 = v4220 << 28u;
-        const unsigned int v4223 = v4218 | v4222;
-        const float v4224 = __uint_as_float(v4223);
-        const float v4225 = v4224 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4227 = v4106 >> 20u;
-        const unsigned int v4229 = v4227 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4231 = v4229 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4233 = v4231 << 22u;
-        const unsigned int v4235 = v4229 * 1056964608u;
-        const bool v4237 = v4229 < 2u;
-        const unsigned int v4238 = v4237 ? v4235 : v4233;
-        const unsigned int v4240 = v4227 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4242 = v4240 << 28u;
-        const unsigned int v4243 = v4238 | v4242;
-        const float v4244 = __uint_as_float(v4243);
-        const float v4245 = v4244 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4247 = v4106 >> 24u;
-        const unsigned int v4249 = v4247 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4251 = v4249 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4253 = v4251 << 22u;
-        const unsigned int v4255 = v4249 * 1056964608u;
-        const bool v4257 = v4249 < 2u;
-        const unsigned int v4258 = v4257 ? v4255 : v4253;
-        const unsigned int v4260 = v4247 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4262 = v4260 << 28u;
-        const unsigned int v4263 = v4258 | v4262;
-        const float v4264 = __uint_as_float(v4263);
-        const float v4265 = v4264 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const unsigned int v4267 = v4106 >> 28u;
-        const unsigned int v4269 = v4267 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v4271 = v4269 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v4273 = v4271 << 22u;
-        const unsigned int v4275 = v4269 * 1056964608u;
-        const bool v4277 = v4269 < 2u;
-        const unsigned int v4278 = v4277 ? v4275 : v4273;
-        const unsigned int v4280 = v4267 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v4282 = v4280 << 28u;
-        const unsigned int v4283 = v4278 | v4282;
-        const float v4284 = __uint_as_float(v4283);
-        const float v4285 = v4284 * v4125;  // kernels/gemm/quant_b.hpp:67
-        const float v4287 = v4091 ? v4145 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-        const unsigned int v4291 = v4082 * 20u;
-        const unsigned int v4292 = v3699 + v4291;
-        const unsigned int v4293 = v4292 + v4086;
-        shm1[v4293] = v4287;
-        const float v4296 = v4091 ? v4165 : 0.0f;
-        const unsigned int v4303 = v4293 + 1u;
-        shm1[v4303] = v4296;
-        const float v4305 = v4091 ? v4185 : 0.0f;
-        const unsigned int v4312 = v4293 + 2u;
-        shm1[v4312] = v4305;
-        const float v4314 = v4091 ? v4205 : 0.0f;
-        const unsigned int v4321 = v4293 + 3u;
-        shm1[v4321] = v4314;
-        const float v4323 = v4091 ? v4225 : 0.0f;
-        const unsigned int v4330 = v4293 + 4u;
-        shm1[v4330] = v4323;
-        const float v4332 = v4091 ? v4245 : 0.0f;
-        const unsigned int v4339 = v4293 + 5u;
-        shm1[v4339] = v4332;
-        const float v4341 = v4091 ? v4265 : 0.0f;
-        const unsigned int v4348 = v4293 + 6u;
-        shm1[v4348] = v4341;
-        const float v4350 = v4091 ? v4285 : 0.0f;
-        const unsigned int v4357 = v4293 + 7u;
-        shm1[v4357] = v4350;
+      const unsigned int v3477 = v3454 + 32u;  // kernels/gemm/gemm_tiles.hpp:215
+      const unsigned int v3479 = v3456 + 2u;
+      const unsigned int v3480 = v3479 % 3u;
+      const bool v3481 = v3477 < v2;
+      if (v3481) {
+        const unsigned int v3483 = v3480 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3485 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3488 = v3485 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3491 = v3485 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3492 = v3491 << 2u;
+        const unsigned int v3493 = v22 + v3488;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3494 = v3493 < v0;
+        const unsigned int v3495 = v3477 + v3492;
+        const bool v3496 = v3495 < v2;
+        const bool v3497 = v3494 && v3496;
+        const unsigned int v3499 = v3493 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3501 = v3499 + v3477;
+        const unsigned int v3502 = v3501 + v3492;
+        const unsigned int v3503 = v3497 ? v3502 : 0u;
+        const unsigned int v3505 = v3488 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3506 = v3483 + v3505;
+        const unsigned int v3507 = v3506 + v3492;
+        iron_copy_async<16>(shm0 + v3507, x + v3503, v3497);
+        const unsigned int v3510 = v3485 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3512 = v3510 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3515 = v3510 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3516 = v3515 << 2u;
+        const unsigned int v3517 = v22 + v3512;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3518 = v3517 < v0;
+        const unsigned int v3519 = v3477 + v3516;
+        const bool v3520 = v3519 < v2;
+        const bool v3521 = v3518 && v3520;
+        const unsigned int v3523 = v3517 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3525 = v3523 + v3477;
+        const unsigned int v3526 = v3525 + v3516;
+        const unsigned int v3527 = v3521 ? v3526 : 0u;
+        const unsigned int v3529 = v3512 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3530 = v3483 + v3529;
+        const unsigned int v3531 = v3530 + v3516;
+        iron_copy_async<16>(shm0 + v3531, x + v3527, v3521);
+        const unsigned int v3534 = v3485 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3536 = v3534 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3539 = v3534 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3540 = v3539 << 2u;
+        const unsigned int v3541 = v22 + v3536;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3542 = v3541 < v0;
+        const unsigned int v3543 = v3477 + v3540;
+        const bool v3544 = v3543 < v2;
+        const bool v3545 = v3542 && v3544;
+        const unsigned int v3547 = v3541 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3549 = v3547 + v3477;
+        const unsigned int v3550 = v3549 + v3540;
+        const unsigned int v3551 = v3545 ? v3550 : 0u;
+        const unsigned int v3553 = v3536 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3554 = v3483 + v3553;
+        const unsigned int v3555 = v3554 + v3540;
+        iron_copy_async<16>(shm0 + v3555, x + v3551, v3545);
+        const unsigned int v3558 = v3485 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+        const unsigned int v3560 = v3558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3563 = v3558 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3564 = v3563 << 2u;
+        const unsigned int v3565 = v22 + v3560;  // kernels/gemm/gemm_tiles.hpp:79
+        const bool v3566 = v3565 < v0;
+        const unsigned int v3567 = v3477 + v3564;
+        const bool v3568 = v3567 < v2;
+        const bool v3569 = v3566 && v3568;
+        const unsigned int v3571 = v3565 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v3573 = v3571 + v3477;
+        const unsigned int v3574 = v3573 + v3564;
+        const unsigned int v3575 = v3569 ? v3574 : 0u;
+        const unsigned int v3577 = v3560 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3578 = v3483 + v3577;
+        const unsigned int v3579 = v3578 + v3564;
+        iron_copy_async<16>(shm0 + v3579, x + v3575, v3569);
+        const unsigned int v3586 = v3485 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3589 = v3485 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3590 = v3589 << 3u;
+        const unsigned int v3591 = v26 + v3586;  // kernels/gemm/quant_b.hpp:124
+        const bool v3592 = v3591 < v1;
+        const unsigned int v3593 = v3477 + v3590;
+        const bool v3594 = v3593 < v2;
+        const bool v3595 = v3592 && v3594;
+        const unsigned int v3597 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3599 = min(v3593, v3597);
+        const unsigned int v3601 = v1 - 1u;
+        const unsigned int v3603 = min(v3591, v3601);
+        const unsigned int v3605 = v3599 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3607 = v2 >> 3u;
+        const unsigned int v3608 = v3603 * v3607;
+        const unsigned int v3609 = v3608 + v3605;
+        const unsigned int v3610 = packed[v3609];
+        const unsigned int v3612 = v3599 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3614 = v2 >> 5u;
+        const unsigned int v3615 = v3603 * v3614;
+        const unsigned int v3616 = v3615 + v3612;
+        const unsigned char v3617 = scales[v3616];
+        const unsigned int v3618 = static_cast<unsigned int>(v3617);
+        const unsigned int v3620 = v3618 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3623 = v3618 == 255u;
+        const unsigned int v3624 = v3623 ? 2143289344u : v3620;
+        const bool v3626 = v3618 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v3628 = v3626 ? 4194304u : v3624;
+        const float v3629 = __uint_as_float(v3628);
+        const unsigned int v3631 = v3610 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3633 = v3631 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3635 = v3633 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3637 = v3635 << 22u;
+        const unsigned int v3639 = v3633 * 1056964608u;
+        const bool v3641 = v3633 < 2u;
+        const unsigned int v3642 = v3641 ? v3639 : v3637;
+        const unsigned int v3644 = v3631 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3646 = v3644 << 28u;
+        const unsigned int v3647 = v3642 | v3646;
+        const float v3648 = __uint_as_float(v3647);
+        const float v3649 = v3648 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3651 = v3610 >> 4u;
+        const unsigned int v3653 = v3651 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3655 = v3653 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3657 = v3655 << 22u;
+        const unsigned int v3659 = v3653 * 1056964608u;
+        const bool v3661 = v3653 < 2u;
+        const unsigned int v3662 = v3661 ? v3659 : v3657;
+        const unsigned int v3664 = v3651 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3666 = v3664 << 28u;
+        const unsigned int v3667 = v3662 | v3666;
+        const float v3668 = __uint_as_float(v3667);
+        const float v3669 = v3668 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3671 = v3610 >> 8u;
+        const unsigned int v3673 = v3671 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3675 = v3673 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3677 = v3675 << 22u;
+        const unsigned int v3679 = v3673 * 1056964608u;
+        const bool v3681 = v3673 < 2u;
+        const unsigned int v3682 = v3681 ? v3679 : v3677;
+        const unsigned int v3684 = v3671 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3686 = v3684 << 28u;
+        const unsigned int v3687 = v3682 | v3686;
+        const float v3688 = __uint_as_float(v3687);
+        const float v3689 = v3688 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3691 = v3610 >> 12u;
+        const unsigned int v3693 = v3691 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3695 = v3693 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3697 = v3695 << 22u;
+        const unsigned int v3699 = v3693 * 1056964608u;
+        const bool v3701 = v3693 < 2u;
+        const unsigned int v3702 = v3701 ? v3699 : v3697;
+        const unsigned int v3704 = v3691 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3706 = v3704 << 28u;
+        const unsigned int v3707 = v3702 | v3706;
+        const float v3708 = __uint_as_float(v3707);
+        const float v3709 = v3708 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3711 = v3610 >> 16u;
+        const unsigned int v3713 = v3711 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3715 = v3713 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3717 = v3715 << 22u;
+        const unsigned int v3719 = v3713 * 1056964608u;
+        const bool v3721 = v3713 < 2u;
+        const unsigned int v3722 = v3721 ? v3719 : v3717;
+        const unsigned int v3724 = v3711 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3726 = v3724 << 28u;
+        const unsigned int v3727 = v3722 | v3726;
+        const float v3728 = __uint_as_float(v3727);
+        const float v3729 = v3728 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3731 = v3610 >> 20u;
+        const unsigned int v3733 = v3731 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3735 = v3733 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3737 = v3735 << 22u;
+        const unsigned int v3739 = v3733 * 1056964608u;
+        const bool v3741 = v3733 < 2u;
+        const unsigned int v3742 = v3741 ? v3739 : v3737;
+        const unsigned int v3744 = v3731 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3746 = v3744 << 28u;
+        const unsigned int v3747 = v3742 | v3746;
+        const float v3748 = __uint_as_float(v3747);
+        const float v3749 = v3748 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3751 = v3610 >> 24u;
+        const unsigned int v3753 = v3751 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3755 = v3753 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3757 = v3755 << 22u;
+        const unsigned int v3759 = v3753 * 1056964608u;
+        const bool v3761 = v3753 < 2u;
+        const unsigned int v3762 = v3761 ? v3759 : v3757;
+        const unsigned int v3764 = v3751 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3766 = v3764 << 28u;
+        const unsigned int v3767 = v3762 | v3766;
+        const float v3768 = __uint_as_float(v3767);
+        const float v3769 = v3768 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3771 = v3610 >> 28u;
+        const unsigned int v3773 = v3771 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3775 = v3773 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3777 = v3775 << 22u;
+        const unsigned int v3779 = v3773 * 1056964608u;
+        const bool v3781 = v3773 < 2u;
+        const unsigned int v3782 = v3781 ? v3779 : v3777;
+        const unsigned int v3784 = v3771 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3786 = v3784 << 28u;
+        const unsigned int v3787 = v3782 | v3786;
+        const float v3788 = __uint_as_float(v3787);
+        const float v3789 = v3788 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3791 = v3595 ? v3649 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3794 = v3595 ? v3669 : 0.0f;
+        const float v3797 = v3595 ? v3689 : 0.0f;
+        const float v3800 = v3595 ? v3709 : 0.0f;
+        const unsigned int v3804 = v3586 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3805 = v3483 + v3804;
+        const unsigned int v3806 = v3805 + v3590;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3806) = iron_f32x4{{v3791, v3794, v3797, v3800}};
+        const float v3809 = v3595 ? v3729 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3812 = v3595 ? v3749 : 0.0f;
+        const float v3815 = v3595 ? v3769 : 0.0f;
+        const float v3818 = v3595 ? v3789 : 0.0f;
+        const unsigned int v3825 = v3806 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v3825) = iron_f32x4{{v3809, v3812, v3815, v3818}};
+        const unsigned int v3830 = v3510 >> 1u;  // kernels/gemm/quant_b.hpp:122
+        const unsigned int v3833 = v3510 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3834 = v3833 << 3u;
+        const unsigned int v3835 = v26 + v3830;  // kernels/gemm/quant_b.hpp:124
+        const bool v3836 = v3835 < v1;
+        const unsigned int v3837 = v3477 + v3834;
+        const bool v3838 = v3837 < v2;
+        const bool v3839 = v3836 && v3838;
+        const unsigned int v3843 = min(v3837, v3597);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3847 = min(v3835, v3601);
+        const unsigned int v3849 = v3843 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3852 = v3847 * v3607;
+        const unsigned int v3853 = v3852 + v3849;
+        const unsigned int v3854 = packed[v3853];
+        const unsigned int v3856 = v3843 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3859 = v3847 * v3614;
+        const unsigned int v3860 = v3859 + v3856;
+        const unsigned char v3861 = scales[v3860];
+        const unsigned int v3862 = static_cast<unsigned int>(v3861);
+        const unsigned int v3864 = v3862 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3867 = v3862 == 255u;
+        const unsigned int v3868 = v3867 ? 2143289344u : v3864;
+        const bool v3870 = v3862 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v3872 = v3870 ? 4194304u : v3868;
+        const float v3873 = __uint_as_float(v3872);
+        const unsigned int v3875 = v3854 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3877 = v3875 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3879 = v3877 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3881 = v3879 << 22u;
+        const unsigned int v3883 = v3877 * 1056964608u;
+        const bool v3885 = v3877 < 2u;
+        const unsigned int v3886 = v3885 ? v3883 : v3881;
+        const unsigned int v3888 = v3875 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3890 = v3888 << 28u;
+        const unsigned int v3891 = v3886 | v3890;
+        const float v3892 = __uint_as_float(v3891);
+        const float v3893 = v3892 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3895 = v3854 >> 4u;
+        const unsigned int v3897 = v3895 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3899 = v3897 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3901 = v3899 << 22u;
+        const unsigned int v3903 = v3897 * 1056964608u;
+        const bool v3905 = v3897 < 2u;
+        const unsigned int v3906 = v3905 ? v3903 : v3901;
+        const unsigned int v3908 = v3895 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3910 = v3908 << 28u;
+        const unsigned int v3911 = v3906 | v3910;
+        const float v3912 = __uint_as_float(v3911);
+        const float v3913 = v3912 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3915 = v3854 >> 8u;
+        const unsigned int v3917 = v3915 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3919 = v3917 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3921 = v3919 << 22u;
+        const unsigned int v3923 = v3917 * 1056964608u;
+        const bool v3925 = v3917 < 2u;
+        const unsigned int v3926 = v3925 ? v3923 : v3921;
+        const unsigned int v3928 = v3915 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3930 = v3928 << 28u;
+        const unsigned int v3931 = v3926 | v3930;
+        const float v3932 = __uint_as_float(v3931);
+        const float v3933 = v3932 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3935 = v3854 >> 12u;
+        const unsigned int v3937 = v3935 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3939 = v3937 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3941 = v3939 << 22u;
+        const unsigned int v3943 = v3937 * 1056964608u;
+        const bool v3945 = v3937 < 2u;
+        const unsigned int v3946 = v3945 ? v3943 : v3941;
+        const unsigned int v3948 = v3935 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3950 = v3948 << 28u;
+        const unsigned int v3951 = v3946 | v3950;
+        const float v3952 = __uint_as_float(v3951);
+        const float v3953 = v3952 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3955 = v3854 >> 16u;
+        const unsigned int v3957 = v3955 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3959 = v3957 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3961 = v3959 << 22u;
+        const unsigned int v3963 = v3957 * 1056964608u;
+        const bool v3965 = v3957 < 2u;
+        const unsigned int v3966 = v3965 ? v3963 : v3961;
+        const unsigned int v3968 = v3955 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3970 = v3968 << 28u;
+        const unsigned int v3971 = v3966 | v3970;
+        const float v3972 = __uint_as_float(v3971);
+        const float v3973 = v3972 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3975 = v3854 >> 20u;
+        const unsigned int v3977 = v3975 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3979 = v3977 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v3981 = v3979 << 22u;
+        const unsigned int v3983 = v3977 * 1056964608u;
+        const bool v3985 = v3977 < 2u;
+        const unsigned int v3986 = v3985 ? v3983 : v3981;
+        const unsigned int v3988 = v3975 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v3990 = v3988 << 28u;
+        const unsigned int v3991 = v3986 | v3990;
+        const float v3992 = __uint_as_float(v3991);
+        const float v3993 = v3992 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3995 = v3854 >> 24u;
+        const unsigned int v3997 = v3995 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v3999 = v3997 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v4001 = v3999 << 22u;
+        const unsigned int v4003 = v3997 * 1056964608u;
+        const bool v4005 = v3997 < 2u;
+        const unsigned int v4006 = v4005 ? v4003 : v4001;
+        const unsigned int v4008 = v3995 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v4010 = v4008 << 28u;
+        const unsigned int v4011 = v4006 | v4010;
+        const float v4012 = __uint_as_float(v4011);
+        const float v4013 = v4012 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v4015 = v3854 >> 28u;
+        const unsigned int v4017 = v4015 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v4019 = v4017 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v4021 = v4019 << 22u;
+        const unsigned int v4023 = v4017 * 1056964608u;
+        const bool v4025 = v4017 < 2u;
+        const unsigned int v4026 = v4025 ? v4023 : v4021;
+        const unsigned int v4028 = v4015 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v4030 = v4028 << 28u;
+        const unsigned int v4031 = v4026 | v4030;
+        const float v4032 = __uint_as_float(v4031);
+        const float v4033 = v4032 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v4035 = v3839 ? v3893 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4038 = v3839 ? v3913 : 0.0f;
+        const float v4041 = v3839 ? v3933 : 0.0f;
+        const float v4044 = v3839 ? v3953 : 0.0f;
+        const unsigned int v4048 = v3830 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v4049 = v3483 + v4048;
+        const unsigned int v4050 = v4049 + v3834;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v4050) = iron_f32x4{{v4035, v4038, v4041, v4044}};
+        const float v4053 = v3839 ? v3973 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4056 = v3839 ? v3993 : 0.0f;
+        const float v4059 = v3839 ? v4013 : 0.0f;
+        const float v4062 = v3839 ? v4033 : 0.0f;
+        const unsigned int v4069 = v4050 + 4u;  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_f32x4*>(shm1 + v4069) = iron_f32x4{{v4053, v4056, v4059, v4062}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
     __syncthreads();
   } else {
-    const unsigned int v738 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const unsigned int v739 = threadIdx.x;
-    const unsigned int v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v773 = v772 << 3u;
-    const unsigned int v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:124
-    const bool v775 = v774 < v1;
-    const unsigned int v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v784 = v1 - 1u;
-    const unsigned int v786 = min(v774, v784);
-    const unsigned int v790 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v791 = v786 * v790;
-    const unsigned int v797 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v798 = v786 * v797;
-    const unsigned int v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v980 = v978 + v773;
-    const unsigned int v990 = v980 + 1u;
-    const unsigned int v999 = v980 + 2u;
-    const unsigned int v1008 = v980 + 3u;
-    const unsigned int v1017 = v980 + 4u;
-    const unsigned int v1026 = v980 + 5u;
-    const unsigned int v1035 = v980 + 6u;
-    const unsigned int v1044 = v980 + 7u;
-    const unsigned int v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const unsigned int v1053 = v1052 << 3u;
-    const unsigned int v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:124
-    const bool v1055 = v1054 < v1;
-    const unsigned int v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v1071 = v1066 * v790;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v1078 = v1066 * v797;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const unsigned int v1260 = v1258 + v1053;
-    const unsigned int v1270 = v1260 + 1u;
-    const unsigned int v1279 = v1260 + 2u;
-    const unsigned int v1288 = v1260 + 3u;
-    const unsigned int v1297 = v1260 + 4u;
-    const unsigned int v1306 = v1260 + 5u;
-    const unsigned int v1315 = v1260 + 6u;
-    const unsigned int v1324 = v1260 + 7u;
-    const unsigned int v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const unsigned int v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const unsigned int v666 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const unsigned int v667 = threadIdx.x;
+    const unsigned int v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v701 = v700 << 3u;
+    const unsigned int v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:124
+    const bool v703 = v702 < v1;
+    const unsigned int v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v712 = v1 - 1u;
+    const unsigned int v714 = min(v702, v712);
+    const unsigned int v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const unsigned int v719 = v714 * v718;
+    const unsigned int v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const unsigned int v726 = v714 * v725;
+    const unsigned int v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v917 = v915 + v701;
+    const unsigned int v936 = v917 + 4u;
+    const unsigned int v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const unsigned int v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const unsigned int v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v945 = v944 << 3u;
+    const unsigned int v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:124
+    const bool v947 = v946 < v1;
+    const unsigned int v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:64
+    const unsigned int v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:65
+    const unsigned int v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1161 = v1159 + v945;
+    const unsigned int v1180 = v1161 + 4u;
+    const unsigned int v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const unsigned int v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (unsigned int v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (unsigned int v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v747 = v746 < v0;
-        const unsigned int v748 = v737 + v745;
-        const bool v749 = v748 < v2;
-        const bool v750 = v747 && v749;
-        if (v750) {
-          const unsigned int v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v754 = v752 + v737;
-          const unsigned int v755 = v754 + v745;
-          const float v756 = x[v755];
-          const unsigned int v758 = v743 * 20u;
-          const unsigned int v759 = v758 + v745;
-          shm0[v759] = v756;
+    for (unsigned int v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (unsigned int v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v675 = v674 < v0;
+        const unsigned int v676 = v665 + v673;
+        const bool v677 = v676 < v2;
+        const bool v678 = v675 && v677;
+        if (v678) {
+          const unsigned int v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const unsigned int v682 = v680 + v665;
+          const unsigned int v683 = v682 + v673;
+          const float v684 = x[v683];
+          const unsigned int v686 = v671 * 20u;
+          const unsigned int v687 = v686 + v673;
+          shm0[v687] = v684;
         } else {
-          const unsigned int v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v762 = v761 + v745;
-          shm0[v762] = 0.0f;
+          const unsigned int v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const unsigned int v690 = v689 + v673;
+          shm0[v690] = 0.0f;
         }
       }
-      const unsigned int v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:124
-      const bool v777 = v776 < v2;
-      const bool v778 = v775 && v777;
-      const unsigned int v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v788 = v782 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const unsigned int v792 = v791 + v788;
-      const unsigned int v793 = packed[v792];
-      const unsigned int v795 = v782 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const unsigned int v799 = v798 + v795;
-      const unsigned char v800 = scales[v799];
-      const unsigned int v801 = static_cast<unsigned int>(v800);
-      const unsigned int v803 = v801 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v806 = v801 == 255u;
-      const unsigned int v807 = v806 ? 2143289344u : v803;
-      const bool v809 = v801 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v811 = v809 ? 4194304u : v807;
-      const float v812 = __uint_as_float(v811);
-      const unsigned int v814 = v793 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v816 = v814 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v818 = v816 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v820 = v818 << 22u;
-      const unsigned int v822 = v816 * 1056964608u;
-      const bool v824 = v816 < 2u;
-      const unsigned int v825 = v824 ? v822 : v820;
-      const unsigned int v827 = v814 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v829 = v827 << 28u;
-      const unsigned int v830 = v825 | v829;
-      const float v831 = __uint_as_float(v830);
-      const float v832 = v831 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v834 = v793 >> 4u;
-      const unsigned int v836 = v834 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v838 = v836 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v840 = v838 << 22u;
-      const unsigned int v842 = v836 * 1056964608u;
-      const bool v844 = v836 < 2u;
-      const unsigned int v845 = v844 ? v842 : v840;
-      const unsigned int v847 = v834 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v849 = v847 << 28u;
-      const unsigned int v850 = v845 | v849;
-      const float v851 = __uint_as_float(v850);
-      const float v852 = v851 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v854 = v793 >> 8u;
-      const unsigned int v856 = v854 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v858 = v856 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v860 = v858 << 22u;
-      const unsigned int v862 = v856 * 1056964608u;
-      const bool v864 = v856 < 2u;
-      const unsigned int v865 = v864 ? v862 : v860;
-      const unsigned int v867 = v854 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v869 = v867 << 28u;
-      const unsigned int v870 = v865 | v869;
-      const float v871 = __uint_as_float(v870);
-      const float v872 = v871 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v874 = v793 >> 12u;
-      const unsigned int v876 = v874 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v878 = v876 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v880 = v878 << 22u;
-      const unsigned int v882 = v876 * 1056964608u;
-      const bool v884 = v876 < 2u;
-      const unsigned int v885 = v884 ? v882 : v880;
-      const unsigned int v887 = v874 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v889 = v887 << 28u;
-      const unsigned int v890 = v885 | v889;
-      const float v891 = __uint_as_float(v890);
-      const float v892 = v891 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v894 = v793 >> 16u;
-      const unsigned int v896 = v894 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v898 = v896 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v900 = v898 << 22u;
-      const unsigned int v902 = v896 * 1056964608u;
-      const bool v904 = v896 < 2u;
-      const unsigned int v905 = v904 ? v902 : v900;
-      const unsigned int v907 = v894 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v909 = v907 << 28u;
-      const unsigned int v910 = v905 | v909;
-      const float v911 = __uint_as_float(v910);
-      const float v912 = v911 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v914 = v793 >> 20u;
-      const unsigned int v916 = v914 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v918 = v916 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v920 = v918 << 22u;
-      const unsigned int v922 = v916 * 1056964608u;
-      const bool v924 = v916 < 2u;
-      const unsigned int v925 = v924 ? v922 : v920;
-      const unsigned int v927 = v914 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v929 = v927 << 28u;
-      const unsigned int v930 = v925 | v929;
-      const float v931 = __uint_as_float(v930);
-      const float v932 = v931 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v934 = v793 >> 24u;
-      const unsigned int v936 = v934 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v938 = v936 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v940 = v938 << 22u;
-      const unsigned int v942 = v936 * 1056964608u;
-      const bool v944 = v936 < 2u;
-      const unsigned int v945 = v944 ? v942 : v940;
-      const unsigned int v947 = v934 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v949 = v947 << 28u;
-      const unsigned int v950 = v945 | v949;
-      const float v951 = __uint_as_float(v950);
-      const float v952 = v951 * v812;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v954 = v793 >> 28u;
-      const unsigned int v956 = v954 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v958 = v956 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v960 = v958 << 22u;
-      const unsigned int v962 = v956 * 1056964608u;
-      const bool v964 = v956 < 2u;
-      const unsigned int v965 = v964 ? v962 : v960;
-      const unsigned int v967 = v954 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v969 = v967 << 28u;
-      const unsigned int v970 = v965 | v969;
-      const float v971 = __uint_as_float(v970);
-      const float v972 = v971 * v812;  // kernels/gemm/quant_b.hpp:67
-      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v980] = v974;
-      const float v983 = v778 ? v852 : 0.0f;
-      shm1[v990] = v983;
-      const float v992 = v778 ? v872 : 0.0f;
-      shm1[v999] = v992;
-      const float v1001 = v778 ? v892 : 0.0f;
-      shm1[v1008] = v1001;
-      const float v1010 = v778 ? v912 : 0.0f;
-      shm1[v1017] = v1010;
-      const float v1019 = v778 ? v932 : 0.0f;
-      shm1[v1026] = v1019;
-      const float v1028 = v778 ? v952 : 0.0f;
-      shm1[v1035] = v1028;
-      const float v1037 = v778 ? v972 : 0.0f;
-      shm1[v1044] = v1037;
-      const unsigned int v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:124
-      const bool v1057 = v1056 < v2;
-      const bool v1058 = v1055 && v1057;
-      const unsigned int v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v1068 = v1062 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const unsigned int v1072 = v1071 + v1068;
-      const unsigned int v1073 = packed[v1072];
-      const unsigned int v1075 = v1062 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const unsigned int v1079 = v1078 + v1075;
-      const unsigned char v1080 = scales[v1079];
-      const unsigned int v1081 = static_cast<unsigned int>(v1080);
-      const unsigned int v1083 = v1081 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1086 = v1081 == 255u;
-      const unsigned int v1087 = v1086 ? 2143289344u : v1083;
-      const bool v1089 = v1081 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v1091 = v1089 ? 4194304u : v1087;
-      const float v1092 = __uint_as_float(v1091);
-      const unsigned int v1094 = v1073 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1096 = v1094 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1098 = v1096 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1100 = v1098 << 22u;
-      const unsigned int v1102 = v1096 * 1056964608u;
-      const bool v1104 = v1096 < 2u;
-      const unsigned int v1105 = v1104 ? v1102 : v1100;
-      const unsigned int v1107 = v1094 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1109 = v1107 << 28u;
-      const unsigned int v1110 = v1105 | v1109;
-      const float v1111 = __uint_as_float(v1110);
-      const float v1112 = v1111 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1114 = v1073 >> 4u;
-      const unsigned int v1116 = v1114 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1118 = v1116 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1120 = v1118 << 22u;
-      const unsigned int v1122 = v1116 * 1056964608u;
-      const bool v1124 = v1116 < 2u;
-      const unsigned int v1125 = v1124 ? v1122 : v1120;
-      const unsigned int v1127 = v1114 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1129 = v1127 << 28u;
-      const unsigned int v1130 = v1125 | v1129;
-      const float v1131 = __uint_as_float(v1130);
-      const float v1132 = v1131 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1134 = v1073 >> 8u;
-      const unsigned int v1136 = v1134 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1138 = v1136 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1140 = v1138 << 22u;
-      const unsigned int v1142 = v1136 * 1056964608u;
-      const bool v1144 = v1136 < 2u;
-      const unsigned int v1145 = v1144 ? v1142 : v1140;
-      const unsigned int v1147 = v1134 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1149 = v1147 << 28u;
-      const unsigned int v1150 = v1145 | v1149;
-      const float v1151 = __uint_as_float(v1150);
-      const float v1152 = v1151 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1154 = v1073 >> 12u;
-      const unsigned int v1156 = v1154 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1158 = v1156 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1160 = v1158 << 22u;
-      const unsigned int v1162 = v1156 * 1056964608u;
-      const bool v1164 = v1156 < 2u;
-      const unsigned int v1165 = v1164 ? v1162 : v1160;
-      const unsigned int v1167 = v1154 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1169 = v1167 << 28u;
-      const unsigned int v1170 = v1165 | v1169;
-      const float v1171 = __uint_as_float(v1170);
-      const float v1172 = v1171 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1174 = v1073 >> 16u;
-      const unsigned int v1176 = v1174 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1178 = v1176 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1180 = v1178 << 22u;
-      const unsigned int v1182 = v1176 * 1056964608u;
-      const bool v1184 = v1176 < 2u;
-      const unsigned int v1185 = v1184 ? v1182 : v1180;
-      const unsigned int v1187 = v1174 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1189 = v1187 << 28u;
-      const unsigned int v1190 = v1185 | v1189;
-      const float v1191 = __uint_as_float(v1190);
-      const float v1192 = v1191 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1194 = v1073 >> 20u;
-      const unsigned int v1196 = v1194 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1198 = v1196 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1200 = v1198 << 22u;
-      const unsigned int v1202 = v1196 * 1056964608u;
-      const bool v1204 = v1196 < 2u;
-      const unsigned int v1205 = v1204 ? v1202 : v1200;
-      const unsigned int v1207 = v1194 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1209 = v1207 << 28u;
-      const unsigned int v1210 = v1205 | v1209;
-      const float v1211 = __uint_as_float(v1210);
-      const float v1212 = v1211 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1214 = v1073 >> 24u;
-      const unsigned int v1216 = v1214 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1218 = v1216 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1220 = v1218 << 22u;
-      const unsigned int v1222 = v1216 * 1056964608u;
-      const bool v1224 = v1216 < 2u;
-      const unsigned int v1225 = v1224 ? v1222 : v1220;
-      const unsigned int v1227 = v1214 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1229 = v1227 << 28u;
-      const unsigned int v1230 = v1225 | v1229;
-      const float v1231 = __uint_as_float(v1230);
-      const float v1232 = v1231 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const unsigned int v1234 = v1073 >> 28u;
-      const unsigned int v1236 = v1234 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1238 = v1236 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1240 = v1238 << 22u;
-      const unsigned int v1242 = v1236 * 1056964608u;
-      const bool v1244 = v1236 < 2u;
-      const unsigned int v1245 = v1244 ? v1242 : v1240;
-      const unsigned int v1247 = v1234 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1249 = v1247 << 28u;
-      const unsigned int v1250 = v1245 | v1249;
-      const float v1251 = __uint_as_float(v1250);
-      const float v1252 = v1251 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v1260] = v1254;
-      const float v1263 = v1058 ? v1132 : 0.0f;
-      shm1[v1270] = v1263;
-      const float v1272 = v1058 ? v1152 : 0.0f;
-      shm1[v1279] = v1272;
-      const float v1281 = v1058 ? v1172 : 0.0f;
-      shm1[v1288] = v1281;
-      const float v1290 = v1058 ? v1192 : 0.0f;
-      shm1[v1297] = v1290;
-      const float v1299 = v1058 ? v1212 : 0.0f;
-      shm1[v1306] = v1299;
-      const float v1308 = v1058 ? v1232 : 0.0f;
-      shm1[v1315] = v1308;
-      const float v1317 = v1058 ? v1252 : 0.0f;
-      shm1[v1324] = v1317;
+      const unsigned int v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:124
+      const bool v705 = v704 < v2;
+      const bool v706 = v703 && v705;
+      const unsigned int v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v720 = v719 + v716;
+      const unsigned int v721 = packed[v720];
+      const unsigned int v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v727 = v726 + v723;
+      const unsigned char v728 = scales[v727];
+      const unsigned int v729 = static_cast<unsigned int>(v728);
+      const unsigned int v731 = v729 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v734 = v729 == 255u;
+      const unsigned int v735 = v734 ? 2143289344u : v731;
+      const bool v737 = v729 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v739 = v737 ? 4194304u : v735;
+      const float v740 = __uint_as_float(v739);
+      const unsigned int v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v744 = v742 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v746 = v744 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v748 = v746 << 22u;
+      const unsigned int v750 = v744 * 1056964608u;
+      const bool v752 = v744 < 2u;
+      const unsigned int v753 = v752 ? v750 : v748;
+      const unsigned int v755 = v742 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v757 = v755 << 28u;
+      const unsigned int v758 = v753 | v757;
+      const float v759 = __uint_as_float(v758);
+      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v762 = v721 >> 4u;
+      const unsigned int v764 = v762 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v766 = v764 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v768 = v766 << 22u;
+      const unsigned int v770 = v764 * 1056964608u;
+      const bool v772 = v764 < 2u;
+      const unsigned int v773 = v772 ? v770 : v768;
+      const unsigned int v775 = v762 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v777 = v775 << 28u;
+      const unsigned int v778 = v773 | v777;
+      const float v779 = __uint_as_float(v778);
+      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v782 = v721 >> 8u;
+      const unsigned int v784 = v782 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v786 = v784 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v788 = v786 << 22u;
+      const unsigned int v790 = v784 * 1056964608u;
+      const bool v792 = v784 < 2u;
+      const unsigned int v793 = v792 ? v790 : v788;
+      const unsigned int v795 = v782 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v797 = v795 << 28u;
+      const unsigned int v798 = v793 | v797;
+      const float v799 = __uint_as_float(v798);
+      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v802 = v721 >> 12u;
+      const unsigned int v804 = v802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v806 = v804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v808 = v806 << 22u;
+      const unsigned int v810 = v804 * 1056964608u;
+      const bool v812 = v804 < 2u;
+      const unsigned int v813 = v812 ? v810 : v808;
+      const unsigned int v815 = v802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v817 = v815 << 28u;
+      const unsigned int v818 = v813 | v817;
+      const float v819 = __uint_as_float(v818);
+      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v822 = v721 >> 16u;
+      const unsigned int v824 = v822 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v826 = v824 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v828 = v826 << 22u;
+      const unsigned int v830 = v824 * 1056964608u;
+      const bool v832 = v824 < 2u;
+      const unsigned int v833 = v832 ? v830 : v828;
+      const unsigned int v835 = v822 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v837 = v835 << 28u;
+      const unsigned int v838 = v833 | v837;
+      const float v839 = __uint_as_float(v838);
+      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v842 = v721 >> 20u;
+      const unsigned int v844 = v842 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v846 = v844 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v848 = v846 << 22u;
+      const unsigned int v850 = v844 * 1056964608u;
+      const bool v852 = v844 < 2u;
+      const unsigned int v853 = v852 ? v850 : v848;
+      const unsigned int v855 = v842 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v857 = v855 << 28u;
+      const unsigned int v858 = v853 | v857;
+      const float v859 = __uint_as_float(v858);
+      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v862 = v721 >> 24u;
+      const unsigned int v864 = v862 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v866 = v864 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v868 = v866 << 22u;
+      const unsigned int v870 = v864 * 1056964608u;
+      const bool v872 = v864 < 2u;
+      const unsigned int v873 = v872 ? v870 : v868;
+      const unsigned int v875 = v862 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v877 = v875 << 28u;
+      const unsigned int v878 = v873 | v877;
+      const float v879 = __uint_as_float(v878);
+      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v882 = v721 >> 28u;
+      const unsigned int v884 = v882 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v886 = v884 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v888 = v886 << 22u;
+      const unsigned int v890 = v884 * 1056964608u;
+      const bool v892 = v884 < 2u;
+      const unsigned int v893 = v892 ? v890 : v888;
+      const unsigned int v895 = v882 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v897 = v895 << 28u;
+      const unsigned int v898 = v893 | v897;
+      const float v899 = __uint_as_float(v898);
+      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v905 = v706 ? v780 : 0.0f;
+      const float v908 = v706 ? v800 : 0.0f;
+      const float v911 = v706 ? v820 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v917) = iron_f32x4{{v902, v905, v908, v911}};  // kernels/gemm/quant_b.hpp:133
+      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v923 = v706 ? v860 : 0.0f;
+      const float v926 = v706 ? v880 : 0.0f;
+      const float v929 = v706 ? v900 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v936) = iron_f32x4{{v920, v923, v926, v929}};  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:124
+      const bool v949 = v948 < v2;
+      const bool v950 = v947 && v949;
+      const unsigned int v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:125
+      const unsigned int v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v964 = v963 + v960;
+      const unsigned int v965 = packed[v964];
+      const unsigned int v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v971 = v970 + v967;
+      const unsigned char v972 = scales[v971];
+      const unsigned int v973 = static_cast<unsigned int>(v972);
+      const unsigned int v975 = v973 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v978 = v973 == 255u;
+      const unsigned int v979 = v978 ? 2143289344u : v975;
+      const bool v981 = v973 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v983 = v981 ? 4194304u : v979;
+      const float v984 = __uint_as_float(v983);
+      const unsigned int v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v988 = v986 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v990 = v988 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v992 = v990 << 22u;
+      const unsigned int v994 = v988 * 1056964608u;
+      const bool v996 = v988 < 2u;
+      const unsigned int v997 = v996 ? v994 : v992;
+      const unsigned int v999 = v986 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1001 = v999 << 28u;
+      const unsigned int v1002 = v997 | v1001;
+      const float v1003 = __uint_as_float(v1002);
+      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1006 = v965 >> 4u;
+      const unsigned int v1008 = v1006 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1010 = v1008 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1012 = v1010 << 22u;
+      const unsigned int v1014 = v1008 * 1056964608u;
+      const bool v1016 = v1008 < 2u;
+      const unsigned int v1017 = v1016 ? v1014 : v1012;
+      const unsigned int v1019 = v1006 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1021 = v1019 << 28u;
+      const unsigned int v1022 = v1017 | v1021;
+      const float v1023 = __uint_as_float(v1022);
+      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1026 = v965 >> 8u;
+      const unsigned int v1028 = v1026 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1030 = v1028 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1032 = v1030 << 22u;
+      const unsigned int v1034 = v1028 * 1056964608u;
+      const bool v1036 = v1028 < 2u;
+      const unsigned int v1037 = v1036 ? v1034 : v1032;
+      const unsigned int v1039 = v1026 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1041 = v1039 << 28u;
+      const unsigned int v1042 = v1037 | v1041;
+      const float v1043 = __uint_as_float(v1042);
+      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1046 = v965 >> 12u;
+      const unsigned int v1048 = v1046 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1050 = v1048 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1052 = v1050 << 22u;
+      const unsigned int v1054 = v1048 * 1056964608u;
+      const bool v1056 = v1048 < 2u;
+      const unsigned int v1057 = v1056 ? v1054 : v1052;
+      const unsigned int v1059 = v1046 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1061 = v1059 << 28u;
+      const unsigned int v1062 = v1057 | v1061;
+      const float v1063 = __uint_as_float(v1062);
+      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1066 = v965 >> 16u;
+      const unsigned int v1068 = v1066 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1070 = v1068 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1072 = v1070 << 22u;
+      const unsigned int v1074 = v1068 * 1056964608u;
+      const bool v1076 = v1068 < 2u;
+      const unsigned int v1077 = v1076 ? v1074 : v1072;
+      const unsigned int v1079 = v1066 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1081 = v1079 << 28u;
+      const unsigned int v1082 = v1077 | v1081;
+      const float v1083 = __uint_as_float(v1082);
+      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1086 = v965 >> 20u;
+      const unsigned int v1088 = v1086 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1090 = v1088 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1092 = v1090 << 22u;
+      const unsigned int v1094 = v1088 * 1056964608u;
+      const bool v1096 = v1088 < 2u;
+      const unsigned int v1097 = v1096 ? v1094 : v1092;
+      const unsigned int v1099 = v1086 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1101 = v1099 << 28u;
+      const unsigned int v1102 = v1097 | v1101;
+      const float v1103 = __uint_as_float(v1102);
+      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1106 = v965 >> 24u;
+      const unsigned int v1108 = v1106 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1110 = v1108 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1112 = v1110 << 22u;
+      const unsigned int v1114 = v1108 * 1056964608u;
+      const bool v1116 = v1108 < 2u;
+      const unsigned int v1117 = v1116 ? v1114 : v1112;
+      const unsigned int v1119 = v1106 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1121 = v1119 << 28u;
+      const unsigned int v1122 = v1117 | v1121;
+      const float v1123 = __uint_as_float(v1122);
+      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1126 = v965 >> 28u;
+      const unsigned int v1128 = v1126 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1130 = v1128 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1132 = v1130 << 22u;
+      const unsigned int v1134 = v1128 * 1056964608u;
+      const bool v1136 = v1128 < 2u;
+      const unsigned int v1137 = v1136 ? v1134 : v1132;
+      const unsigned int v1139 = v1126 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1141 = v1139 << 28u;
+      const unsigned int v1142 = v1137 | v1141;
+      const float v1143 = __uint_as_float(v1142);
+      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1149 = v950 ? v1024 : 0.0f;
+      const float v1152 = v950 ? v1044 : 0.0f;
+      const float v1155 = v950 ? v1064 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v1161) = iron_f32x4{{v1146, v1149, v1152, v1155}};  // kernels/gemm/quant_b.hpp:133
+      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1167 = v950 ? v1104 : 0.0f;
+      const float v1170 = v950 ? v1124 : 0.0f;
+      const float v1173 = v950 ? v1144 : 0.0f;
+      *reinterpret_cast<iron_f32x4*>(shm1 + v1180) = iron_f32x4{{v1164, v1167, v1170, v1173}};  // kernels/gemm/quant_b.hpp:133
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load_shared<false>(v39, shm0, v1330, 20u);  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load_shared<true>(v41, shm1, v1336, 20u);  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load_shared<false>(v39, shm0, v1186, 20u);  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load_shared<true>(v41, shm1, v1192, 20u);  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma_software(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const unsigned int v1339 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1340 = v22 + v31;
-  const unsigned int v1341 = v1340 + v1339;
-  const unsigned int v1342 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1343 = v26 + v35;
-  const unsigned int v1344 = v1343 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1346 = v1344 < v1;
-  const bool v1347 = v1345 && v1346;
-  if (v1347) {
-    const float v1348 = v37.x[0];
-    const unsigned int v1350 = v1341 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1351 = v1350 + v1344;
-    out[v1351] = v1348;
-  }
-  const unsigned int v1352 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1354 = v1340 + v1352;
-  const unsigned int v1355 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1357 = v1343 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1359 = v1357 < v1;
-  const bool v1360 = v1358 && v1359;
-  if (v1360) {
-    const float v1361 = v37.x[1];
-    const unsigned int v1363 = v1354 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1364 = v1363 + v1357;
-    out[v1364] = v1361;
-  }
-  const unsigned int v1365 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1367 = v1340 + v1365;
-  const unsigned int v1368 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1370 = v1343 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v37.x[2];
-    const unsigned int v1376 = v1367 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1377 = v1376 + v1370;
-    out[v1377] = v1374;
-  }
-  const unsigned int v1378 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1380 = v1340 + v1378;
-  const unsigned int v1381 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1383 = v1343 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1385 = v1383 < v1;
-  const bool v1386 = v1384 && v1385;
-  if (v1386) {
-    const float v1387 = v37.x[3];
-    const unsigned int v1389 = v1380 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1390 = v1389 + v1383;
-    out[v1390] = v1387;
-  }
-  const unsigned int v1391 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1393 = v1340 + v1391;
-  const unsigned int v1394 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1396 = v1343 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1398 = v1396 < v1;
-  const bool v1399 = v1397 && v1398;
-  if (v1399) {
-    const float v1400 = v37.x[4];
-    const unsigned int v1402 = v1393 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1403 = v1402 + v1396;
-    out[v1403] = v1400;
-  }
-  const unsigned int v1404 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1406 = v1340 + v1404;
-  const unsigned int v1407 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1409 = v1343 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1411 = v1409 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v37.x[5];
-    const unsigned int v1415 = v1406 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1416 = v1415 + v1409;
-    out[v1416] = v1413;
-  }
-  const unsigned int v1417 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1419 = v1340 + v1417;
-  const unsigned int v1420 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1422 = v1343 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1424 = v1422 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v37.x[6];
-    const unsigned int v1428 = v1419 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1429 = v1428 + v1422;
-    out[v1429] = v1426;
-  }
-  const unsigned int v1430 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1432 = v1340 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1435 = v1343 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v37.x[7];
-    const unsigned int v1441 = v1432 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1442 = v1441 + v1435;
-    out[v1442] = v1439;
-  }
-  const unsigned int v1443 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1445 = v1340 + v1443;
-  const unsigned int v1446 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1448 = v1343 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1450 = v1448 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v37.x[8];
-    const unsigned int v1454 = v1445 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1455 = v1454 + v1448;
-    out[v1455] = v1452;
-  }
-  const unsigned int v1456 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1458 = v1340 + v1456;
-  const unsigned int v1459 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1461 = v1343 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1463 = v1461 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v37.x[9];
-    const unsigned int v1467 = v1458 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1468 = v1467 + v1461;
-    out[v1468] = v1465;
-  }
-  const unsigned int v1469 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1471 = v1340 + v1469;
-  const unsigned int v1472 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1474 = v1343 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v37.x[10];
-    const unsigned int v1480 = v1471 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1481 = v1480 + v1474;
-    out[v1481] = v1478;
-  }
-  const unsigned int v1482 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1484 = v1340 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1487 = v1343 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v37.x[11];
-    const unsigned int v1493 = v1484 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1494 = v1493 + v1487;
-    out[v1494] = v1491;
-  }
-  const unsigned int v1495 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1497 = v1340 + v1495;
-  const unsigned int v1498 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1500 = v1343 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1502 = v1500 < v1;
-  const bool v1503 = v1501 && v1502;
-  if (v1503) {
-    const float v1504 = v37.x[12];
-    const unsigned int v1506 = v1497 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1507 = v1506 + v1500;
-    out[v1507] = v1504;
-  }
-  const unsigned int v1508 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1510 = v1340 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1513 = v1343 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v37.x[13];
-    const unsigned int v1519 = v1510 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1520 = v1519 + v1513;
-    out[v1520] = v1517;
-  }
-  const unsigned int v1521 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1523 = v1340 + v1521;
-  const unsigned int v1524 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1526 = v1343 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1528 = v1526 < v1;
-  const bool v1529 = v1527 && v1528;
-  if (v1529) {
-    const float v1530 = v37.x[14];
-    const unsigned int v1532 = v1523 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1533 = v1532 + v1526;
-    out[v1533] = v1530;
-  }
-  const unsigned int v1534 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1536 = v1340 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1539 = v1343 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1541 = v1539 < v1;
-  const bool v1542 = v1540 && v1541;
-  if (v1542) {
-    const float v1543 = v37.x[15];
-    const unsigned int v1545 = v1536 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1546 = v1545 + v1539;
-    out[v1546] = v1543;
-  }
-  const unsigned int v1547 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1549 = v1340 + v1547;
-  const unsigned int v1550 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1552 = v1343 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v37.x[16];
-    const unsigned int v1558 = v1549 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1559 = v1558 + v1552;
-    out[v1559] = v1556;
-  }
-  const unsigned int v1560 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1562 = v1340 + v1560;
-  const unsigned int v1563 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1565 = v1343 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1567 = v1565 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v37.x[17];
-    const unsigned int v1571 = v1562 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1572 = v1571 + v1565;
-    out[v1572] = v1569;
-  }
-  const unsigned int v1573 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1575 = v1340 + v1573;
-  const unsigned int v1576 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1578 = v1343 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1580 = v1578 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v37.x[18];
-    const unsigned int v1584 = v1575 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1585 = v1584 + v1578;
-    out[v1585] = v1582;
-  }
-  const unsigned int v1586 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1588 = v1340 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1591 = v1343 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1593 = v1591 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v37.x[19];
-    const unsigned int v1597 = v1588 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1598 = v1597 + v1591;
-    out[v1598] = v1595;
-  }
-  const unsigned int v1599 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1601 = v1340 + v1599;
-  const unsigned int v1602 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1604 = v1343 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1606 = v1604 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v37.x[20];
-    const unsigned int v1610 = v1601 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1611 = v1610 + v1604;
-    out[v1611] = v1608;
-  }
-  const unsigned int v1612 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1614 = v1340 + v1612;
-  const unsigned int v1615 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1617 = v1343 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1619 = v1617 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v37.x[21];
-    const unsigned int v1623 = v1614 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1624 = v1623 + v1617;
-    out[v1624] = v1621;
-  }
-  const unsigned int v1625 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1627 = v1340 + v1625;
-  const unsigned int v1628 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1630 = v1343 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1632 = v1630 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v37.x[22];
-    const unsigned int v1636 = v1627 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1637 = v1636 + v1630;
-    out[v1637] = v1634;
-  }
-  const unsigned int v1638 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1640 = v1340 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1643 = v1343 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v37.x[23];
-    const unsigned int v1649 = v1640 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1650 = v1649 + v1643;
-    out[v1650] = v1647;
-  }
-  const unsigned int v1651 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1653 = v1340 + v1651;
-  const unsigned int v1654 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1656 = v1343 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v37.x[24];
-    const unsigned int v1662 = v1653 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1663 = v1662 + v1656;
-    out[v1663] = v1660;
-  }
-  const unsigned int v1664 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1666 = v1340 + v1664;
-  const unsigned int v1667 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1669 = v1343 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v37.x[25];
-    const unsigned int v1675 = v1666 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1676 = v1675 + v1669;
-    out[v1676] = v1673;
-  }
-  const unsigned int v1677 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1679 = v1340 + v1677;
-  const unsigned int v1680 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1682 = v1343 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v37.x[26];
-    const unsigned int v1688 = v1679 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1689 = v1688 + v1682;
-    out[v1689] = v1686;
-  }
-  const unsigned int v1690 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1692 = v1340 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1695 = v1343 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1697 = v1695 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v37.x[27];
-    const unsigned int v1701 = v1692 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1702 = v1701 + v1695;
-    out[v1702] = v1699;
-  }
-  const unsigned int v1703 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1705 = v1340 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1708 = v1343 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v37.x[28];
-    const unsigned int v1714 = v1705 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1715 = v1714 + v1708;
-    out[v1715] = v1712;
-  }
-  const unsigned int v1716 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1718 = v1340 + v1716;
-  const unsigned int v1719 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1721 = v1343 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1723 = v1721 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v37.x[29];
-    const unsigned int v1727 = v1718 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1728 = v1727 + v1721;
-    out[v1728] = v1725;
-  }
-  const unsigned int v1729 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1731 = v1340 + v1729;
-  const unsigned int v1732 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1734 = v1343 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1736 = v1734 < v1;
-  const bool v1737 = v1735 && v1736;
-  if (v1737) {
-    const float v1738 = v37.x[30];
-    const unsigned int v1740 = v1731 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1741 = v1740 + v1734;
-    out[v1741] = v1738;
-  }
-  const unsigned int v1742 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1744 = v1340 + v1742;
-  const unsigned int v1745 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1747 = v1343 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1749 = v1747 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v37.x[31];
-    const unsigned int v1753 = v1744 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1754 = v1753 + v1747;
-    out[v1754] = v1751;
-  }
-  const unsigned int v1755 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1757 = v1340 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1760 = v1343 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v37.x[32];
-    const unsigned int v1766 = v1757 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1767 = v1766 + v1760;
-    out[v1767] = v1764;
-  }
-  const unsigned int v1768 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1770 = v1340 + v1768;
-  const unsigned int v1771 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1773 = v1343 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1775 = v1773 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v37.x[33];
-    const unsigned int v1779 = v1770 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1780 = v1779 + v1773;
-    out[v1780] = v1777;
-  }
-  const unsigned int v1781 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1783 = v1340 + v1781;
-  const unsigned int v1784 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1786 = v1343 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1788 = v1786 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v37.x[34];
-    const unsigned int v1792 = v1783 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1793 = v1792 + v1786;
-    out[v1793] = v1790;
-  }
-  const unsigned int v1794 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1796 = v1340 + v1794;
-  const unsigned int v1797 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1799 = v1343 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1801 = v1799 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v37.x[35];
-    const unsigned int v1805 = v1796 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1806 = v1805 + v1799;
-    out[v1806] = v1803;
-  }
-  const unsigned int v1807 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1809 = v1340 + v1807;
-  const unsigned int v1810 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1812 = v1343 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1814 = v1812 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v37.x[36];
-    const unsigned int v1818 = v1809 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1819 = v1818 + v1812;
-    out[v1819] = v1816;
-  }
-  const unsigned int v1820 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1822 = v1340 + v1820;
-  const unsigned int v1823 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1825 = v1343 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1827 = v1825 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v37.x[37];
-    const unsigned int v1831 = v1822 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1832 = v1831 + v1825;
-    out[v1832] = v1829;
-  }
-  const unsigned int v1833 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1835 = v1340 + v1833;
-  const unsigned int v1836 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1838 = v1343 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v37.x[38];
-    const unsigned int v1844 = v1835 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1845 = v1844 + v1838;
-    out[v1845] = v1842;
-  }
-  const unsigned int v1846 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1848 = v1340 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1851 = v1343 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v37.x[39];
-    const unsigned int v1857 = v1848 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1858 = v1857 + v1851;
-    out[v1858] = v1855;
-  }
-  const unsigned int v1859 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1861 = v1340 + v1859;
-  const unsigned int v1862 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1864 = v1343 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v37.x[40];
-    const unsigned int v1870 = v1861 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1871 = v1870 + v1864;
-    out[v1871] = v1868;
-  }
-  const unsigned int v1872 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1874 = v1340 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1877 = v1343 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v37.x[41];
-    const unsigned int v1883 = v1874 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1884 = v1883 + v1877;
-    out[v1884] = v1881;
-  }
-  const unsigned int v1885 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1887 = v1340 + v1885;
-  const unsigned int v1888 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1890 = v1343 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v37.x[42];
-    const unsigned int v1896 = v1887 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1897 = v1896 + v1890;
-    out[v1897] = v1894;
-  }
-  const unsigned int v1898 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1900 = v1340 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1903 = v1343 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v37.x[43];
-    const unsigned int v1909 = v1900 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1910 = v1909 + v1903;
-    out[v1910] = v1907;
-  }
-  const unsigned int v1911 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1913 = v1340 + v1911;
-  const unsigned int v1914 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1916 = v1343 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v37.x[44];
-    const unsigned int v1922 = v1913 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1923 = v1922 + v1916;
-    out[v1923] = v1920;
-  }
-  const unsigned int v1924 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1926 = v1340 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1929 = v1343 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1931 = v1929 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v37.x[45];
-    const unsigned int v1935 = v1926 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1936 = v1935 + v1929;
-    out[v1936] = v1933;
-  }
-  const unsigned int v1937 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1939 = v1340 + v1937;
-  const unsigned int v1940 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1942 = v1343 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1944 = v1942 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v37.x[46];
-    const unsigned int v1948 = v1939 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1949 = v1948 + v1942;
-    out[v1949] = v1946;
-  }
-  const unsigned int v1950 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1952 = v1340 + v1950;
-  const unsigned int v1953 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1955 = v1343 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v37.x[47];
-    const unsigned int v1961 = v1952 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1962 = v1961 + v1955;
-    out[v1962] = v1959;
-  }
-  const unsigned int v1963 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1965 = v1340 + v1963;
-  const unsigned int v1966 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1968 = v1343 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1970 = v1968 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v37.x[48];
-    const unsigned int v1974 = v1965 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1975 = v1974 + v1968;
-    out[v1975] = v1972;
-  }
-  const unsigned int v1976 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1978 = v1340 + v1976;
-  const unsigned int v1979 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1981 = v1343 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1983 = v1981 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v37.x[49];
-    const unsigned int v1987 = v1978 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v1988 = v1987 + v1981;
-    out[v1988] = v1985;
-  }
-  const unsigned int v1989 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v1991 = v1340 + v1989;
-  const unsigned int v1992 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v1994 = v1343 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v37.x[50];
-    const unsigned int v2000 = v1991 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2001 = v2000 + v1994;
-    out[v2001] = v1998;
-  }
-  const unsigned int v2002 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2004 = v1340 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2007 = v1343 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2009 = v2007 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v37.x[51];
-    const unsigned int v2013 = v2004 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2014 = v2013 + v2007;
-    out[v2014] = v2011;
-  }
-  const unsigned int v2015 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2017 = v1340 + v2015;
-  const unsigned int v2018 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2020 = v1343 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v37.x[52];
-    const unsigned int v2026 = v2017 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2027 = v2026 + v2020;
-    out[v2027] = v2024;
-  }
-  const unsigned int v2028 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2030 = v1340 + v2028;
-  const unsigned int v2031 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2033 = v1343 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v37.x[53];
-    const unsigned int v2039 = v2030 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2040 = v2039 + v2033;
-    out[v2040] = v2037;
-  }
-  const unsigned int v2041 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2043 = v1340 + v2041;
-  const unsigned int v2044 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2046 = v1343 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v37.x[54];
-    const unsigned int v2052 = v2043 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2053 = v2052 + v2046;
-    out[v2053] = v2050;
-  }
-  const unsigned int v2054 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2056 = v1340 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2059 = v1343 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v37.x[55];
-    const unsigned int v2065 = v2056 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2066 = v2065 + v2059;
-    out[v2066] = v2063;
-  }
-  const unsigned int v2067 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2069 = v1340 + v2067;
-  const unsigned int v2070 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2072 = v1343 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2074 = v2072 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v37.x[56];
-    const unsigned int v2078 = v2069 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2079 = v2078 + v2072;
-    out[v2079] = v2076;
-  }
-  const unsigned int v2080 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2082 = v1340 + v2080;
-  const unsigned int v2083 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2085 = v1343 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2087 = v2085 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v37.x[57];
-    const unsigned int v2091 = v2082 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2092 = v2091 + v2085;
-    out[v2092] = v2089;
-  }
-  const unsigned int v2093 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2095 = v1340 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2098 = v1343 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v37.x[58];
-    const unsigned int v2104 = v2095 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2105 = v2104 + v2098;
-    out[v2105] = v2102;
-  }
-  const unsigned int v2106 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2108 = v1340 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2111 = v1343 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2113 = v2111 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v37.x[59];
-    const unsigned int v2117 = v2108 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2118 = v2117 + v2111;
-    out[v2118] = v2115;
-  }
-  const unsigned int v2119 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2121 = v1340 + v2119;
-  const unsigned int v2122 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2124 = v1343 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2126 = v2124 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v37.x[60];
-    const unsigned int v2130 = v2121 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2131 = v2130 + v2124;
-    out[v2131] = v2128;
-  }
-  const unsigned int v2132 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2134 = v1340 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2137 = v1343 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2139 = v2137 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v37.x[61];
-    const unsigned int v2143 = v2134 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2144 = v2143 + v2137;
-    out[v2144] = v2141;
-  }
-  const unsigned int v2145 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2147 = v1340 + v2145;
-  const unsigned int v2148 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2150 = v1343 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2152 = v2150 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v37.x[62];
-    const unsigned int v2156 = v2147 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2157 = v2156 + v2150;
-    out[v2157] = v2154;
-  }
-  const unsigned int v2158 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2160 = v1340 + v2158;
-  const unsigned int v2161 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2163 = v1343 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2165 = v2163 < v1;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v37.x[63];
-    const unsigned int v2169 = v2160 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2170 = v2169 + v2163;
-    out[v2170] = v2167;
-  }
-  const unsigned int v2171 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2173 = v1340 + v2171;
-  const unsigned int v2174 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2176 = v1343 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2178 = v2176 < v1;
-  const bool v2179 = v2177 && v2178;
-  if (v2179) {
-    const float v2180 = v37.x[64];
-    const unsigned int v2182 = v2173 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2183 = v2182 + v2176;
-    out[v2183] = v2180;
-  }
-  const unsigned int v2184 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2186 = v1340 + v2184;
-  const unsigned int v2187 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2189 = v1343 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2191 = v2189 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v37.x[65];
-    const unsigned int v2195 = v2186 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2196 = v2195 + v2189;
-    out[v2196] = v2193;
-  }
-  const unsigned int v2197 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2199 = v1340 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2202 = v1343 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v37.x[66];
-    const unsigned int v2208 = v2199 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2209 = v2208 + v2202;
-    out[v2209] = v2206;
-  }
-  const unsigned int v2210 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2212 = v1340 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2215 = v1343 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v37.x[67];
-    const unsigned int v2221 = v2212 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2222 = v2221 + v2215;
-    out[v2222] = v2219;
-  }
-  const unsigned int v2223 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2225 = v1340 + v2223;
-  const unsigned int v2226 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2228 = v1343 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2230 = v2228 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v37.x[68];
-    const unsigned int v2234 = v2225 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2235 = v2234 + v2228;
-    out[v2235] = v2232;
-  }
-  const unsigned int v2236 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2238 = v1340 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2241 = v1343 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v37.x[69];
-    const unsigned int v2247 = v2238 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2248 = v2247 + v2241;
-    out[v2248] = v2245;
-  }
-  const unsigned int v2249 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2251 = v1340 + v2249;
-  const unsigned int v2252 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2254 = v1343 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v37.x[70];
-    const unsigned int v2260 = v2251 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2261 = v2260 + v2254;
-    out[v2261] = v2258;
-  }
-  const unsigned int v2262 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2264 = v1340 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2267 = v1343 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v37.x[71];
-    const unsigned int v2273 = v2264 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2274 = v2273 + v2267;
-    out[v2274] = v2271;
-  }
-  const unsigned int v2275 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2277 = v1340 + v2275;
-  const unsigned int v2278 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2280 = v1343 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2282 = v2280 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v37.x[72];
-    const unsigned int v2286 = v2277 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2287 = v2286 + v2280;
-    out[v2287] = v2284;
-  }
-  const unsigned int v2288 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2290 = v1340 + v2288;
-  const unsigned int v2291 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2293 = v1343 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2295 = v2293 < v1;
-  const bool v2296 = v2294 && v2295;
-  if (v2296) {
-    const float v2297 = v37.x[73];
-    const unsigned int v2299 = v2290 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2300 = v2299 + v2293;
-    out[v2300] = v2297;
-  }
-  const unsigned int v2301 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2303 = v1340 + v2301;
-  const unsigned int v2304 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2306 = v1343 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v37.x[74];
-    const unsigned int v2312 = v2303 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2313 = v2312 + v2306;
-    out[v2313] = v2310;
-  }
-  const unsigned int v2314 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2316 = v1340 + v2314;
-  const unsigned int v2317 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2319 = v1343 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2321 = v2319 < v1;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v37.x[75];
-    const unsigned int v2325 = v2316 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2326 = v2325 + v2319;
-    out[v2326] = v2323;
-  }
-  const unsigned int v2327 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2329 = v1340 + v2327;
-  const unsigned int v2330 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2332 = v1343 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2334 = v2332 < v1;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v37.x[76];
-    const unsigned int v2338 = v2329 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2339 = v2338 + v2332;
-    out[v2339] = v2336;
-  }
-  const unsigned int v2340 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2342 = v1340 + v2340;
-  const unsigned int v2343 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2345 = v1343 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2347 = v2345 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v37.x[77];
-    const unsigned int v2351 = v2342 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2352 = v2351 + v2345;
-    out[v2352] = v2349;
-  }
-  const unsigned int v2353 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2355 = v1340 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2358 = v1343 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2360 = v2358 < v1;
-  const bool v2361 = v2359 && v2360;
-  if (v2361) {
-    const float v2362 = v37.x[78];
-    const unsigned int v2364 = v2355 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2365 = v2364 + v2358;
-    out[v2365] = v2362;
-  }
-  const unsigned int v2366 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2368 = v1340 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2371 = v1343 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v37.x[79];
-    const unsigned int v2377 = v2368 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2378 = v2377 + v2371;
-    out[v2378] = v2375;
-  }
-  const unsigned int v2379 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2381 = v1340 + v2379;
-  const unsigned int v2382 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2384 = v1343 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v37.x[80];
-    const unsigned int v2390 = v2381 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2391 = v2390 + v2384;
-    out[v2391] = v2388;
-  }
-  const unsigned int v2392 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2394 = v1340 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2397 = v1343 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v37.x[81];
-    const unsigned int v2403 = v2394 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2404 = v2403 + v2397;
-    out[v2404] = v2401;
-  }
-  const unsigned int v2405 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2407 = v1340 + v2405;
-  const unsigned int v2408 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2410 = v1343 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2412 = v2410 < v1;
-  const bool v2413 = v2411 && v2412;
-  if (v2413) {
-    const float v2414 = v37.x[82];
-    const unsigned int v2416 = v2407 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2417 = v2416 + v2410;
-    out[v2417] = v2414;
-  }
-  const unsigned int v2418 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2420 = v1340 + v2418;
-  const unsigned int v2421 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2423 = v1343 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2425 = v2423 < v1;
-  const bool v2426 = v2424 && v2425;
-  if (v2426) {
-    const float v2427 = v37.x[83];
-    const unsigned int v2429 = v2420 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2430 = v2429 + v2423;
-    out[v2430] = v2427;
-  }
-  const unsigned int v2431 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2433 = v1340 + v2431;
-  const unsigned int v2434 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2436 = v1343 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2438 = v2436 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v37.x[84];
-    const unsigned int v2442 = v2433 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2443 = v2442 + v2436;
-    out[v2443] = v2440;
-  }
-  const unsigned int v2444 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2446 = v1340 + v2444;
-  const unsigned int v2447 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2449 = v1343 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2451 = v2449 < v1;
-  const bool v2452 = v2450 && v2451;
-  if (v2452) {
-    const float v2453 = v37.x[85];
-    const unsigned int v2455 = v2446 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2456 = v2455 + v2449;
-    out[v2456] = v2453;
-  }
-  const unsigned int v2457 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2459 = v1340 + v2457;
-  const unsigned int v2460 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2462 = v1343 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2464 = v2462 < v1;
-  const bool v2465 = v2463 && v2464;
-  if (v2465) {
-    const float v2466 = v37.x[86];
-    const unsigned int v2468 = v2459 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2469 = v2468 + v2462;
-    out[v2469] = v2466;
-  }
-  const unsigned int v2470 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2472 = v1340 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2475 = v1343 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v37.x[87];
-    const unsigned int v2481 = v2472 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2482 = v2481 + v2475;
-    out[v2482] = v2479;
-  }
-  const unsigned int v2483 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2485 = v1340 + v2483;
-  const unsigned int v2486 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2488 = v1343 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2490 = v2488 < v1;
-  const bool v2491 = v2489 && v2490;
-  if (v2491) {
-    const float v2492 = v37.x[88];
-    const unsigned int v2494 = v2485 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2495 = v2494 + v2488;
-    out[v2495] = v2492;
-  }
-  const unsigned int v2496 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2498 = v1340 + v2496;
-  const unsigned int v2499 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2501 = v1343 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v37.x[89];
-    const unsigned int v2507 = v2498 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2508 = v2507 + v2501;
-    out[v2508] = v2505;
-  }
-  const unsigned int v2509 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2511 = v1340 + v2509;
-  const unsigned int v2512 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2514 = v1343 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2516 = v2514 < v1;
-  const bool v2517 = v2515 && v2516;
-  if (v2517) {
-    const float v2518 = v37.x[90];
-    const unsigned int v2520 = v2511 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2521 = v2520 + v2514;
-    out[v2521] = v2518;
-  }
-  const unsigned int v2522 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2524 = v1340 + v2522;
-  const unsigned int v2525 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2527 = v1343 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2529 = v2527 < v1;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v37.x[91];
-    const unsigned int v2533 = v2524 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2534 = v2533 + v2527;
-    out[v2534] = v2531;
-  }
-  const unsigned int v2535 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2537 = v1340 + v2535;
-  const unsigned int v2538 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2540 = v1343 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2542 = v2540 < v1;
-  const bool v2543 = v2541 && v2542;
-  if (v2543) {
-    const float v2544 = v37.x[92];
-    const unsigned int v2546 = v2537 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2547 = v2546 + v2540;
-    out[v2547] = v2544;
-  }
-  const unsigned int v2548 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2550 = v1340 + v2548;
-  const unsigned int v2551 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2553 = v1343 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2555 = v2553 < v1;
-  const bool v2556 = v2554 && v2555;
-  if (v2556) {
-    const float v2557 = v37.x[93];
-    const unsigned int v2559 = v2550 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2560 = v2559 + v2553;
-    out[v2560] = v2557;
-  }
-  const unsigned int v2561 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2563 = v1340 + v2561;
-  const unsigned int v2564 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2566 = v1343 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2568 = v2566 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v37.x[94];
-    const unsigned int v2572 = v2563 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2573 = v2572 + v2566;
-    out[v2573] = v2570;
-  }
-  const unsigned int v2574 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2576 = v1340 + v2574;
-  const unsigned int v2577 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2579 = v1343 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2581 = v2579 < v1;
-  const bool v2582 = v2580 && v2581;
-  if (v2582) {
-    const float v2583 = v37.x[95];
-    const unsigned int v2585 = v2576 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2586 = v2585 + v2579;
-    out[v2586] = v2583;
-  }
-  const unsigned int v2587 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2589 = v1340 + v2587;
-  const unsigned int v2590 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2592 = v1343 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v37.x[96];
-    const unsigned int v2598 = v2589 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2599 = v2598 + v2592;
-    out[v2599] = v2596;
-  }
-  const unsigned int v2600 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2602 = v1340 + v2600;
-  const unsigned int v2603 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2605 = v1343 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2607 = v2605 < v1;
-  const bool v2608 = v2606 && v2607;
-  if (v2608) {
-    const float v2609 = v37.x[97];
-    const unsigned int v2611 = v2602 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2612 = v2611 + v2605;
-    out[v2612] = v2609;
-  }
-  const unsigned int v2613 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2615 = v1340 + v2613;
-  const unsigned int v2616 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2618 = v1343 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2620 = v2618 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v37.x[98];
-    const unsigned int v2624 = v2615 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2625 = v2624 + v2618;
-    out[v2625] = v2622;
-  }
-  const unsigned int v2626 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2628 = v1340 + v2626;
-  const unsigned int v2629 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2631 = v1343 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v37.x[99];
-    const unsigned int v2637 = v2628 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2638 = v2637 + v2631;
-    out[v2638] = v2635;
-  }
-  const unsigned int v2639 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2641 = v1340 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2644 = v1343 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v37.x[100];
-    const unsigned int v2650 = v2641 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2651 = v2650 + v2644;
-    out[v2651] = v2648;
-  }
-  const unsigned int v2652 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2654 = v1340 + v2652;
-  const unsigned int v2655 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2657 = v1343 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2659 = v2657 < v1;
-  const bool v2660 = v2658 && v2659;
-  if (v2660) {
-    const float v2661 = v37.x[101];
-    const unsigned int v2663 = v2654 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2664 = v2663 + v2657;
-    out[v2664] = v2661;
-  }
-  const unsigned int v2665 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2667 = v1340 + v2665;
-  const unsigned int v2668 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2670 = v1343 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2672 = v2670 < v1;
-  const bool v2673 = v2671 && v2672;
-  if (v2673) {
-    const float v2674 = v37.x[102];
-    const unsigned int v2676 = v2667 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2677 = v2676 + v2670;
-    out[v2677] = v2674;
-  }
-  const unsigned int v2678 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2680 = v1340 + v2678;
-  const unsigned int v2681 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2683 = v1343 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2685 = v2683 < v1;
-  const bool v2686 = v2684 && v2685;
-  if (v2686) {
-    const float v2687 = v37.x[103];
-    const unsigned int v2689 = v2680 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2690 = v2689 + v2683;
-    out[v2690] = v2687;
-  }
-  const unsigned int v2691 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2693 = v1340 + v2691;
-  const unsigned int v2694 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2696 = v1343 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2698 = v2696 < v1;
-  const bool v2699 = v2697 && v2698;
-  if (v2699) {
-    const float v2700 = v37.x[104];
-    const unsigned int v2702 = v2693 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2703 = v2702 + v2696;
-    out[v2703] = v2700;
-  }
-  const unsigned int v2704 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2706 = v1340 + v2704;
-  const unsigned int v2707 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2709 = v1343 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2711 = v2709 < v1;
-  const bool v2712 = v2710 && v2711;
-  if (v2712) {
-    const float v2713 = v37.x[105];
-    const unsigned int v2715 = v2706 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2716 = v2715 + v2709;
-    out[v2716] = v2713;
-  }
-  const unsigned int v2717 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2719 = v1340 + v2717;
-  const unsigned int v2720 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2722 = v1343 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2724 = v2722 < v1;
-  const bool v2725 = v2723 && v2724;
-  if (v2725) {
-    const float v2726 = v37.x[106];
-    const unsigned int v2728 = v2719 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2729 = v2728 + v2722;
-    out[v2729] = v2726;
-  }
-  const unsigned int v2730 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2732 = v1340 + v2730;
-  const unsigned int v2733 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2735 = v1343 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2737 = v2735 < v1;
-  const bool v2738 = v2736 && v2737;
-  if (v2738) {
-    const float v2739 = v37.x[107];
-    const unsigned int v2741 = v2732 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2742 = v2741 + v2735;
-    out[v2742] = v2739;
-  }
-  const unsigned int v2743 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2745 = v1340 + v2743;
-  const unsigned int v2746 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2748 = v1343 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2750 = v2748 < v1;
-  const bool v2751 = v2749 && v2750;
-  if (v2751) {
-    const float v2752 = v37.x[108];
-    const unsigned int v2754 = v2745 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2755 = v2754 + v2748;
-    out[v2755] = v2752;
-  }
-  const unsigned int v2756 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2758 = v1340 + v2756;
-  const unsigned int v2759 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2761 = v1343 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2763 = v2761 < v1;
-  const bool v2764 = v2762 && v2763;
-  if (v2764) {
-    const float v2765 = v37.x[109];
-    const unsigned int v2767 = v2758 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2768 = v2767 + v2761;
-    out[v2768] = v2765;
-  }
-  const unsigned int v2769 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2771 = v1340 + v2769;
-  const unsigned int v2772 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2774 = v1343 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v37.x[110];
-    const unsigned int v2780 = v2771 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2781 = v2780 + v2774;
-    out[v2781] = v2778;
-  }
-  const unsigned int v2782 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2784 = v1340 + v2782;
-  const unsigned int v2785 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2787 = v1343 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v37.x[111];
-    const unsigned int v2793 = v2784 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2794 = v2793 + v2787;
-    out[v2794] = v2791;
-  }
-  const unsigned int v2795 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2797 = v1340 + v2795;
-  const unsigned int v2798 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2800 = v1343 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2802 = v2800 < v1;
-  const bool v2803 = v2801 && v2802;
-  if (v2803) {
-    const float v2804 = v37.x[112];
-    const unsigned int v2806 = v2797 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2807 = v2806 + v2800;
-    out[v2807] = v2804;
-  }
-  const unsigned int v2808 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2810 = v1340 + v2808;
-  const unsigned int v2811 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2813 = v1343 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2815 = v2813 < v1;
-  const bool v2816 = v2814 && v2815;
-  if (v2816) {
-    const float v2817 = v37.x[113];
-    const unsigned int v2819 = v2810 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2820 = v2819 + v2813;
-    out[v2820] = v2817;
-  }
-  const unsigned int v2821 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2823 = v1340 + v2821;
-  const unsigned int v2824 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2826 = v1343 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2828 = v2826 < v1;
-  const bool v2829 = v2827 && v2828;
-  if (v2829) {
-    const float v2830 = v37.x[114];
-    const unsigned int v2832 = v2823 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2833 = v2832 + v2826;
-    out[v2833] = v2830;
-  }
-  const unsigned int v2834 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2836 = v1340 + v2834;
-  const unsigned int v2837 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2839 = v1343 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2841 = v2839 < v1;
-  const bool v2842 = v2840 && v2841;
-  if (v2842) {
-    const float v2843 = v37.x[115];
-    const unsigned int v2845 = v2836 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2846 = v2845 + v2839;
-    out[v2846] = v2843;
-  }
-  const unsigned int v2847 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2849 = v1340 + v2847;
-  const unsigned int v2850 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2852 = v1343 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2854 = v2852 < v1;
-  const bool v2855 = v2853 && v2854;
-  if (v2855) {
-    const float v2856 = v37.x[116];
-    const unsigned int v2858 = v2849 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2859 = v2858 + v2852;
-    out[v2859] = v2856;
-  }
-  const unsigned int v2860 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2862 = v1340 + v2860;
-  const unsigned int v2863 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2865 = v1343 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2867 = v2865 < v1;
-  const bool v2868 = v2866 && v2867;
-  if (v2868) {
-    const float v2869 = v37.x[117];
-    const unsigned int v2871 = v2862 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2872 = v2871 + v2865;
-    out[v2872] = v2869;
-  }
-  const unsigned int v2873 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2875 = v1340 + v2873;
-  const unsigned int v2876 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2878 = v1343 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2880 = v2878 < v1;
-  const bool v2881 = v2879 && v2880;
-  if (v2881) {
-    const float v2882 = v37.x[118];
-    const unsigned int v2884 = v2875 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2885 = v2884 + v2878;
-    out[v2885] = v2882;
-  }
-  const unsigned int v2886 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2888 = v1340 + v2886;
-  const unsigned int v2889 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2891 = v1343 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2893 = v2891 < v1;
-  const bool v2894 = v2892 && v2893;
-  if (v2894) {
-    const float v2895 = v37.x[119];
-    const unsigned int v2897 = v2888 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2898 = v2897 + v2891;
-    out[v2898] = v2895;
-  }
-  const unsigned int v2899 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2901 = v1340 + v2899;
-  const unsigned int v2902 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2904 = v1343 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2906 = v2904 < v1;
-  const bool v2907 = v2905 && v2906;
-  if (v2907) {
-    const float v2908 = v37.x[120];
-    const unsigned int v2910 = v2901 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2911 = v2910 + v2904;
-    out[v2911] = v2908;
-  }
-  const unsigned int v2912 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2914 = v1340 + v2912;
-  const unsigned int v2915 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2917 = v1343 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v37.x[121];
-    const unsigned int v2923 = v2914 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2924 = v2923 + v2917;
-    out[v2924] = v2921;
-  }
-  const unsigned int v2925 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2927 = v1340 + v2925;
-  const unsigned int v2928 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2930 = v1343 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2932 = v2930 < v1;
-  const bool v2933 = v2931 && v2932;
-  if (v2933) {
-    const float v2934 = v37.x[122];
-    const unsigned int v2936 = v2927 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2937 = v2936 + v2930;
-    out[v2937] = v2934;
-  }
-  const unsigned int v2938 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2940 = v1340 + v2938;
-  const unsigned int v2941 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2943 = v1343 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v37.x[123];
-    const unsigned int v2949 = v2940 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2950 = v2949 + v2943;
-    out[v2950] = v2947;
-  }
-  const unsigned int v2951 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2953 = v1340 + v2951;
-  const unsigned int v2954 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2956 = v1343 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2958 = v2956 < v1;
-  const bool v2959 = v2957 && v2958;
-  if (v2959) {
-    const float v2960 = v37.x[124];
-    const unsigned int v2962 = v2953 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2963 = v2962 + v2956;
-    out[v2963] = v2960;
-  }
-  const unsigned int v2964 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2966 = v1340 + v2964;
-  const unsigned int v2967 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2969 = v1343 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2971 = v2969 < v1;
-  const bool v2972 = v2970 && v2971;
-  if (v2972) {
-    const float v2973 = v37.x[125];
-    const unsigned int v2975 = v2966 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2976 = v2975 + v2969;
-    out[v2976] = v2973;
-  }
-  const unsigned int v2977 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2979 = v1340 + v2977;
-  const unsigned int v2980 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2982 = v1343 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2984 = v2982 < v1;
-  const bool v2985 = v2983 && v2984;
-  if (v2985) {
-    const float v2986 = v37.x[126];
-    const unsigned int v2988 = v2979 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v2989 = v2988 + v2982;
-    out[v2989] = v2986;
-  }
-  const unsigned int v2990 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
-  const unsigned int v2992 = v1340 + v2990;
-  const unsigned int v2993 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
-  const unsigned int v2995 = v1343 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2997 = v2995 < v1;
-  const bool v2998 = v2996 && v2997;
-  if (v2998) {
-    const float v2999 = v37.x[127];
-    const unsigned int v3001 = v2992 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const unsigned int v3002 = v3001 + v2995;
-    out[v3002] = v2999;
+  const unsigned int v1195 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1196 = v22 + v31;
+  const unsigned int v1197 = v1196 + v1195;
+  const unsigned int v1198 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1199 = v26 + v35;
+  const unsigned int v1200 = v1199 + v1198;
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1202 = v1200 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v37.x[0];
+    const unsigned int v1206 = v1197 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1207 = v1206 + v1200;
+    out[v1207] = v1204;
+  }
+  const unsigned int v1208 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1210 = v1196 + v1208;
+  const unsigned int v1211 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1213 = v1199 + v1211;
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1215 = v1213 < v1;
+  const bool v1216 = v1214 && v1215;
+  if (v1216) {
+    const float v1217 = v37.x[1];
+    const unsigned int v1219 = v1210 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1220 = v1219 + v1213;
+    out[v1220] = v1217;
+  }
+  const unsigned int v1221 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1223 = v1196 + v1221;
+  const unsigned int v1224 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1226 = v1199 + v1224;
+  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1228 = v1226 < v1;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v37.x[2];
+    const unsigned int v1232 = v1223 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1233 = v1232 + v1226;
+    out[v1233] = v1230;
+  }
+  const unsigned int v1234 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1236 = v1196 + v1234;
+  const unsigned int v1237 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1239 = v1199 + v1237;
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1239 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v37.x[3];
+    const unsigned int v1245 = v1236 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1246 = v1245 + v1239;
+    out[v1246] = v1243;
+  }
+  const unsigned int v1247 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1249 = v1196 + v1247;
+  const unsigned int v1250 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1252 = v1199 + v1250;
+  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1252 < v1;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v37.x[4];
+    const unsigned int v1258 = v1249 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1259 = v1258 + v1252;
+    out[v1259] = v1256;
+  }
+  const unsigned int v1260 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1262 = v1196 + v1260;
+  const unsigned int v1263 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1265 = v1199 + v1263;
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v37.x[5];
+    const unsigned int v1271 = v1262 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1272 = v1271 + v1265;
+    out[v1272] = v1269;
+  }
+  const unsigned int v1273 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1275 = v1196 + v1273;
+  const unsigned int v1276 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1278 = v1199 + v1276;
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1278 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v37.x[6];
+    const unsigned int v1284 = v1275 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1285 = v1284 + v1278;
+    out[v1285] = v1282;
+  }
+  const unsigned int v1286 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1288 = v1196 + v1286;
+  const unsigned int v1289 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1291 = v1199 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1293 = v1291 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v37.x[7];
+    const unsigned int v1297 = v1288 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1298 = v1297 + v1291;
+    out[v1298] = v1295;
+  }
+  const unsigned int v1299 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1301 = v1196 + v1299;
+  const unsigned int v1302 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1304 = v1199 + v1302;
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v37.x[8];
+    const unsigned int v1310 = v1301 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1311 = v1310 + v1304;
+    out[v1311] = v1308;
+  }
+  const unsigned int v1312 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1314 = v1196 + v1312;
+  const unsigned int v1315 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1317 = v1199 + v1315;
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v37.x[9];
+    const unsigned int v1323 = v1314 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1324 = v1323 + v1317;
+    out[v1324] = v1321;
+  }
+  const unsigned int v1325 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1327 = v1196 + v1325;
+  const unsigned int v1328 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1330 = v1199 + v1328;
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1330 < v1;
+  const bool v1333 = v1331 && v1332;
+  if (v1333) {
+    const float v1334 = v37.x[10];
+    const unsigned int v1336 = v1327 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1337 = v1336 + v1330;
+    out[v1337] = v1334;
+  }
+  const unsigned int v1338 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1340 = v1196 + v1338;
+  const unsigned int v1341 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1343 = v1199 + v1341;
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1345 = v1343 < v1;
+  const bool v1346 = v1344 && v1345;
+  if (v1346) {
+    const float v1347 = v37.x[11];
+    const unsigned int v1349 = v1340 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1350 = v1349 + v1343;
+    out[v1350] = v1347;
+  }
+  const unsigned int v1351 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1353 = v1196 + v1351;
+  const unsigned int v1354 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1356 = v1199 + v1354;
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1358 = v1356 < v1;
+  const bool v1359 = v1357 && v1358;
+  if (v1359) {
+    const float v1360 = v37.x[12];
+    const unsigned int v1362 = v1353 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1363 = v1362 + v1356;
+    out[v1363] = v1360;
+  }
+  const unsigned int v1364 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1366 = v1196 + v1364;
+  const unsigned int v1367 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1369 = v1199 + v1367;
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1371 = v1369 < v1;
+  const bool v1372 = v1370 && v1371;
+  if (v1372) {
+    const float v1373 = v37.x[13];
+    const unsigned int v1375 = v1366 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1376 = v1375 + v1369;
+    out[v1376] = v1373;
+  }
+  const unsigned int v1377 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1379 = v1196 + v1377;
+  const unsigned int v1380 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1382 = v1199 + v1380;
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1382 < v1;
+  const bool v1385 = v1383 && v1384;
+  if (v1385) {
+    const float v1386 = v37.x[14];
+    const unsigned int v1388 = v1379 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1389 = v1388 + v1382;
+    out[v1389] = v1386;
+  }
+  const unsigned int v1390 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1392 = v1196 + v1390;
+  const unsigned int v1393 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1395 = v1199 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v37.x[15];
+    const unsigned int v1401 = v1392 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1402 = v1401 + v1395;
+    out[v1402] = v1399;
+  }
+  const unsigned int v1403 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1405 = v1196 + v1403;
+  const unsigned int v1406 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1408 = v1199 + v1406;
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1410 = v1408 < v1;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v37.x[16];
+    const unsigned int v1414 = v1405 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1415 = v1414 + v1408;
+    out[v1415] = v1412;
+  }
+  const unsigned int v1416 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1418 = v1196 + v1416;
+  const unsigned int v1419 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1421 = v1199 + v1419;
+  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1421 < v1;
+  const bool v1424 = v1422 && v1423;
+  if (v1424) {
+    const float v1425 = v37.x[17];
+    const unsigned int v1427 = v1418 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1428 = v1427 + v1421;
+    out[v1428] = v1425;
+  }
+  const unsigned int v1429 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1431 = v1196 + v1429;
+  const unsigned int v1432 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1434 = v1199 + v1432;
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1434 < v1;
+  const bool v1437 = v1435 && v1436;
+  if (v1437) {
+    const float v1438 = v37.x[18];
+    const unsigned int v1440 = v1431 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1441 = v1440 + v1434;
+    out[v1441] = v1438;
+  }
+  const unsigned int v1442 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1444 = v1196 + v1442;
+  const unsigned int v1445 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1447 = v1199 + v1445;
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v37.x[19];
+    const unsigned int v1453 = v1444 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1454 = v1453 + v1447;
+    out[v1454] = v1451;
+  }
+  const unsigned int v1455 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1457 = v1196 + v1455;
+  const unsigned int v1458 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1460 = v1199 + v1458;
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v37.x[20];
+    const unsigned int v1466 = v1457 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1467 = v1466 + v1460;
+    out[v1467] = v1464;
+  }
+  const unsigned int v1468 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1470 = v1196 + v1468;
+  const unsigned int v1471 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1473 = v1199 + v1471;
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1473 < v1;
+  const bool v1476 = v1474 && v1475;
+  if (v1476) {
+    const float v1477 = v37.x[21];
+    const unsigned int v1479 = v1470 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1480 = v1479 + v1473;
+    out[v1480] = v1477;
+  }
+  const unsigned int v1481 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1483 = v1196 + v1481;
+  const unsigned int v1484 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1486 = v1199 + v1484;
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1486 < v1;
+  const bool v1489 = v1487 && v1488;
+  if (v1489) {
+    const float v1490 = v37.x[22];
+    const unsigned int v1492 = v1483 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1493 = v1492 + v1486;
+    out[v1493] = v1490;
+  }
+  const unsigned int v1494 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1496 = v1196 + v1494;
+  const unsigned int v1497 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1499 = v1199 + v1497;
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1501 = v1499 < v1;
+  const bool v1502 = v1500 && v1501;
+  if (v1502) {
+    const float v1503 = v37.x[23];
+    const unsigned int v1505 = v1496 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1506 = v1505 + v1499;
+    out[v1506] = v1503;
+  }
+  const unsigned int v1507 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1509 = v1196 + v1507;
+  const unsigned int v1510 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1512 = v1199 + v1510;
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1512 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v37.x[24];
+    const unsigned int v1518 = v1509 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1519 = v1518 + v1512;
+    out[v1519] = v1516;
+  }
+  const unsigned int v1520 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1522 = v1196 + v1520;
+  const unsigned int v1523 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1525 = v1199 + v1523;
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1527 = v1525 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v37.x[25];
+    const unsigned int v1531 = v1522 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1532 = v1531 + v1525;
+    out[v1532] = v1529;
+  }
+  const unsigned int v1533 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1535 = v1196 + v1533;
+  const unsigned int v1536 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1538 = v1199 + v1536;
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1538 < v1;
+  const bool v1541 = v1539 && v1540;
+  if (v1541) {
+    const float v1542 = v37.x[26];
+    const unsigned int v1544 = v1535 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1545 = v1544 + v1538;
+    out[v1545] = v1542;
+  }
+  const unsigned int v1546 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1548 = v1196 + v1546;
+  const unsigned int v1549 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1551 = v1199 + v1549;
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v37.x[27];
+    const unsigned int v1557 = v1548 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1558 = v1557 + v1551;
+    out[v1558] = v1555;
+  }
+  const unsigned int v1559 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1561 = v1196 + v1559;
+  const unsigned int v1562 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1564 = v1199 + v1562;
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1566 = v1564 < v1;
+  const bool v1567 = v1565 && v1566;
+  if (v1567) {
+    const float v1568 = v37.x[28];
+    const unsigned int v1570 = v1561 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1571 = v1570 + v1564;
+    out[v1571] = v1568;
+  }
+  const unsigned int v1572 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1574 = v1196 + v1572;
+  const unsigned int v1575 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1577 = v1199 + v1575;
+  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1579 = v1577 < v1;
+  const bool v1580 = v1578 && v1579;
+  if (v1580) {
+    const float v1581 = v37.x[29];
+    const unsigned int v1583 = v1574 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1584 = v1583 + v1577;
+    out[v1584] = v1581;
+  }
+  const unsigned int v1585 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1587 = v1196 + v1585;
+  const unsigned int v1588 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1590 = v1199 + v1588;
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1590 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v37.x[30];
+    const unsigned int v1596 = v1587 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1597 = v1596 + v1590;
+    out[v1597] = v1594;
+  }
+  const unsigned int v1598 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1600 = v1196 + v1598;
+  const unsigned int v1601 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1603 = v1199 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v37.x[31];
+    const unsigned int v1609 = v1600 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1610 = v1609 + v1603;
+    out[v1610] = v1607;
+  }
+  const unsigned int v1611 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1613 = v1196 + v1611;
+  const unsigned int v1614 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1616 = v1199 + v1614;
+  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1618 = v1616 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v37.x[32];
+    const unsigned int v1622 = v1613 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1623 = v1622 + v1616;
+    out[v1623] = v1620;
+  }
+  const unsigned int v1624 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1626 = v1196 + v1624;
+  const unsigned int v1627 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1629 = v1199 + v1627;
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1631 = v1629 < v1;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v37.x[33];
+    const unsigned int v1635 = v1626 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1636 = v1635 + v1629;
+    out[v1636] = v1633;
+  }
+  const unsigned int v1637 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1639 = v1196 + v1637;
+  const unsigned int v1640 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1642 = v1199 + v1640;
+  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v37.x[34];
+    const unsigned int v1648 = v1639 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1649 = v1648 + v1642;
+    out[v1649] = v1646;
+  }
+  const unsigned int v1650 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1652 = v1196 + v1650;
+  const unsigned int v1653 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1655 = v1199 + v1653;
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v37.x[35];
+    const unsigned int v1661 = v1652 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1662 = v1661 + v1655;
+    out[v1662] = v1659;
+  }
+  const unsigned int v1663 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1665 = v1196 + v1663;
+  const unsigned int v1666 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1668 = v1199 + v1666;
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1670 = v1668 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v37.x[36];
+    const unsigned int v1674 = v1665 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1675 = v1674 + v1668;
+    out[v1675] = v1672;
+  }
+  const unsigned int v1676 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1678 = v1196 + v1676;
+  const unsigned int v1679 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1681 = v1199 + v1679;
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1681 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v37.x[37];
+    const unsigned int v1687 = v1678 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1688 = v1687 + v1681;
+    out[v1688] = v1685;
+  }
+  const unsigned int v1689 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1691 = v1196 + v1689;
+  const unsigned int v1692 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1694 = v1199 + v1692;
+  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1694 < v1;
+  const bool v1697 = v1695 && v1696;
+  if (v1697) {
+    const float v1698 = v37.x[38];
+    const unsigned int v1700 = v1691 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1701 = v1700 + v1694;
+    out[v1701] = v1698;
+  }
+  const unsigned int v1702 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1704 = v1196 + v1702;
+  const unsigned int v1705 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1707 = v1199 + v1705;
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v37.x[39];
+    const unsigned int v1713 = v1704 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1714 = v1713 + v1707;
+    out[v1714] = v1711;
+  }
+  const unsigned int v1715 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1717 = v1196 + v1715;
+  const unsigned int v1718 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1720 = v1199 + v1718;
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1722 = v1720 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v37.x[40];
+    const unsigned int v1726 = v1717 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1727 = v1726 + v1720;
+    out[v1727] = v1724;
+  }
+  const unsigned int v1728 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1730 = v1196 + v1728;
+  const unsigned int v1731 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1733 = v1199 + v1731;
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1735 = v1733 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v37.x[41];
+    const unsigned int v1739 = v1730 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1740 = v1739 + v1733;
+    out[v1740] = v1737;
+  }
+  const unsigned int v1741 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1743 = v1196 + v1741;
+  const unsigned int v1744 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1746 = v1199 + v1744;
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1746 < v1;
+  const bool v1749 = v1747 && v1748;
+  if (v1749) {
+    const float v1750 = v37.x[42];
+    const unsigned int v1752 = v1743 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1753 = v1752 + v1746;
+    out[v1753] = v1750;
+  }
+  const unsigned int v1754 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1756 = v1196 + v1754;
+  const unsigned int v1757 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1759 = v1199 + v1757;
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v37.x[43];
+    const unsigned int v1765 = v1756 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1766 = v1765 + v1759;
+    out[v1766] = v1763;
+  }
+  const unsigned int v1767 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1769 = v1196 + v1767;
+  const unsigned int v1770 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1772 = v1199 + v1770;
+  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1774 = v1772 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v37.x[44];
+    const unsigned int v1778 = v1769 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1779 = v1778 + v1772;
+    out[v1779] = v1776;
+  }
+  const unsigned int v1780 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1782 = v1196 + v1780;
+  const unsigned int v1783 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1785 = v1199 + v1783;
+  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1785 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v37.x[45];
+    const unsigned int v1791 = v1782 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1792 = v1791 + v1785;
+    out[v1792] = v1789;
+  }
+  const unsigned int v1793 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1795 = v1196 + v1793;
+  const unsigned int v1796 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1798 = v1199 + v1796;
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1798 < v1;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v37.x[46];
+    const unsigned int v1804 = v1795 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1805 = v1804 + v1798;
+    out[v1805] = v1802;
+  }
+  const unsigned int v1806 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1808 = v1196 + v1806;
+  const unsigned int v1809 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1811 = v1199 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v37.x[47];
+    const unsigned int v1817 = v1808 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1818 = v1817 + v1811;
+    out[v1818] = v1815;
+  }
+  const unsigned int v1819 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1821 = v1196 + v1819;
+  const unsigned int v1822 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1824 = v1199 + v1822;
+  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1824 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v37.x[48];
+    const unsigned int v1830 = v1821 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1831 = v1830 + v1824;
+    out[v1831] = v1828;
+  }
+  const unsigned int v1832 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1834 = v1196 + v1832;
+  const unsigned int v1835 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1837 = v1199 + v1835;
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1839 = v1837 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v37.x[49];
+    const unsigned int v1843 = v1834 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1844 = v1843 + v1837;
+    out[v1844] = v1841;
+  }
+  const unsigned int v1845 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1847 = v1196 + v1845;
+  const unsigned int v1848 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1850 = v1199 + v1848;
+  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v37.x[50];
+    const unsigned int v1856 = v1847 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1857 = v1856 + v1850;
+    out[v1857] = v1854;
+  }
+  const unsigned int v1858 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1860 = v1196 + v1858;
+  const unsigned int v1861 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1863 = v1199 + v1861;
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v37.x[51];
+    const unsigned int v1869 = v1860 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1870 = v1869 + v1863;
+    out[v1870] = v1867;
+  }
+  const unsigned int v1871 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1873 = v1196 + v1871;
+  const unsigned int v1874 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1876 = v1199 + v1874;
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1876 < v1;
+  const bool v1879 = v1877 && v1878;
+  if (v1879) {
+    const float v1880 = v37.x[52];
+    const unsigned int v1882 = v1873 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1883 = v1882 + v1876;
+    out[v1883] = v1880;
+  }
+  const unsigned int v1884 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1886 = v1196 + v1884;
+  const unsigned int v1887 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1889 = v1199 + v1887;
+  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1889 < v1;
+  const bool v1892 = v1890 && v1891;
+  if (v1892) {
+    const float v1893 = v37.x[53];
+    const unsigned int v1895 = v1886 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1896 = v1895 + v1889;
+    out[v1896] = v1893;
+  }
+  const unsigned int v1897 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1899 = v1196 + v1897;
+  const unsigned int v1900 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1902 = v1199 + v1900;
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1902 < v1;
+  const bool v1905 = v1903 && v1904;
+  if (v1905) {
+    const float v1906 = v37.x[54];
+    const unsigned int v1908 = v1899 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1909 = v1908 + v1902;
+    out[v1909] = v1906;
+  }
+  const unsigned int v1910 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1912 = v1196 + v1910;
+  const unsigned int v1913 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1915 = v1199 + v1913;
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v37.x[55];
+    const unsigned int v1921 = v1912 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1922 = v1921 + v1915;
+    out[v1922] = v1919;
+  }
+  const unsigned int v1923 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1925 = v1196 + v1923;
+  const unsigned int v1926 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1928 = v1199 + v1926;
+  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1930 = v1928 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v37.x[56];
+    const unsigned int v1934 = v1925 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1935 = v1934 + v1928;
+    out[v1935] = v1932;
+  }
+  const unsigned int v1936 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1938 = v1196 + v1936;
+  const unsigned int v1939 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1941 = v1199 + v1939;
+  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1943 = v1941 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v37.x[57];
+    const unsigned int v1947 = v1938 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1948 = v1947 + v1941;
+    out[v1948] = v1945;
+  }
+  const unsigned int v1949 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1951 = v1196 + v1949;
+  const unsigned int v1952 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1954 = v1199 + v1952;
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1954 < v1;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v37.x[58];
+    const unsigned int v1960 = v1951 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1961 = v1960 + v1954;
+    out[v1961] = v1958;
+  }
+  const unsigned int v1962 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1964 = v1196 + v1962;
+  const unsigned int v1965 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1967 = v1199 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1967 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v37.x[59];
+    const unsigned int v1973 = v1964 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1974 = v1973 + v1967;
+    out[v1974] = v1971;
+  }
+  const unsigned int v1975 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1977 = v1196 + v1975;
+  const unsigned int v1978 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1980 = v1199 + v1978;
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1982 = v1980 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v37.x[60];
+    const unsigned int v1986 = v1977 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v1987 = v1986 + v1980;
+    out[v1987] = v1984;
+  }
+  const unsigned int v1988 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v1990 = v1196 + v1988;
+  const unsigned int v1991 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v1993 = v1199 + v1991;
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1995 = v1993 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v37.x[61];
+    const unsigned int v1999 = v1990 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2000 = v1999 + v1993;
+    out[v2000] = v1997;
+  }
+  const unsigned int v2001 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2003 = v1196 + v2001;
+  const unsigned int v2004 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2006 = v1199 + v2004;
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2006 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v37.x[62];
+    const unsigned int v2012 = v2003 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2013 = v2012 + v2006;
+    out[v2013] = v2010;
+  }
+  const unsigned int v2014 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2016 = v1196 + v2014;
+  const unsigned int v2017 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2019 = v1199 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v37.x[63];
+    const unsigned int v2025 = v2016 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2026 = v2025 + v2019;
+    out[v2026] = v2023;
+  }
+  const unsigned int v2027 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2029 = v1196 + v2027;
+  const unsigned int v2030 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2032 = v1199 + v2030;
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2034 = v2032 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v37.x[64];
+    const unsigned int v2038 = v2029 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2039 = v2038 + v2032;
+    out[v2039] = v2036;
+  }
+  const unsigned int v2040 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2042 = v1196 + v2040;
+  const unsigned int v2043 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2045 = v1199 + v2043;
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v37.x[65];
+    const unsigned int v2051 = v2042 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2052 = v2051 + v2045;
+    out[v2052] = v2049;
+  }
+  const unsigned int v2053 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2055 = v1196 + v2053;
+  const unsigned int v2056 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2058 = v1199 + v2056;
+  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2058 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v37.x[66];
+    const unsigned int v2064 = v2055 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2065 = v2064 + v2058;
+    out[v2065] = v2062;
+  }
+  const unsigned int v2066 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2068 = v1196 + v2066;
+  const unsigned int v2069 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2071 = v1199 + v2069;
+  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v37.x[67];
+    const unsigned int v2077 = v2068 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2078 = v2077 + v2071;
+    out[v2078] = v2075;
+  }
+  const unsigned int v2079 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2081 = v1196 + v2079;
+  const unsigned int v2082 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2084 = v1199 + v2082;
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2086 = v2084 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v37.x[68];
+    const unsigned int v2090 = v2081 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2091 = v2090 + v2084;
+    out[v2091] = v2088;
+  }
+  const unsigned int v2092 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2094 = v1196 + v2092;
+  const unsigned int v2095 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2097 = v1199 + v2095;
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2097 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v37.x[69];
+    const unsigned int v2103 = v2094 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2104 = v2103 + v2097;
+    out[v2104] = v2101;
+  }
+  const unsigned int v2105 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2107 = v1196 + v2105;
+  const unsigned int v2108 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2110 = v1199 + v2108;
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2110 < v1;
+  const bool v2113 = v2111 && v2112;
+  if (v2113) {
+    const float v2114 = v37.x[70];
+    const unsigned int v2116 = v2107 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2117 = v2116 + v2110;
+    out[v2117] = v2114;
+  }
+  const unsigned int v2118 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2120 = v1196 + v2118;
+  const unsigned int v2121 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2123 = v1199 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v37.x[71];
+    const unsigned int v2129 = v2120 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2130 = v2129 + v2123;
+    out[v2130] = v2127;
+  }
+  const unsigned int v2131 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2133 = v1196 + v2131;
+  const unsigned int v2134 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2136 = v1199 + v2134;
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v37.x[72];
+    const unsigned int v2142 = v2133 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2143 = v2142 + v2136;
+    out[v2143] = v2140;
+  }
+  const unsigned int v2144 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2146 = v1196 + v2144;
+  const unsigned int v2147 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2149 = v1199 + v2147;
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2151 = v2149 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v37.x[73];
+    const unsigned int v2155 = v2146 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2156 = v2155 + v2149;
+    out[v2156] = v2153;
+  }
+  const unsigned int v2157 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2159 = v1196 + v2157;
+  const unsigned int v2160 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2162 = v1199 + v2160;
+  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2162 < v1;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v37.x[74];
+    const unsigned int v2168 = v2159 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2169 = v2168 + v2162;
+    out[v2169] = v2166;
+  }
+  const unsigned int v2170 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2172 = v1196 + v2170;
+  const unsigned int v2173 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2175 = v1199 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2177 = v2175 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v37.x[75];
+    const unsigned int v2181 = v2172 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2182 = v2181 + v2175;
+    out[v2182] = v2179;
+  }
+  const unsigned int v2183 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2185 = v1196 + v2183;
+  const unsigned int v2186 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2188 = v1199 + v2186;
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2190 = v2188 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v37.x[76];
+    const unsigned int v2194 = v2185 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2195 = v2194 + v2188;
+    out[v2195] = v2192;
+  }
+  const unsigned int v2196 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2198 = v1196 + v2196;
+  const unsigned int v2199 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2201 = v1199 + v2199;
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2203 = v2201 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v37.x[77];
+    const unsigned int v2207 = v2198 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2208 = v2207 + v2201;
+    out[v2208] = v2205;
+  }
+  const unsigned int v2209 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2211 = v1196 + v2209;
+  const unsigned int v2212 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2214 = v1199 + v2212;
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v37.x[78];
+    const unsigned int v2220 = v2211 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2221 = v2220 + v2214;
+    out[v2221] = v2218;
+  }
+  const unsigned int v2222 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2224 = v1196 + v2222;
+  const unsigned int v2225 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2227 = v1199 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v37.x[79];
+    const unsigned int v2233 = v2224 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2234 = v2233 + v2227;
+    out[v2234] = v2231;
+  }
+  const unsigned int v2235 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2237 = v1196 + v2235;
+  const unsigned int v2238 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2240 = v1199 + v2238;
+  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v37.x[80];
+    const unsigned int v2246 = v2237 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2247 = v2246 + v2240;
+    out[v2247] = v2244;
+  }
+  const unsigned int v2248 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2250 = v1196 + v2248;
+  const unsigned int v2251 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2253 = v1199 + v2251;
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2255 = v2253 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v37.x[81];
+    const unsigned int v2259 = v2250 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2260 = v2259 + v2253;
+    out[v2260] = v2257;
+  }
+  const unsigned int v2261 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2263 = v1196 + v2261;
+  const unsigned int v2264 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2266 = v1199 + v2264;
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2268 = v2266 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v37.x[82];
+    const unsigned int v2272 = v2263 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2273 = v2272 + v2266;
+    out[v2273] = v2270;
+  }
+  const unsigned int v2274 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2276 = v1196 + v2274;
+  const unsigned int v2277 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2279 = v1199 + v2277;
+  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2281 = v2279 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v37.x[83];
+    const unsigned int v2285 = v2276 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2286 = v2285 + v2279;
+    out[v2286] = v2283;
+  }
+  const unsigned int v2287 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2289 = v1196 + v2287;
+  const unsigned int v2290 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2292 = v1199 + v2290;
+  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2294 = v2292 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v37.x[84];
+    const unsigned int v2298 = v2289 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2299 = v2298 + v2292;
+    out[v2299] = v2296;
+  }
+  const unsigned int v2300 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2302 = v1196 + v2300;
+  const unsigned int v2303 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2305 = v1199 + v2303;
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2307 = v2305 < v1;
+  const bool v2308 = v2306 && v2307;
+  if (v2308) {
+    const float v2309 = v37.x[85];
+    const unsigned int v2311 = v2302 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2312 = v2311 + v2305;
+    out[v2312] = v2309;
+  }
+  const unsigned int v2313 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2315 = v1196 + v2313;
+  const unsigned int v2316 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2318 = v1199 + v2316;
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2318 < v1;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v37.x[86];
+    const unsigned int v2324 = v2315 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2325 = v2324 + v2318;
+    out[v2325] = v2322;
+  }
+  const unsigned int v2326 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2328 = v1196 + v2326;
+  const unsigned int v2329 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2331 = v1199 + v2329;
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v37.x[87];
+    const unsigned int v2337 = v2328 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2338 = v2337 + v2331;
+    out[v2338] = v2335;
+  }
+  const unsigned int v2339 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2341 = v1196 + v2339;
+  const unsigned int v2342 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2344 = v1199 + v2342;
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2344 < v1;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v37.x[88];
+    const unsigned int v2350 = v2341 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2351 = v2350 + v2344;
+    out[v2351] = v2348;
+  }
+  const unsigned int v2352 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2354 = v1196 + v2352;
+  const unsigned int v2355 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2357 = v1199 + v2355;
+  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2357 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v37.x[89];
+    const unsigned int v2363 = v2354 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2364 = v2363 + v2357;
+    out[v2364] = v2361;
+  }
+  const unsigned int v2365 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2367 = v1196 + v2365;
+  const unsigned int v2368 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2370 = v1199 + v2368;
+  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2370 < v1;
+  const bool v2373 = v2371 && v2372;
+  if (v2373) {
+    const float v2374 = v37.x[90];
+    const unsigned int v2376 = v2367 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2377 = v2376 + v2370;
+    out[v2377] = v2374;
+  }
+  const unsigned int v2378 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2380 = v1196 + v2378;
+  const unsigned int v2381 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2383 = v1199 + v2381;
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v37.x[91];
+    const unsigned int v2389 = v2380 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2390 = v2389 + v2383;
+    out[v2390] = v2387;
+  }
+  const unsigned int v2391 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2393 = v1196 + v2391;
+  const unsigned int v2394 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2396 = v1199 + v2394;
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2398 = v2396 < v1;
+  const bool v2399 = v2397 && v2398;
+  if (v2399) {
+    const float v2400 = v37.x[92];
+    const unsigned int v2402 = v2393 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2403 = v2402 + v2396;
+    out[v2403] = v2400;
+  }
+  const unsigned int v2404 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2406 = v1196 + v2404;
+  const unsigned int v2407 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2409 = v1199 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2411 = v2409 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v37.x[93];
+    const unsigned int v2415 = v2406 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2416 = v2415 + v2409;
+    out[v2416] = v2413;
+  }
+  const unsigned int v2417 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2419 = v1196 + v2417;
+  const unsigned int v2420 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2422 = v1199 + v2420;
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2424 = v2422 < v1;
+  const bool v2425 = v2423 && v2424;
+  if (v2425) {
+    const float v2426 = v37.x[94];
+    const unsigned int v2428 = v2419 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2429 = v2428 + v2422;
+    out[v2429] = v2426;
+  }
+  const unsigned int v2430 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2432 = v1196 + v2430;
+  const unsigned int v2433 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2435 = v1199 + v2433;
+  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v37.x[95];
+    const unsigned int v2441 = v2432 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2442 = v2441 + v2435;
+    out[v2442] = v2439;
+  }
+  const unsigned int v2443 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2445 = v1196 + v2443;
+  const unsigned int v2446 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2448 = v1199 + v2446;
+  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2450 = v2448 < v1;
+  const bool v2451 = v2449 && v2450;
+  if (v2451) {
+    const float v2452 = v37.x[96];
+    const unsigned int v2454 = v2445 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2455 = v2454 + v2448;
+    out[v2455] = v2452;
+  }
+  const unsigned int v2456 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2458 = v1196 + v2456;
+  const unsigned int v2459 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2461 = v1199 + v2459;
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2463 = v2461 < v1;
+  const bool v2464 = v2462 && v2463;
+  if (v2464) {
+    const float v2465 = v37.x[97];
+    const unsigned int v2467 = v2458 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2468 = v2467 + v2461;
+    out[v2468] = v2465;
+  }
+  const unsigned int v2469 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2471 = v1196 + v2469;
+  const unsigned int v2472 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2474 = v1199 + v2472;
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2476 = v2474 < v1;
+  const bool v2477 = v2475 && v2476;
+  if (v2477) {
+    const float v2478 = v37.x[98];
+    const unsigned int v2480 = v2471 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2481 = v2480 + v2474;
+    out[v2481] = v2478;
+  }
+  const unsigned int v2482 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2484 = v1196 + v2482;
+  const unsigned int v2485 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2487 = v1199 + v2485;
+  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2487 < v1;
+  const bool v2490 = v2488 && v2489;
+  if (v2490) {
+    const float v2491 = v37.x[99];
+    const unsigned int v2493 = v2484 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2494 = v2493 + v2487;
+    out[v2494] = v2491;
+  }
+  const unsigned int v2495 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2497 = v1196 + v2495;
+  const unsigned int v2498 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2500 = v1199 + v2498;
+  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2502 = v2500 < v1;
+  const bool v2503 = v2501 && v2502;
+  if (v2503) {
+    const float v2504 = v37.x[100];
+    const unsigned int v2506 = v2497 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2507 = v2506 + v2500;
+    out[v2507] = v2504;
+  }
+  const unsigned int v2508 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2510 = v1196 + v2508;
+  const unsigned int v2511 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2513 = v1199 + v2511;
+  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2513 < v1;
+  const bool v2516 = v2514 && v2515;
+  if (v2516) {
+    const float v2517 = v37.x[101];
+    const unsigned int v2519 = v2510 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2520 = v2519 + v2513;
+    out[v2520] = v2517;
+  }
+  const unsigned int v2521 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2523 = v1196 + v2521;
+  const unsigned int v2524 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2526 = v1199 + v2524;
+  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2528 = v2526 < v1;
+  const bool v2529 = v2527 && v2528;
+  if (v2529) {
+    const float v2530 = v37.x[102];
+    const unsigned int v2532 = v2523 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2533 = v2532 + v2526;
+    out[v2533] = v2530;
+  }
+  const unsigned int v2534 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2536 = v1196 + v2534;
+  const unsigned int v2537 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2539 = v1199 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v37.x[103];
+    const unsigned int v2545 = v2536 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2546 = v2545 + v2539;
+    out[v2546] = v2543;
+  }
+  const unsigned int v2547 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2549 = v1196 + v2547;
+  const unsigned int v2550 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2552 = v1199 + v2550;
+  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2554 = v2552 < v1;
+  const bool v2555 = v2553 && v2554;
+  if (v2555) {
+    const float v2556 = v37.x[104];
+    const unsigned int v2558 = v2549 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2559 = v2558 + v2552;
+    out[v2559] = v2556;
+  }
+  const unsigned int v2560 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2562 = v1196 + v2560;
+  const unsigned int v2563 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2565 = v1199 + v2563;
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2567 = v2565 < v1;
+  const bool v2568 = v2566 && v2567;
+  if (v2568) {
+    const float v2569 = v37.x[105];
+    const unsigned int v2571 = v2562 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2572 = v2571 + v2565;
+    out[v2572] = v2569;
+  }
+  const unsigned int v2573 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2575 = v1196 + v2573;
+  const unsigned int v2576 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2578 = v1199 + v2576;
+  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2580 = v2578 < v1;
+  const bool v2581 = v2579 && v2580;
+  if (v2581) {
+    const float v2582 = v37.x[106];
+    const unsigned int v2584 = v2575 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2585 = v2584 + v2578;
+    out[v2585] = v2582;
+  }
+  const unsigned int v2586 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2588 = v1196 + v2586;
+  const unsigned int v2589 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2591 = v1199 + v2589;
+  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2593 = v2591 < v1;
+  const bool v2594 = v2592 && v2593;
+  if (v2594) {
+    const float v2595 = v37.x[107];
+    const unsigned int v2597 = v2588 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2598 = v2597 + v2591;
+    out[v2598] = v2595;
+  }
+  const unsigned int v2599 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2601 = v1196 + v2599;
+  const unsigned int v2602 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2604 = v1199 + v2602;
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2606 = v2604 < v1;
+  const bool v2607 = v2605 && v2606;
+  if (v2607) {
+    const float v2608 = v37.x[108];
+    const unsigned int v2610 = v2601 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2611 = v2610 + v2604;
+    out[v2611] = v2608;
+  }
+  const unsigned int v2612 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2614 = v1196 + v2612;
+  const unsigned int v2615 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2617 = v1199 + v2615;
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2619 = v2617 < v1;
+  const bool v2620 = v2618 && v2619;
+  if (v2620) {
+    const float v2621 = v37.x[109];
+    const unsigned int v2623 = v2614 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2624 = v2623 + v2617;
+    out[v2624] = v2621;
+  }
+  const unsigned int v2625 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2627 = v1196 + v2625;
+  const unsigned int v2628 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2630 = v1199 + v2628;
+  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2632 = v2630 < v1;
+  const bool v2633 = v2631 && v2632;
+  if (v2633) {
+    const float v2634 = v37.x[110];
+    const unsigned int v2636 = v2627 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2637 = v2636 + v2630;
+    out[v2637] = v2634;
+  }
+  const unsigned int v2638 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2640 = v1196 + v2638;
+  const unsigned int v2641 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2643 = v1199 + v2641;
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2645 = v2643 < v1;
+  const bool v2646 = v2644 && v2645;
+  if (v2646) {
+    const float v2647 = v37.x[111];
+    const unsigned int v2649 = v2640 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2650 = v2649 + v2643;
+    out[v2650] = v2647;
+  }
+  const unsigned int v2651 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2653 = v1196 + v2651;
+  const unsigned int v2654 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2656 = v1199 + v2654;
+  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2658 = v2656 < v1;
+  const bool v2659 = v2657 && v2658;
+  if (v2659) {
+    const float v2660 = v37.x[112];
+    const unsigned int v2662 = v2653 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2663 = v2662 + v2656;
+    out[v2663] = v2660;
+  }
+  const unsigned int v2664 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2666 = v1196 + v2664;
+  const unsigned int v2667 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2669 = v1199 + v2667;
+  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2671 = v2669 < v1;
+  const bool v2672 = v2670 && v2671;
+  if (v2672) {
+    const float v2673 = v37.x[113];
+    const unsigned int v2675 = v2666 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2676 = v2675 + v2669;
+    out[v2676] = v2673;
+  }
+  const unsigned int v2677 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2679 = v1196 + v2677;
+  const unsigned int v2680 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2682 = v1199 + v2680;
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2684 = v2682 < v1;
+  const bool v2685 = v2683 && v2684;
+  if (v2685) {
+    const float v2686 = v37.x[114];
+    const unsigned int v2688 = v2679 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2689 = v2688 + v2682;
+    out[v2689] = v2686;
+  }
+  const unsigned int v2690 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2692 = v1196 + v2690;
+  const unsigned int v2693 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2695 = v1199 + v2693;
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2697 = v2695 < v1;
+  const bool v2698 = v2696 && v2697;
+  if (v2698) {
+    const float v2699 = v37.x[115];
+    const unsigned int v2701 = v2692 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2702 = v2701 + v2695;
+    out[v2702] = v2699;
+  }
+  const unsigned int v2703 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2705 = v1196 + v2703;
+  const unsigned int v2706 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2708 = v1199 + v2706;
+  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2710 = v2708 < v1;
+  const bool v2711 = v2709 && v2710;
+  if (v2711) {
+    const float v2712 = v37.x[116];
+    const unsigned int v2714 = v2705 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2715 = v2714 + v2708;
+    out[v2715] = v2712;
+  }
+  const unsigned int v2716 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2718 = v1196 + v2716;
+  const unsigned int v2719 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2721 = v1199 + v2719;
+  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2723 = v2721 < v1;
+  const bool v2724 = v2722 && v2723;
+  if (v2724) {
+    const float v2725 = v37.x[117];
+    const unsigned int v2727 = v2718 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2728 = v2727 + v2721;
+    out[v2728] = v2725;
+  }
+  const unsigned int v2729 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2731 = v1196 + v2729;
+  const unsigned int v2732 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2734 = v1199 + v2732;
+  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2736 = v2734 < v1;
+  const bool v2737 = v2735 && v2736;
+  if (v2737) {
+    const float v2738 = v37.x[118];
+    const unsigned int v2740 = v2731 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2741 = v2740 + v2734;
+    out[v2741] = v2738;
+  }
+  const unsigned int v2742 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2744 = v1196 + v2742;
+  const unsigned int v2745 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2747 = v1199 + v2745;
+  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2749 = v2747 < v1;
+  const bool v2750 = v2748 && v2749;
+  if (v2750) {
+    const float v2751 = v37.x[119];
+    const unsigned int v2753 = v2744 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2754 = v2753 + v2747;
+    out[v2754] = v2751;
+  }
+  const unsigned int v2755 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2757 = v1196 + v2755;
+  const unsigned int v2758 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2760 = v1199 + v2758;
+  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2762 = v2760 < v1;
+  const bool v2763 = v2761 && v2762;
+  if (v2763) {
+    const float v2764 = v37.x[120];
+    const unsigned int v2766 = v2757 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2767 = v2766 + v2760;
+    out[v2767] = v2764;
+  }
+  const unsigned int v2768 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2770 = v1196 + v2768;
+  const unsigned int v2771 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2773 = v1199 + v2771;
+  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2775 = v2773 < v1;
+  const bool v2776 = v2774 && v2775;
+  if (v2776) {
+    const float v2777 = v37.x[121];
+    const unsigned int v2779 = v2770 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2780 = v2779 + v2773;
+    out[v2780] = v2777;
+  }
+  const unsigned int v2781 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2783 = v1196 + v2781;
+  const unsigned int v2784 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2786 = v1199 + v2784;
+  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2788 = v2786 < v1;
+  const bool v2789 = v2787 && v2788;
+  if (v2789) {
+    const float v2790 = v37.x[122];
+    const unsigned int v2792 = v2783 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2793 = v2792 + v2786;
+    out[v2793] = v2790;
+  }
+  const unsigned int v2794 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2796 = v1196 + v2794;
+  const unsigned int v2797 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2799 = v1199 + v2797;
+  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2801 = v2799 < v1;
+  const bool v2802 = v2800 && v2801;
+  if (v2802) {
+    const float v2803 = v37.x[123];
+    const unsigned int v2805 = v2796 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2806 = v2805 + v2799;
+    out[v2806] = v2803;
+  }
+  const unsigned int v2807 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2809 = v1196 + v2807;
+  const unsigned int v2810 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2812 = v1199 + v2810;
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2814 = v2812 < v1;
+  const bool v2815 = v2813 && v2814;
+  if (v2815) {
+    const float v2816 = v37.x[124];
+    const unsigned int v2818 = v2809 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2819 = v2818 + v2812;
+    out[v2819] = v2816;
+  }
+  const unsigned int v2820 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2822 = v1196 + v2820;
+  const unsigned int v2823 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2825 = v1199 + v2823;
+  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2827 = v2825 < v1;
+  const bool v2828 = v2826 && v2827;
+  if (v2828) {
+    const float v2829 = v37.x[125];
+    const unsigned int v2831 = v2822 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2832 = v2831 + v2825;
+    out[v2832] = v2829;
+  }
+  const unsigned int v2833 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2835 = v1196 + v2833;
+  const unsigned int v2836 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2838 = v1199 + v2836;
+  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2840 = v2838 < v1;
+  const bool v2841 = v2839 && v2840;
+  if (v2841) {
+    const float v2842 = v37.x[126];
+    const unsigned int v2844 = v2835 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2845 = v2844 + v2838;
+    out[v2845] = v2842;
+  }
+  const unsigned int v2846 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v2848 = v1196 + v2846;
+  const unsigned int v2849 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v2851 = v1199 + v2849;
+  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2853 = v2851 < v1;
+  const bool v2854 = v2852 && v2853;
+  if (v2854) {
+    const float v2855 = v37.x[127];
+    const unsigned int v2857 = v2848 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const unsigned int v2858 = v2857 + v2851;
+    out[v2858] = v2855;
   }
 }

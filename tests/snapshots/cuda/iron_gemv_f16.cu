@@ -234,26 +234,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
   const unsigned int v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:186
   const bool v6 = v5 == 0u;
   if (v6) {
-    const unsigned int v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:214
+    const unsigned int v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
     const unsigned int v10 = v9 >> 4u;
-    const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:215
-    const unsigned int v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:216
+    const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:218
+    const unsigned int v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:219
     const unsigned int v14 = v13 << 4u;
     const unsigned int v16 = v11 / v10;
     const unsigned int v17 = v16 << 4u;
-    const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:229
+    const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:231
+    iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:232
     iron_frag_fill(v20, 0.0f);
-    iron_frag<__half, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:230
+    iron_frag<__half, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v22, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:231
+    iron_frag<__half, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v24, __float2half_rn(0.0f));
 
-    for (unsigned int v903 = 0u; v903 < 3u; v903 += 1u) {  // kernels/gemm/gemv_skinny.hpp:232
+    for (unsigned int v903 = 0u; v903 < 3u; v903 += 1u) {  // kernels/gemm/gemv_skinny.hpp:235
       const unsigned int v904 = v903 << 8u;
       const bool v906 = v904 < v2;
       if (v906) {
-        const unsigned int v908 = v903 * 4224u;  // kernels/gemm/gemv_skinny.hpp:235
+        const unsigned int v908 = v903 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
         const unsigned int v910 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
         const unsigned int v913 = v910 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
         const unsigned int v916 = v910 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
@@ -355,9 +355,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v1098 = v1092 ? v1096 : 0u;
         iron_copy_async<16>(shm0 + v1004, w + v1098, v1092);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:232
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
     }
-    const unsigned int v1115 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:246
+    const unsigned int v1115 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
     const unsigned int v1122 = v18 + 4u;
     const unsigned int v1123 = v1122 << 4u;
     const unsigned int v1130 = v18 + 8u;
@@ -365,34 +365,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
     const unsigned int v1138 = v18 + 12u;
     const unsigned int v1139 = v1138 << 4u;
 
-    for (unsigned int v1103 = 0u; v1103 < v2; v1103 += 256u) {  // kernels/gemm/gemv_skinny.hpp:232
+    for (unsigned int v1103 = 0u; v1103 < v2; v1103 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
       const unsigned int v1105 = v1103 >> 8u;
       const unsigned int v1107 = v1105 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v1109 = v1107 * 4224u;  // kernels/gemm/gemv_skinny.hpp:243
-      const unsigned int v1117 = v1109 + v1115;  // kernels/gemm/gemv_skinny.hpp:247
+      const unsigned int v1109 = v1107 * 4224u;  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v1117 = v1109 + v1115;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load_shared<false>(v22, shm1, v1117, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v1117, 264u);  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const unsigned int v1125 = v1109 + v1123;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load_shared<true>(v24, shm0, v1117, 264u);  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const unsigned int v1125 = v1109 + v1123;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load_shared<false>(v22, shm1, v1125, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v1125, 264u);  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const unsigned int v1133 = v1109 + v1131;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load_shared<true>(v24, shm0, v1125, 264u);  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const unsigned int v1133 = v1109 + v1131;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load_shared<false>(v22, shm1, v1133, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v1133, 264u);  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const unsigned int v1141 = v1109 + v1139;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load_shared<true>(v24, shm0, v1133, 264u);  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const unsigned int v1141 = v1109 + v1139;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load_shared<false>(v22, shm1, v1141, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v1141, 264u);  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const unsigned int v1146 = v1103 + 768u;  // kernels/gemm/gemv_skinny.hpp:232
+      iron_frag_load_shared<true>(v24, shm0, v1141, 264u);  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const unsigned int v1146 = v1103 + 768u;  // kernels/gemm/gemv_skinny.hpp:235
       const unsigned int v1148 = v1105 + 3u;
       const unsigned int v1149 = v1148 & 3u;
       const bool v1150 = v1146 < v2;
       if (v1150) {
-        const unsigned int v1152 = v1149 * 4224u;  // kernels/gemm/gemv_skinny.hpp:235
+        const unsigned int v1152 = v1149 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
         const unsigned int v1154 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
         const unsigned int v1157 = v1154 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
         const unsigned int v1160 = v1154 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
@@ -494,24 +494,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v1342 = v1336 ? v1340 : 0u;
         iron_copy_async<16>(shm0 + v1248, w + v1342, v1336);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:232
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
     }
     __syncthreads();
-    const unsigned int v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:255
+    const unsigned int v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
     iron_frag_store<false>(v20, shm2, v265, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:256
-    const unsigned int v267 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:258
-    const unsigned int v270 = v267 >> 4u;  // kernels/gemm/gemv_skinny.hpp:259
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v267 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:261
+    const unsigned int v270 = v267 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
     const unsigned int v271 = v14 + v270;
-    const unsigned int v273 = v267 & 15u;  // kernels/gemm/gemv_skinny.hpp:260
+    const unsigned int v273 = v267 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:261
+    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:264
     const bool v276 = v274 < v1;
     const bool v277 = v275 && v276;
     if (v277) {
-      const float v278 = shm2[v267];  // kernels/gemm/gemv_skinny.hpp:262
+      const float v278 = shm2[v267];  // kernels/gemm/gemv_skinny.hpp:265
       float v279 = v278;
-      const unsigned int v281 = 256u + v267;  // kernels/gemm/gemv_skinny.hpp:263
+      const unsigned int v281 = 256u + v267;  // kernels/gemm/gemv_skinny.hpp:266
       const float v282 = shm2[v281];
       const float v283 = v279;
       const float v284 = v283 + v282;
@@ -526,24 +526,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v293 = v279;
       const float v294 = v293 + v292;
       v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:264
+      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:267
       const __half v296 = __float2half_rn(v295);
       const unsigned int v297 = v271 * v1;
       const unsigned int v298 = v297 + v274;
       out[v298] = v296;
     }
-    const unsigned int v301 = v267 + 128u;  // kernels/gemm/gemv_skinny.hpp:258
-    const unsigned int v303 = v301 >> 4u;  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v301 = v267 + 128u;  // kernels/gemm/gemv_skinny.hpp:261
+    const unsigned int v303 = v301 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
     const unsigned int v304 = v14 + v303;
-    const unsigned int v306 = v301 & 15u;  // kernels/gemm/gemv_skinny.hpp:260
+    const unsigned int v306 = v301 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:261
+    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:264
     const bool v309 = v307 < v1;
     const bool v310 = v308 && v309;
     if (v310) {
-      const float v311 = shm2[v301];  // kernels/gemm/gemv_skinny.hpp:262
+      const float v311 = shm2[v301];  // kernels/gemm/gemv_skinny.hpp:265
       float v312 = v311;
-      const unsigned int v314 = 256u + v301;  // kernels/gemm/gemv_skinny.hpp:263
+      const unsigned int v314 = 256u + v301;  // kernels/gemm/gemv_skinny.hpp:266
       const float v315 = shm2[v314];
       const float v316 = v312;
       const float v317 = v316 + v315;
@@ -558,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v326 = v312;
       const float v327 = v326 + v325;
       v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:264
+      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:267
       const __half v329 = __float2half_rn(v328);
       const unsigned int v330 = v304 * v1;
       const unsigned int v331 = v330 + v307;

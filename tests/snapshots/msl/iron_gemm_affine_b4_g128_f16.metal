@@ -15,6 +15,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_f16x8 {
+  half4 part[2];
+};
+
 // An R×C fragment as (R/8)×(C/8) simdgroup matrices, shared by the simdgroup's lanes.
 template <class T, int R, int C>
 struct iron_frag {
@@ -80,7 +85,7 @@ kernel void iron_gemm_affine_b4_g128_f16(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup half shm0[5120];
-  threadgroup half shm1[5120];
+  alignas(16) threadgroup half shm1[5120];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:62
   const uint v1 = n;
@@ -116,2737 +121,2625 @@ kernel void iron_gemm_affine_b4_g128_f16(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v3587 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3590 = v3587 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3593 = v3587 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3594 = v3593 << 3u;
-    const uint v3595 = v22 + v3590;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3596 = v3595 < v0;
-    const uint v3601 = v3595 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3607 = v3590 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3612 = v3587 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3614 = v3612 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3617 = v3612 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3618 = v3617 << 3u;
-    const uint v3619 = v22 + v3614;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3620 = v3619 < v0;
-    const uint v3625 = v3619 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3631 = v3614 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3636 = v3587 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3638 = v3636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3641 = v3636 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3642 = v3641 << 3u;
-    const uint v3643 = v22 + v3638;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3644 = v3643 < v0;
-    const uint v3649 = v3643 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3655 = v3638 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3660 = v3587 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3662 = v3660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3665 = v3660 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3666 = v3665 << 3u;
-    const uint v3667 = v22 + v3662;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3668 = v3667 < v0;
-    const uint v3673 = v3667 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3679 = v3662 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3693 = v26 + v3590;  // kernels/gemm/quant_b.hpp:124
-    const bool v3694 = v3693 < v1;
-    const uint v3699 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3703 = v1 - 1u;
-    const uint v3705 = min(v3693, v3703);
-    const uint v3709 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3710 = v3705 * v3709;
-    const uint v3718 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3719 = v3705 * v3718;
-    const uint v3902 = v26 + v3614;  // kernels/gemm/quant_b.hpp:124
-    const bool v3903 = v3902 < v1;
-    const uint v3914 = min(v3902, v3703);  // kernels/gemm/quant_b.hpp:125
-    const uint v3919 = v3914 * v3709;  // kernels/gemm/quant_b.hpp:35
-    const uint v3928 = v3914 * v3718;  // kernels/gemm/quant_b.hpp:38
-    const uint v4111 = v26 + v3638;  // kernels/gemm/quant_b.hpp:124
-    const bool v4112 = v4111 < v1;
-    const uint v4123 = min(v4111, v3703);  // kernels/gemm/quant_b.hpp:125
-    const uint v4128 = v4123 * v3709;  // kernels/gemm/quant_b.hpp:35
-    const uint v4137 = v4123 * v3718;  // kernels/gemm/quant_b.hpp:38
-    const uint v4320 = v26 + v3662;  // kernels/gemm/quant_b.hpp:124
-    const bool v4321 = v4320 < v1;
-    const uint v4332 = min(v4320, v3703);  // kernels/gemm/quant_b.hpp:125
-    const uint v4337 = v4332 * v3709;  // kernels/gemm/quant_b.hpp:35
-    const uint v4346 = v4332 * v3718;  // kernels/gemm/quant_b.hpp:38
-    const uint v4527 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v4533 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3251 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3254 = v3251 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3257 = v3251 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3258 = v3257 << 3u;
+    const uint v3259 = v22 + v3254;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3260 = v3259 < v0;
+    const uint v3265 = v3259 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3271 = v3254 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3276 = v3251 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3278 = v3276 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3281 = v3276 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3282 = v3281 << 3u;
+    const uint v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3284 = v3283 < v0;
+    const uint v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3295 = v3278 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3300 = v3251 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3306 = v3305 << 3u;
+    const uint v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3308 = v3307 < v0;
+    const uint v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3319 = v3302 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3324 = v3251 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3330 = v3329 << 3u;
+    const uint v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3332 = v3331 < v0;
+    const uint v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3357 = v26 + v3254;  // kernels/gemm/quant_b.hpp:124
+    const bool v3358 = v3357 < v1;
+    const uint v3363 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3367 = v1 - 1u;
+    const uint v3369 = min(v3357, v3367);
+    const uint v3373 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3374 = v3369 * v3373;
+    const uint v3382 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3383 = v3369 * v3382;
+    const uint v3524 = v26 + v3278;  // kernels/gemm/quant_b.hpp:124
+    const bool v3525 = v3524 < v1;
+    const uint v3536 = min(v3524, v3367);  // kernels/gemm/quant_b.hpp:125
+    const uint v3541 = v3536 * v3373;  // kernels/gemm/quant_b.hpp:35
+    const uint v3550 = v3536 * v3382;  // kernels/gemm/quant_b.hpp:38
+    const uint v3691 = v26 + v3302;  // kernels/gemm/quant_b.hpp:124
+    const bool v3692 = v3691 < v1;
+    const uint v3703 = min(v3691, v3367);  // kernels/gemm/quant_b.hpp:125
+    const uint v3708 = v3703 * v3373;  // kernels/gemm/quant_b.hpp:35
+    const uint v3717 = v3703 * v3382;  // kernels/gemm/quant_b.hpp:38
+    const uint v3858 = v26 + v3326;  // kernels/gemm/quant_b.hpp:124
+    const bool v3859 = v3858 < v1;
+    const uint v3870 = min(v3858, v3367);  // kernels/gemm/quant_b.hpp:125
+    const uint v3875 = v3870 * v3373;  // kernels/gemm/quant_b.hpp:35
+    const uint v3884 = v3870 * v3382;  // kernels/gemm/quant_b.hpp:38
+    const uint v4023 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v4029 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v3579 = 0u; v3579 < v2; v3579 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v3581 = v3579 >> 5u;
-      const uint v3583 = v3581 % 1u;
+    for (uint v3243 = 0u; v3243 < v2; v3243 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v3245 = v3243 >> 5u;
+      const uint v3247 = v3245 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3585 = v3583 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3597 = v3579 + v3594;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3598 = v3597 < v2;
-      const bool v3599 = v3596 && v3598;
-      const uint v3603 = v3601 + v3579;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3604 = v3603 + v3594;
-      const uint v3605 = v3599 ? v3604 : 0u;
-      const uint v3608 = v3585 + v3607;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3609 = v3608 + v3594;
+      const uint v3249 = v3247 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v3261 = v3243 + v3258;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3262 = v3261 < v2;
+      const bool v3263 = v3260 && v3262;
+      const uint v3267 = v3265 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3268 = v3267 + v3258;
+      const uint v3269 = v3263 ? v3268 : 0u;
+      const uint v3272 = v3249 + v3271;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3273 = v3272 + v3258;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3609 + e] = v3599 ? x[v3605 + e] : half(0);
+        shm0[v3273 + e] = v3263 ? x[v3269 + e] : half(0);
       }
-      const uint v3621 = v3579 + v3618;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3620 && v3622;
-      const uint v3627 = v3625 + v3579;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3628 = v3627 + v3618;
-      const uint v3629 = v3623 ? v3628 : 0u;
-      const uint v3632 = v3585 + v3631;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3633 = v3632 + v3618;
+      const uint v3285 = v3243 + v3282;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3286 = v3285 < v2;
+      const bool v3287 = v3284 && v3286;
+      const uint v3291 = v3289 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3292 = v3291 + v3282;
+      const uint v3293 = v3287 ? v3292 : 0u;
+      const uint v3296 = v3249 + v3295;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3297 = v3296 + v3282;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3633 + e] = v3623 ? x[v3629 + e] : half(0);
+        shm0[v3297 + e] = v3287 ? x[v3293 + e] : half(0);
       }
-      const uint v3645 = v3579 + v3642;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3646 = v3645 < v2;
-      const bool v3647 = v3644 && v3646;
-      const uint v3651 = v3649 + v3579;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3652 = v3651 + v3642;
-      const uint v3653 = v3647 ? v3652 : 0u;
-      const uint v3656 = v3585 + v3655;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3657 = v3656 + v3642;
+      const uint v3309 = v3243 + v3306;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3310 = v3309 < v2;
+      const bool v3311 = v3308 && v3310;
+      const uint v3315 = v3313 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3316 = v3315 + v3306;
+      const uint v3317 = v3311 ? v3316 : 0u;
+      const uint v3320 = v3249 + v3319;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3321 = v3320 + v3306;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3657 + e] = v3647 ? x[v3653 + e] : half(0);
+        shm0[v3321 + e] = v3311 ? x[v3317 + e] : half(0);
       }
-      const uint v3669 = v3579 + v3666;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3670 = v3669 < v2;
-      const bool v3671 = v3668 && v3670;
-      const uint v3675 = v3673 + v3579;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3676 = v3675 + v3666;
-      const uint v3677 = v3671 ? v3676 : 0u;
-      const uint v3680 = v3585 + v3679;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3681 = v3680 + v3666;
+      const uint v3333 = v3243 + v3330;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3334 = v3333 < v2;
+      const bool v3335 = v3332 && v3334;
+      const uint v3339 = v3337 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3340 = v3339 + v3330;
+      const uint v3341 = v3335 ? v3340 : 0u;
+      const uint v3344 = v3249 + v3343;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3345 = v3344 + v3330;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3681 + e] = v3671 ? x[v3677 + e] : half(0);
+        shm0[v3345 + e] = v3335 ? x[v3341 + e] : half(0);
       }
-      const bool v3697 = v3694 && v3598;  // kernels/gemm/quant_b.hpp:124
-      const uint v3701 = min(v3597, v3699);  // kernels/gemm/quant_b.hpp:125
-      const uint v3707 = v3701 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3711 = v3710 + v3707;
-      const uint v3714 = packed[v3711];  // kernels/gemm/quant_b.hpp:37
-      const uint v3716 = v3701 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3720 = v3719 + v3716;
-      const half v3721 = scales[v3720];  // kernels/gemm/quant_b.hpp:39
+      const bool v3361 = v3358 && v3262;  // kernels/gemm/quant_b.hpp:124
+      const uint v3365 = min(v3261, v3363);  // kernels/gemm/quant_b.hpp:125
+      const uint v3371 = v3365 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3375 = v3374 + v3371;
+      const uint v3378 = packed[v3375];  // kernels/gemm/quant_b.hpp:37
+      const uint v3380 = v3365 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3384 = v3383 + v3380;
+      const half v3385 = scales[v3384];  // kernels/gemm/quant_b.hpp:39
+      const float v3386 = float(v3385);
+      const half v3387 = biases[v3384];  // kernels/gemm/quant_b.hpp:40
+      const float v3388 = float(v3387);
+      const uint v3393 = v3378 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3394 = v3393 & 15u;
+      const uint v3397 = v3394 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3398 = as_type<float>(v3397);
+      const float v3399 = v3398 - 8388608.0f;
+      const float v3400 = fma(v3399, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3405 = v3378 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3406 = v3405 & 15u;
+      const uint v3409 = v3406 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3410 = as_type<float>(v3409);
+      const float v3411 = v3410 - 8388608.0f;
+      const float v3412 = fma(v3411, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3417 = v3378 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3418 = v3417 & 15u;
+      const uint v3421 = v3418 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3422 = as_type<float>(v3421);
+      const float v3423 = v3422 - 8388608.0f;
+      const float v3424 = fma(v3423, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3429 = v3378 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3430 = v3429 & 15u;
+      const uint v3433 = v3430 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3434 = as_type<float>(v3433);
+      const float v3435 = v3434 - 8388608.0f;
+      const float v3436 = fma(v3435, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3441 = v3378 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3442 = v3441 & 15u;
+      const uint v3445 = v3442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3446 = as_type<float>(v3445);
+      const float v3447 = v3446 - 8388608.0f;
+      const float v3448 = fma(v3447, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3453 = v3378 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3454 = v3453 & 15u;
+      const uint v3457 = v3454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3458 = as_type<float>(v3457);
+      const float v3459 = v3458 - 8388608.0f;
+      const float v3460 = fma(v3459, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3465 = v3378 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3466 = v3465 & 15u;
+      const uint v3469 = v3466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3470 = as_type<float>(v3469);
+      const float v3471 = v3470 - 8388608.0f;
+      const float v3472 = fma(v3471, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const uint v3477 = v3378 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3478 = v3477 & 15u;
+      const uint v3481 = v3478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3482 = as_type<float>(v3481);
+      const float v3483 = v3482 - 8388608.0f;
+      const float v3484 = fma(v3483, v3386, v3388);  // kernels/gemm/quant_b.hpp:44
+      const float v3486 = v3361 ? v3400 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3487 = half(v3486);
+      const float v3489 = v3361 ? v3412 : 0.0f;
+      const half v3490 = half(v3489);
+      const float v3492 = v3361 ? v3424 : 0.0f;
+      const half v3493 = half(v3492);
+      const float v3495 = v3361 ? v3436 : 0.0f;
+      const half v3496 = half(v3495);
+      const float v3498 = v3361 ? v3448 : 0.0f;
+      const half v3499 = half(v3498);
+      const float v3501 = v3361 ? v3460 : 0.0f;
+      const half v3502 = half(v3501);
+      const float v3504 = v3361 ? v3472 : 0.0f;
+      const half v3505 = half(v3504);
+      const float v3507 = v3361 ? v3484 : 0.0f;
+      const half v3508 = half(v3507);
+      *(threadgroup iron_f16x8*)(shm1 + v3273) = iron_f16x8{{half4(v3487, v3490, v3493, v3496), half4(v3499, v3502, v3505, v3508)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3528 = v3525 && v3286;  // kernels/gemm/quant_b.hpp:124
+      const uint v3532 = min(v3285, v3363);  // kernels/gemm/quant_b.hpp:125
+      const uint v3538 = v3532 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3542 = v3541 + v3538;
+      const uint v3545 = packed[v3542];  // kernels/gemm/quant_b.hpp:37
+      const uint v3547 = v3532 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3551 = v3550 + v3547;
+      const half v3552 = scales[v3551];  // kernels/gemm/quant_b.hpp:39
+      const float v3553 = float(v3552);
+      const half v3554 = biases[v3551];  // kernels/gemm/quant_b.hpp:40
+      const float v3555 = float(v3554);
+      const uint v3560 = v3545 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3561 = v3560 & 15u;
+      const uint v3564 = v3561 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3565 = as_type<float>(v3564);
+      const float v3566 = v3565 - 8388608.0f;
+      const float v3567 = fma(v3566, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3572 = v3545 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3573 = v3572 & 15u;
+      const uint v3576 = v3573 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3577 = as_type<float>(v3576);
+      const float v3578 = v3577 - 8388608.0f;
+      const float v3579 = fma(v3578, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3584 = v3545 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3585 = v3584 & 15u;
+      const uint v3588 = v3585 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3589 = as_type<float>(v3588);
+      const float v3590 = v3589 - 8388608.0f;
+      const float v3591 = fma(v3590, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3596 = v3545 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3597 = v3596 & 15u;
+      const uint v3600 = v3597 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3601 = as_type<float>(v3600);
+      const float v3602 = v3601 - 8388608.0f;
+      const float v3603 = fma(v3602, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3608 = v3545 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3609 = v3608 & 15u;
+      const uint v3612 = v3609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3613 = as_type<float>(v3612);
+      const float v3614 = v3613 - 8388608.0f;
+      const float v3615 = fma(v3614, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3620 = v3545 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3621 = v3620 & 15u;
+      const uint v3624 = v3621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3625 = as_type<float>(v3624);
+      const float v3626 = v3625 - 8388608.0f;
+      const float v3627 = fma(v3626, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3632 = v3545 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3633 = v3632 & 15u;
+      const uint v3636 = v3633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3637 = as_type<float>(v3636);
+      const float v3638 = v3637 - 8388608.0f;
+      const float v3639 = fma(v3638, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const uint v3644 = v3545 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3645 = v3644 & 15u;
+      const uint v3648 = v3645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3649 = as_type<float>(v3648);
+      const float v3650 = v3649 - 8388608.0f;
+      const float v3651 = fma(v3650, v3553, v3555);  // kernels/gemm/quant_b.hpp:44
+      const float v3653 = v3528 ? v3567 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3654 = half(v3653);
+      const float v3656 = v3528 ? v3579 : 0.0f;
+      const half v3657 = half(v3656);
+      const float v3659 = v3528 ? v3591 : 0.0f;
+      const half v3660 = half(v3659);
+      const float v3662 = v3528 ? v3603 : 0.0f;
+      const half v3663 = half(v3662);
+      const float v3665 = v3528 ? v3615 : 0.0f;
+      const half v3666 = half(v3665);
+      const float v3668 = v3528 ? v3627 : 0.0f;
+      const half v3669 = half(v3668);
+      const float v3671 = v3528 ? v3639 : 0.0f;
+      const half v3672 = half(v3671);
+      const float v3674 = v3528 ? v3651 : 0.0f;
+      const half v3675 = half(v3674);
+      *(threadgroup iron_f16x8*)(shm1 + v3297) = iron_f16x8{{half4(v3654, v3657, v3660, v3663), half4(v3666, v3669, v3672, v3675)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3695 = v3692 && v3310;  // kernels/gemm/quant_b.hpp:124
+      const uint v3699 = min(v3309, v3363);  // kernels/gemm/quant_b.hpp:125
+      const uint v3705 = v3699 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3709 = v3708 + v3705;
+      const uint v3712 = packed[v3709];  // kernels/gemm/quant_b.hpp:37
+      const uint v3714 = v3699 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3718 = v3717 + v3714;
+      const half v3719 = scales[v3718];  // kernels/gemm/quant_b.hpp:39
+      const float v3720 = float(v3719);
+      const half v3721 = biases[v3718];  // kernels/gemm/quant_b.hpp:40
       const float v3722 = float(v3721);
-      const half v3723 = biases[v3720];  // kernels/gemm/quant_b.hpp:40
-      const float v3724 = float(v3723);
-      const uint v3729 = v3714 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3730 = v3729 & 15u;
-      const uint v3733 = v3730 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3734 = as_type<float>(v3733);
-      const float v3735 = v3734 - 8388608.0f;
-      const float v3736 = fma(v3735, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3741 = v3714 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3742 = v3741 & 15u;
-      const uint v3745 = v3742 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3746 = as_type<float>(v3745);
-      const float v3747 = v3746 - 8388608.0f;
-      const float v3748 = fma(v3747, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3753 = v3714 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3754 = v3753 & 15u;
-      const uint v3757 = v3754 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3758 = as_type<float>(v3757);
-      const float v3759 = v3758 - 8388608.0f;
-      const float v3760 = fma(v3759, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3765 = v3714 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3766 = v3765 & 15u;
-      const uint v3769 = v3766 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3770 = as_type<float>(v3769);
-      const float v3771 = v3770 - 8388608.0f;
-      const float v3772 = fma(v3771, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3777 = v3714 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3778 = v3777 & 15u;
-      const uint v3781 = v3778 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3782 = as_type<float>(v3781);
-      const float v3783 = v3782 - 8388608.0f;
-      const float v3784 = fma(v3783, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3789 = v3714 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3790 = v3789 & 15u;
-      const uint v3793 = v3790 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3794 = as_type<float>(v3793);
-      const float v3795 = v3794 - 8388608.0f;
-      const float v3796 = fma(v3795, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3801 = v3714 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3802 = v3801 & 15u;
-      const uint v3805 = v3802 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3806 = as_type<float>(v3805);
-      const float v3807 = v3806 - 8388608.0f;
-      const float v3808 = fma(v3807, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const uint v3813 = v3714 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3814 = v3813 & 15u;
-      const uint v3817 = v3814 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3818 = as_type<float>(v3817);
-      const float v3819 = v3818 - 8388608.0f;
-      const float v3820 = fma(v3819, v3722, v3724);  // kernels/gemm/quant_b.hpp:44
-      const float v3822 = v3697 ? v3736 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v3823 = half(v3822);
-      shm1[v3609] = v3823;
-      const float v3831 = v3697 ? v3748 : 0.0f;
-      const half v3832 = half(v3831);
-      const uint v3838 = v3609 + 1u;
-      shm1[v3838] = v3832;
-      const float v3840 = v3697 ? v3760 : 0.0f;
-      const half v3841 = half(v3840);
-      const uint v3847 = v3609 + 2u;
-      shm1[v3847] = v3841;
-      const float v3849 = v3697 ? v3772 : 0.0f;
-      const half v3850 = half(v3849);
-      const uint v3856 = v3609 + 3u;
-      shm1[v3856] = v3850;
-      const float v3858 = v3697 ? v3784 : 0.0f;
-      const half v3859 = half(v3858);
-      const uint v3865 = v3609 + 4u;
-      shm1[v3865] = v3859;
-      const float v3867 = v3697 ? v3796 : 0.0f;
-      const half v3868 = half(v3867);
-      const uint v3874 = v3609 + 5u;
-      shm1[v3874] = v3868;
-      const float v3876 = v3697 ? v3808 : 0.0f;
-      const half v3877 = half(v3876);
-      const uint v3883 = v3609 + 6u;
-      shm1[v3883] = v3877;
-      const float v3885 = v3697 ? v3820 : 0.0f;
-      const half v3886 = half(v3885);
-      const uint v3892 = v3609 + 7u;
-      shm1[v3892] = v3886;
-      const bool v3906 = v3903 && v3622;  // kernels/gemm/quant_b.hpp:124
-      const uint v3910 = min(v3621, v3699);  // kernels/gemm/quant_b.hpp:125
-      const uint v3916 = v3910 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3920 = v3919 + v3916;
-      const uint v3923 = packed[v3920];  // kernels/gemm/quant_b.hpp:37
-      const uint v3925 = v3910 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3929 = v3928 + v3925;
-      const half v3930 = scales[v3929];  // kernels/gemm/quant_b.hpp:39
-      const float v3931 = float(v3930);
-      const half v3932 = biases[v3929];  // kernels/gemm/quant_b.hpp:40
-      const float v3933 = float(v3932);
-      const uint v3938 = v3923 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3939 = v3938 & 15u;
-      const uint v3942 = v3939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3943 = as_type<float>(v3942);
-      const float v3944 = v3943 - 8388608.0f;
-      const float v3945 = fma(v3944, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v3950 = v3923 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3951 = v3950 & 15u;
-      const uint v3954 = v3951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3955 = as_type<float>(v3954);
-      const float v3956 = v3955 - 8388608.0f;
-      const float v3957 = fma(v3956, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v3962 = v3923 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3963 = v3962 & 15u;
-      const uint v3966 = v3963 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3967 = as_type<float>(v3966);
-      const float v3968 = v3967 - 8388608.0f;
-      const float v3969 = fma(v3968, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v3974 = v3923 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3975 = v3974 & 15u;
-      const uint v3978 = v3975 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3979 = as_type<float>(v3978);
-      const float v3980 = v3979 - 8388608.0f;
-      const float v3981 = fma(v3980, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v3986 = v3923 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3987 = v3986 & 15u;
-      const uint v3990 = v3987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3991 = as_type<float>(v3990);
-      const float v3992 = v3991 - 8388608.0f;
-      const float v3993 = fma(v3992, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v3998 = v3923 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3999 = v3998 & 15u;
-      const uint v4002 = v3999 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4003 = as_type<float>(v4002);
-      const float v4004 = v4003 - 8388608.0f;
-      const float v4005 = fma(v4004, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v4010 = v3923 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4011 = v4010 & 15u;
-      const uint v4014 = v4011 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4015 = as_type<float>(v4014);
-      const float v4016 = v4015 - 8388608.0f;
-      const float v4017 = fma(v4016, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const uint v4022 = v3923 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4023 = v4022 & 15u;
-      const uint v4026 = v4023 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4027 = as_type<float>(v4026);
-      const float v4028 = v4027 - 8388608.0f;
-      const float v4029 = fma(v4028, v3931, v3933);  // kernels/gemm/quant_b.hpp:44
-      const float v4031 = v3906 ? v3945 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4032 = half(v4031);
-      shm1[v3633] = v4032;
-      const float v4040 = v3906 ? v3957 : 0.0f;
-      const half v4041 = half(v4040);
-      const uint v4047 = v3633 + 1u;
-      shm1[v4047] = v4041;
-      const float v4049 = v3906 ? v3969 : 0.0f;
-      const half v4050 = half(v4049);
-      const uint v4056 = v3633 + 2u;
-      shm1[v4056] = v4050;
-      const float v4058 = v3906 ? v3981 : 0.0f;
-      const half v4059 = half(v4058);
-      const uint v4065 = v3633 + 3u;
-      shm1[v4065] = v4059;
-      const float v4067 = v3906 ? v3993 : 0.0f;
-      const half v4068 = half(v4067);
-      const uint v4074 = v3633 + 4u;
-      shm1[v4074] = v4068;
-      const float v4076 = v3906 ? v4005 : 0.0f;
-      const half v4077 = half(v4076);
-      const uint v4083 = v3633 + 5u;
-      shm1[v4083] = v4077;
-      const float v4085 = v3906 ? v4017 : 0.0f;
-      const half v4086 = half(v4085);
-      const uint v4092 = v3633 + 6u;
-      shm1[v4092] = v4086;
-      const float v4094 = v3906 ? v4029 : 0.0f;
-      const half v4095 = half(v4094);
-      const uint v4101 = v3633 + 7u;
-      shm1[v4101] = v4095;
-      const bool v4115 = v4112 && v3646;  // kernels/gemm/quant_b.hpp:124
-      const uint v4119 = min(v3645, v3699);  // kernels/gemm/quant_b.hpp:125
-      const uint v4125 = v4119 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4129 = v4128 + v4125;
-      const uint v4132 = packed[v4129];  // kernels/gemm/quant_b.hpp:37
-      const uint v4134 = v4119 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4138 = v4137 + v4134;
-      const half v4139 = scales[v4138];  // kernels/gemm/quant_b.hpp:39
-      const float v4140 = float(v4139);
-      const half v4141 = biases[v4138];  // kernels/gemm/quant_b.hpp:40
-      const float v4142 = float(v4141);
-      const uint v4147 = v4132 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4148 = v4147 & 15u;
-      const uint v4151 = v4148 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4152 = as_type<float>(v4151);
-      const float v4153 = v4152 - 8388608.0f;
-      const float v4154 = fma(v4153, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4159 = v4132 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4160 = v4159 & 15u;
-      const uint v4163 = v4160 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4164 = as_type<float>(v4163);
-      const float v4165 = v4164 - 8388608.0f;
-      const float v4166 = fma(v4165, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4171 = v4132 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4172 = v4171 & 15u;
-      const uint v4175 = v4172 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4176 = as_type<float>(v4175);
-      const float v4177 = v4176 - 8388608.0f;
-      const float v4178 = fma(v4177, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4183 = v4132 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4184 = v4183 & 15u;
-      const uint v4187 = v4184 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4188 = as_type<float>(v4187);
-      const float v4189 = v4188 - 8388608.0f;
-      const float v4190 = fma(v4189, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4195 = v4132 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4196 = v4195 & 15u;
-      const uint v4199 = v4196 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4200 = as_type<float>(v4199);
-      const float v4201 = v4200 - 8388608.0f;
-      const float v4202 = fma(v4201, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4207 = v4132 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4208 = v4207 & 15u;
-      const uint v4211 = v4208 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4212 = as_type<float>(v4211);
-      const float v4213 = v4212 - 8388608.0f;
-      const float v4214 = fma(v4213, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4219 = v4132 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4220 = v4219 & 15u;
-      const uint v4223 = v4220 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4224 = as_type<float>(v4223);
-      const float v4225 = v4224 - 8388608.0f;
-      const float v4226 = fma(v4225, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const uint v4231 = v4132 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4232 = v4231 & 15u;
-      const uint v4235 = v4232 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4236 = as_type<float>(v4235);
-      const float v4237 = v4236 - 8388608.0f;
-      const float v4238 = fma(v4237, v4140, v4142);  // kernels/gemm/quant_b.hpp:44
-      const float v4240 = v4115 ? v4154 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4241 = half(v4240);
-      shm1[v3657] = v4241;
-      const float v4249 = v4115 ? v4166 : 0.0f;
-      const half v4250 = half(v4249);
-      const uint v4256 = v3657 + 1u;
-      shm1[v4256] = v4250;
-      const float v4258 = v4115 ? v4178 : 0.0f;
-      const half v4259 = half(v4258);
-      const uint v4265 = v3657 + 2u;
-      shm1[v4265] = v4259;
-      const float v4267 = v4115 ? v4190 : 0.0f;
-      const half v4268 = half(v4267);
-      const uint v4274 = v3657 + 3u;
-      shm1[v4274] = v4268;
-      const float v4276 = v4115 ? v4202 : 0.0f;
-      const half v4277 = half(v4276);
-      const uint v4283 = v3657 + 4u;
-      shm1[v4283] = v4277;
-      const float v4285 = v4115 ? v4214 : 0.0f;
-      const half v4286 = half(v4285);
-      const uint v4292 = v3657 + 5u;
-      shm1[v4292] = v4286;
-      const float v4294 = v4115 ? v4226 : 0.0f;
-      const half v4295 = half(v4294);
-      const uint v4301 = v3657 + 6u;
-      shm1[v4301] = v4295;
-      const float v4303 = v4115 ? v4238 : 0.0f;
-      const half v4304 = half(v4303);
-      const uint v4310 = v3657 + 7u;
-      shm1[v4310] = v4304;
-      const bool v4324 = v4321 && v3670;  // kernels/gemm/quant_b.hpp:124
-      const uint v4328 = min(v3669, v3699);  // kernels/gemm/quant_b.hpp:125
-      const uint v4334 = v4328 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4338 = v4337 + v4334;
-      const uint v4341 = packed[v4338];  // kernels/gemm/quant_b.hpp:37
-      const uint v4343 = v4328 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4347 = v4346 + v4343;
-      const half v4348 = scales[v4347];  // kernels/gemm/quant_b.hpp:39
-      const float v4349 = float(v4348);
-      const half v4350 = biases[v4347];  // kernels/gemm/quant_b.hpp:40
-      const float v4351 = float(v4350);
-      const uint v4356 = v4341 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4357 = v4356 & 15u;
-      const uint v4360 = v4357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4361 = as_type<float>(v4360);
-      const float v4362 = v4361 - 8388608.0f;
-      const float v4363 = fma(v4362, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4368 = v4341 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4369 = v4368 & 15u;
-      const uint v4372 = v4369 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4373 = as_type<float>(v4372);
-      const float v4374 = v4373 - 8388608.0f;
-      const float v4375 = fma(v4374, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4380 = v4341 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4381 = v4380 & 15u;
-      const uint v4384 = v4381 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4385 = as_type<float>(v4384);
-      const float v4386 = v4385 - 8388608.0f;
-      const float v4387 = fma(v4386, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4392 = v4341 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4393 = v4392 & 15u;
-      const uint v4396 = v4393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4397 = as_type<float>(v4396);
-      const float v4398 = v4397 - 8388608.0f;
-      const float v4399 = fma(v4398, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4404 = v4341 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4405 = v4404 & 15u;
-      const uint v4408 = v4405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4409 = as_type<float>(v4408);
-      const float v4410 = v4409 - 8388608.0f;
-      const float v4411 = fma(v4410, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4416 = v4341 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4417 = v4416 & 15u;
-      const uint v4420 = v4417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4421 = as_type<float>(v4420);
-      const float v4422 = v4421 - 8388608.0f;
-      const float v4423 = fma(v4422, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4428 = v4341 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4429 = v4428 & 15u;
-      const uint v4432 = v4429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4433 = as_type<float>(v4432);
-      const float v4434 = v4433 - 8388608.0f;
-      const float v4435 = fma(v4434, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const uint v4440 = v4341 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4441 = v4440 & 15u;
-      const uint v4444 = v4441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4445 = as_type<float>(v4444);
-      const float v4446 = v4445 - 8388608.0f;
-      const float v4447 = fma(v4446, v4349, v4351);  // kernels/gemm/quant_b.hpp:44
-      const float v4449 = v4324 ? v4363 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4450 = half(v4449);
-      shm1[v3681] = v4450;
-      const float v4458 = v4324 ? v4375 : 0.0f;
-      const half v4459 = half(v4458);
-      const uint v4465 = v3681 + 1u;
-      shm1[v4465] = v4459;
-      const float v4467 = v4324 ? v4387 : 0.0f;
-      const half v4468 = half(v4467);
-      const uint v4474 = v3681 + 2u;
-      shm1[v4474] = v4468;
-      const float v4476 = v4324 ? v4399 : 0.0f;
-      const half v4477 = half(v4476);
-      const uint v4483 = v3681 + 3u;
-      shm1[v4483] = v4477;
-      const float v4485 = v4324 ? v4411 : 0.0f;
-      const half v4486 = half(v4485);
-      const uint v4492 = v3681 + 4u;
-      shm1[v4492] = v4486;
-      const float v4494 = v4324 ? v4423 : 0.0f;
-      const half v4495 = half(v4494);
-      const uint v4501 = v3681 + 5u;
-      shm1[v4501] = v4495;
-      const float v4503 = v4324 ? v4435 : 0.0f;
-      const half v4504 = half(v4503);
-      const uint v4510 = v3681 + 6u;
-      shm1[v4510] = v4504;
-      const float v4512 = v4324 ? v4447 : 0.0f;
-      const half v4513 = half(v4512);
-      const uint v4519 = v3681 + 7u;
-      shm1[v4519] = v4513;
+      const uint v3727 = v3712 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3728 = v3727 & 15u;
+      const uint v3731 = v3728 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3732 = as_type<float>(v3731);
+      const float v3733 = v3732 - 8388608.0f;
+      const float v3734 = fma(v3733, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3739 = v3712 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3740 = v3739 & 15u;
+      const uint v3743 = v3740 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3744 = as_type<float>(v3743);
+      const float v3745 = v3744 - 8388608.0f;
+      const float v3746 = fma(v3745, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3751 = v3712 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3752 = v3751 & 15u;
+      const uint v3755 = v3752 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3756 = as_type<float>(v3755);
+      const float v3757 = v3756 - 8388608.0f;
+      const float v3758 = fma(v3757, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3763 = v3712 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3764 = v3763 & 15u;
+      const uint v3767 = v3764 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3768 = as_type<float>(v3767);
+      const float v3769 = v3768 - 8388608.0f;
+      const float v3770 = fma(v3769, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3775 = v3712 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3776 = v3775 & 15u;
+      const uint v3779 = v3776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3780 = as_type<float>(v3779);
+      const float v3781 = v3780 - 8388608.0f;
+      const float v3782 = fma(v3781, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3787 = v3712 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3788 = v3787 & 15u;
+      const uint v3791 = v3788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3792 = as_type<float>(v3791);
+      const float v3793 = v3792 - 8388608.0f;
+      const float v3794 = fma(v3793, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3799 = v3712 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3800 = v3799 & 15u;
+      const uint v3803 = v3800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3804 = as_type<float>(v3803);
+      const float v3805 = v3804 - 8388608.0f;
+      const float v3806 = fma(v3805, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const uint v3811 = v3712 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3812 = v3811 & 15u;
+      const uint v3815 = v3812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3816 = as_type<float>(v3815);
+      const float v3817 = v3816 - 8388608.0f;
+      const float v3818 = fma(v3817, v3720, v3722);  // kernels/gemm/quant_b.hpp:44
+      const float v3820 = v3695 ? v3734 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3821 = half(v3820);
+      const float v3823 = v3695 ? v3746 : 0.0f;
+      const half v3824 = half(v3823);
+      const float v3826 = v3695 ? v3758 : 0.0f;
+      const half v3827 = half(v3826);
+      const float v3829 = v3695 ? v3770 : 0.0f;
+      const half v3830 = half(v3829);
+      const float v3832 = v3695 ? v3782 : 0.0f;
+      const half v3833 = half(v3832);
+      const float v3835 = v3695 ? v3794 : 0.0f;
+      const half v3836 = half(v3835);
+      const float v3838 = v3695 ? v3806 : 0.0f;
+      const half v3839 = half(v3838);
+      const float v3841 = v3695 ? v3818 : 0.0f;
+      const half v3842 = half(v3841);
+      *(threadgroup iron_f16x8*)(shm1 + v3321) = iron_f16x8{{half4(v3821, v3824, v3827, v3830), half4(v3833, v3836, v3839, v3842)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3862 = v3859 && v3334;  // kernels/gemm/quant_b.hpp:124
+      const uint v3866 = min(v3333, v3363);  // kernels/gemm/quant_b.hpp:125
+      const uint v3872 = v3866 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3876 = v3875 + v3872;
+      const uint v3879 = packed[v3876];  // kernels/gemm/quant_b.hpp:37
+      const uint v3881 = v3866 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3885 = v3884 + v3881;
+      const half v3886 = scales[v3885];  // kernels/gemm/quant_b.hpp:39
+      const float v3887 = float(v3886);
+      const half v3888 = biases[v3885];  // kernels/gemm/quant_b.hpp:40
+      const float v3889 = float(v3888);
+      const uint v3894 = v3879 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3895 = v3894 & 15u;
+      const uint v3898 = v3895 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3899 = as_type<float>(v3898);
+      const float v3900 = v3899 - 8388608.0f;
+      const float v3901 = fma(v3900, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3906 = v3879 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3907 = v3906 & 15u;
+      const uint v3910 = v3907 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3911 = as_type<float>(v3910);
+      const float v3912 = v3911 - 8388608.0f;
+      const float v3913 = fma(v3912, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3918 = v3879 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3919 = v3918 & 15u;
+      const uint v3922 = v3919 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3923 = as_type<float>(v3922);
+      const float v3924 = v3923 - 8388608.0f;
+      const float v3925 = fma(v3924, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3930 = v3879 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3931 = v3930 & 15u;
+      const uint v3934 = v3931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3935 = as_type<float>(v3934);
+      const float v3936 = v3935 - 8388608.0f;
+      const float v3937 = fma(v3936, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3942 = v3879 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3943 = v3942 & 15u;
+      const uint v3946 = v3943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3947 = as_type<float>(v3946);
+      const float v3948 = v3947 - 8388608.0f;
+      const float v3949 = fma(v3948, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3954 = v3879 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3955 = v3954 & 15u;
+      const uint v3958 = v3955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3959 = as_type<float>(v3958);
+      const float v3960 = v3959 - 8388608.0f;
+      const float v3961 = fma(v3960, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3966 = v3879 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3967 = v3966 & 15u;
+      const uint v3970 = v3967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3971 = as_type<float>(v3970);
+      const float v3972 = v3971 - 8388608.0f;
+      const float v3973 = fma(v3972, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const uint v3978 = v3879 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3979 = v3978 & 15u;
+      const uint v3982 = v3979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3983 = as_type<float>(v3982);
+      const float v3984 = v3983 - 8388608.0f;
+      const float v3985 = fma(v3984, v3887, v3889);  // kernels/gemm/quant_b.hpp:44
+      const float v3987 = v3862 ? v3901 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3988 = half(v3987);
+      const float v3990 = v3862 ? v3913 : 0.0f;
+      const half v3991 = half(v3990);
+      const float v3993 = v3862 ? v3925 : 0.0f;
+      const half v3994 = half(v3993);
+      const float v3996 = v3862 ? v3937 : 0.0f;
+      const half v3997 = half(v3996);
+      const float v3999 = v3862 ? v3949 : 0.0f;
+      const half v4000 = half(v3999);
+      const float v4002 = v3862 ? v3961 : 0.0f;
+      const half v4003 = half(v4002);
+      const float v4005 = v3862 ? v3973 : 0.0f;
+      const half v4006 = half(v4005);
+      const float v4008 = v3862 ? v3985 : 0.0f;
+      const half v4009 = half(v4008);
+      *(threadgroup iron_f16x8*)(shm1 + v3345) = iron_f16x8{{half4(v3988, v3991, v3994, v3997), half4(v4000, v4003, v4006, v4009)}};  // kernels/gemm/quant_b.hpp:133
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4528 = v3585 + v4527;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v4528), long(40u));
-      const uint v4534 = v3585 + v4533;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v4534), long(40u));
+      const uint v4024 = v3249 + v4023;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4024), long(40u));
+      const uint v4030 = v3249 + v4029;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4030), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const uint v4541 = v4528 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v4541), long(40u));
-      const uint v4547 = v4534 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v4547), long(40u));
+      const uint v4037 = v4024 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4037), long(40u));
+      const uint v4043 = v4030 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4043), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v1026 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v1027 = iron_tid.x;
-    const uint v1057 = v1027 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1060 = v1027 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1061 = v1060 << 3u;
-    const uint v1062 = v26 + v1057;  // kernels/gemm/quant_b.hpp:124
-    const bool v1063 = v1062 < v1;
-    const uint v1068 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1072 = v1 - 1u;
-    const uint v1074 = min(v1062, v1072);
-    const uint v1078 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1079 = v1074 * v1078;
-    const uint v1087 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1088 = v1074 * v1087;
-    const uint v1195 = v1057 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1197 = v1195 + v1061;
-    const uint v1207 = v1197 + 1u;
-    const uint v1216 = v1197 + 2u;
-    const uint v1225 = v1197 + 3u;
-    const uint v1234 = v1197 + 4u;
-    const uint v1243 = v1197 + 5u;
-    const uint v1252 = v1197 + 6u;
-    const uint v1261 = v1197 + 7u;
-    const uint v1264 = v1027 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1266 = v1264 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1269 = v1264 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1270 = v1269 << 3u;
-    const uint v1271 = v26 + v1266;  // kernels/gemm/quant_b.hpp:124
-    const bool v1272 = v1271 < v1;
-    const uint v1283 = min(v1271, v1072);  // kernels/gemm/quant_b.hpp:125
-    const uint v1288 = v1283 * v1078;  // kernels/gemm/quant_b.hpp:35
-    const uint v1297 = v1283 * v1087;  // kernels/gemm/quant_b.hpp:38
-    const uint v1404 = v1266 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1406 = v1404 + v1270;
-    const uint v1416 = v1406 + 1u;
-    const uint v1425 = v1406 + 2u;
-    const uint v1434 = v1406 + 3u;
-    const uint v1443 = v1406 + 4u;
-    const uint v1452 = v1406 + 5u;
-    const uint v1461 = v1406 + 6u;
-    const uint v1470 = v1406 + 7u;
-    const uint v1473 = v1027 + 256u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1475 = v1473 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1478 = v1473 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1479 = v1478 << 3u;
-    const uint v1480 = v26 + v1475;  // kernels/gemm/quant_b.hpp:124
-    const bool v1481 = v1480 < v1;
-    const uint v1492 = min(v1480, v1072);  // kernels/gemm/quant_b.hpp:125
-    const uint v1497 = v1492 * v1078;  // kernels/gemm/quant_b.hpp:35
-    const uint v1506 = v1492 * v1087;  // kernels/gemm/quant_b.hpp:38
-    const uint v1613 = v1475 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1615 = v1613 + v1479;
-    const uint v1625 = v1615 + 1u;
-    const uint v1634 = v1615 + 2u;
-    const uint v1643 = v1615 + 3u;
-    const uint v1652 = v1615 + 4u;
-    const uint v1661 = v1615 + 5u;
-    const uint v1670 = v1615 + 6u;
-    const uint v1679 = v1615 + 7u;
-    const uint v1682 = v1027 + 384u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1684 = v1682 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1687 = v1682 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1688 = v1687 << 3u;
-    const uint v1689 = v26 + v1684;  // kernels/gemm/quant_b.hpp:124
-    const bool v1690 = v1689 < v1;
-    const uint v1701 = min(v1689, v1072);  // kernels/gemm/quant_b.hpp:125
-    const uint v1706 = v1701 * v1078;  // kernels/gemm/quant_b.hpp:35
-    const uint v1715 = v1701 * v1087;  // kernels/gemm/quant_b.hpp:38
-    const uint v1822 = v1684 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1824 = v1822 + v1688;
-    const uint v1834 = v1824 + 1u;
-    const uint v1843 = v1824 + 2u;
-    const uint v1852 = v1824 + 3u;
-    const uint v1861 = v1824 + 4u;
-    const uint v1870 = v1824 + 5u;
-    const uint v1879 = v1824 + 6u;
-    const uint v1888 = v1824 + 7u;
-    const uint v1894 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1900 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
-    const uint v1908 = v1894 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1914 = v1900 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v859 = iron_tid.x;
+    const uint v889 = v859 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v892 = v859 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v893 = v892 << 3u;
+    const uint v894 = v26 + v889;  // kernels/gemm/quant_b.hpp:124
+    const bool v895 = v894 < v1;
+    const uint v900 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v904 = v1 - 1u;
+    const uint v906 = min(v894, v904);
+    const uint v910 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v911 = v906 * v910;
+    const uint v919 = v2 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const uint v920 = v906 * v919;
+    const uint v1048 = v889 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1050 = v1048 + v893;
+    const uint v1054 = v859 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1056 = v1054 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1059 = v1054 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1060 = v1059 << 3u;
+    const uint v1061 = v26 + v1056;  // kernels/gemm/quant_b.hpp:124
+    const bool v1062 = v1061 < v1;
+    const uint v1073 = min(v1061, v904);  // kernels/gemm/quant_b.hpp:125
+    const uint v1078 = v1073 * v910;  // kernels/gemm/quant_b.hpp:35
+    const uint v1087 = v1073 * v919;  // kernels/gemm/quant_b.hpp:38
+    const uint v1215 = v1056 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1217 = v1215 + v1060;
+    const uint v1221 = v859 + 256u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1223 = v1221 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1226 = v1221 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1227 = v1226 << 3u;
+    const uint v1228 = v26 + v1223;  // kernels/gemm/quant_b.hpp:124
+    const bool v1229 = v1228 < v1;
+    const uint v1240 = min(v1228, v904);  // kernels/gemm/quant_b.hpp:125
+    const uint v1245 = v1240 * v910;  // kernels/gemm/quant_b.hpp:35
+    const uint v1254 = v1240 * v919;  // kernels/gemm/quant_b.hpp:38
+    const uint v1382 = v1223 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1384 = v1382 + v1227;
+    const uint v1388 = v859 + 384u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1390 = v1388 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1393 = v1388 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1394 = v1393 << 3u;
+    const uint v1395 = v26 + v1390;  // kernels/gemm/quant_b.hpp:124
+    const bool v1396 = v1395 < v1;
+    const uint v1407 = min(v1395, v904);  // kernels/gemm/quant_b.hpp:125
+    const uint v1412 = v1407 * v910;  // kernels/gemm/quant_b.hpp:35
+    const uint v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
+    const uint v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1551 = v1549 + v1394;
+    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v1025 = 0u; v1025 < v2; v1025 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v1029 = v1027; v1029 < 4096u; v1029 += v1026) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v1031 = v1029 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1033 = v1029 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1034 = v22 + v1031;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v1035 = v1034 < v0;
-        const uint v1036 = v1025 + v1033;
-        const bool v1037 = v1036 < v2;
-        const bool v1038 = v1035 && v1037;
-        if (v1038) {
-          const uint v1040 = v1034 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1042 = v1040 + v1025;
-          const uint v1043 = v1042 + v1033;
-          const half v1044 = x[v1043];
-          const uint v1046 = v1031 * 40u;
-          const uint v1047 = v1046 + v1033;
-          shm0[v1047] = v1044;
+    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v866 = v22 + v863;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v867 = v866 < v0;
+        const uint v868 = v857 + v865;
+        const bool v869 = v868 < v2;
+        const bool v870 = v867 && v869;
+        if (v870) {
+          const uint v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v874 = v872 + v857;
+          const uint v875 = v874 + v865;
+          const half v876 = x[v875];
+          const uint v878 = v863 * 40u;
+          const uint v879 = v878 + v865;
+          shm0[v879] = v876;
         } else {
-          const uint v1049 = v1031 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v1050 = v1049 + v1033;
-          shm0[v1050] = half(0.0f);
+          const uint v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v882 = v881 + v865;
+          shm0[v882] = half(0.0f);
         }
       }
-      const uint v1064 = v1025 + v1061;  // kernels/gemm/quant_b.hpp:124
-      const bool v1065 = v1064 < v2;
-      const bool v1066 = v1063 && v1065;
-      const uint v1070 = min(v1064, v1068);  // kernels/gemm/quant_b.hpp:125
-      const uint v1076 = v1070 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1080 = v1079 + v1076;
-      const uint v1083 = packed[v1080];  // kernels/gemm/quant_b.hpp:37
-      const uint v1085 = v1070 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1089 = v1088 + v1085;
-      const half v1090 = scales[v1089];  // kernels/gemm/quant_b.hpp:39
-      const float v1091 = float(v1090);
-      const half v1092 = biases[v1089];  // kernels/gemm/quant_b.hpp:40
-      const float v1093 = float(v1092);
-      const uint v1098 = v1083 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1099 = v1098 & 15u;
-      const uint v1102 = v1099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1103 = as_type<float>(v1102);
-      const float v1104 = v1103 - 8388608.0f;
-      const float v1105 = fma(v1104, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1110 = v1083 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1111 = v1110 & 15u;
-      const uint v1114 = v1111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1115 = as_type<float>(v1114);
-      const float v1116 = v1115 - 8388608.0f;
-      const float v1117 = fma(v1116, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1122 = v1083 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1123 = v1122 & 15u;
-      const uint v1126 = v1123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1127 = as_type<float>(v1126);
-      const float v1128 = v1127 - 8388608.0f;
-      const float v1129 = fma(v1128, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1134 = v1083 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1135 = v1134 & 15u;
-      const uint v1138 = v1135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1139 = as_type<float>(v1138);
-      const float v1140 = v1139 - 8388608.0f;
-      const float v1141 = fma(v1140, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1146 = v1083 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1147 = v1146 & 15u;
-      const uint v1150 = v1147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1151 = as_type<float>(v1150);
-      const float v1152 = v1151 - 8388608.0f;
-      const float v1153 = fma(v1152, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1158 = v1083 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1159 = v1158 & 15u;
-      const uint v1162 = v1159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1163 = as_type<float>(v1162);
-      const float v1164 = v1163 - 8388608.0f;
-      const float v1165 = fma(v1164, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1170 = v1083 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1171 = v1170 & 15u;
-      const uint v1174 = v1171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1175 = as_type<float>(v1174);
-      const float v1176 = v1175 - 8388608.0f;
-      const float v1177 = fma(v1176, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const uint v1182 = v1083 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1183 = v1182 & 15u;
-      const uint v1186 = v1183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1187 = as_type<float>(v1186);
-      const float v1188 = v1187 - 8388608.0f;
-      const float v1189 = fma(v1188, v1091, v1093);  // kernels/gemm/quant_b.hpp:44
-      const float v1191 = v1066 ? v1105 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1192 = half(v1191);
-      shm1[v1197] = v1192;
-      const float v1200 = v1066 ? v1117 : 0.0f;
-      const half v1201 = half(v1200);
-      shm1[v1207] = v1201;
-      const float v1209 = v1066 ? v1129 : 0.0f;
-      const half v1210 = half(v1209);
-      shm1[v1216] = v1210;
-      const float v1218 = v1066 ? v1141 : 0.0f;
-      const half v1219 = half(v1218);
-      shm1[v1225] = v1219;
-      const float v1227 = v1066 ? v1153 : 0.0f;
-      const half v1228 = half(v1227);
-      shm1[v1234] = v1228;
-      const float v1236 = v1066 ? v1165 : 0.0f;
-      const half v1237 = half(v1236);
-      shm1[v1243] = v1237;
-      const float v1245 = v1066 ? v1177 : 0.0f;
-      const half v1246 = half(v1245);
-      shm1[v1252] = v1246;
-      const float v1254 = v1066 ? v1189 : 0.0f;
-      const half v1255 = half(v1254);
-      shm1[v1261] = v1255;
-      const uint v1273 = v1025 + v1270;  // kernels/gemm/quant_b.hpp:124
-      const bool v1274 = v1273 < v2;
-      const bool v1275 = v1272 && v1274;
-      const uint v1279 = min(v1273, v1068);  // kernels/gemm/quant_b.hpp:125
-      const uint v1285 = v1279 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1289 = v1288 + v1285;
-      const uint v1292 = packed[v1289];  // kernels/gemm/quant_b.hpp:37
-      const uint v1294 = v1279 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1298 = v1297 + v1294;
-      const half v1299 = scales[v1298];  // kernels/gemm/quant_b.hpp:39
-      const float v1300 = float(v1299);
-      const half v1301 = biases[v1298];  // kernels/gemm/quant_b.hpp:40
-      const float v1302 = float(v1301);
-      const uint v1307 = v1292 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1308 = v1307 & 15u;
-      const uint v1311 = v1308 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1312 = as_type<float>(v1311);
-      const float v1313 = v1312 - 8388608.0f;
-      const float v1314 = fma(v1313, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1319 = v1292 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1320 = v1319 & 15u;
-      const uint v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1324 = as_type<float>(v1323);
-      const float v1325 = v1324 - 8388608.0f;
-      const float v1326 = fma(v1325, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1331 = v1292 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1332 = v1331 & 15u;
-      const uint v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1336 = as_type<float>(v1335);
-      const float v1337 = v1336 - 8388608.0f;
-      const float v1338 = fma(v1337, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1343 = v1292 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1344 = v1343 & 15u;
-      const uint v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1348 = as_type<float>(v1347);
-      const float v1349 = v1348 - 8388608.0f;
-      const float v1350 = fma(v1349, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1355 = v1292 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1356 = v1355 & 15u;
-      const uint v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1360 = as_type<float>(v1359);
-      const float v1361 = v1360 - 8388608.0f;
-      const float v1362 = fma(v1361, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1367 = v1292 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1368 = v1367 & 15u;
-      const uint v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1372 = as_type<float>(v1371);
-      const float v1373 = v1372 - 8388608.0f;
-      const float v1374 = fma(v1373, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1379 = v1292 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1380 = v1379 & 15u;
-      const uint v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1384 = as_type<float>(v1383);
-      const float v1385 = v1384 - 8388608.0f;
-      const float v1386 = fma(v1385, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const uint v1391 = v1292 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1392 = v1391 & 15u;
-      const uint v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1396 = as_type<float>(v1395);
-      const float v1397 = v1396 - 8388608.0f;
-      const float v1398 = fma(v1397, v1300, v1302);  // kernels/gemm/quant_b.hpp:44
-      const float v1400 = v1275 ? v1314 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1401 = half(v1400);
-      shm1[v1406] = v1401;
-      const float v1409 = v1275 ? v1326 : 0.0f;
-      const half v1410 = half(v1409);
-      shm1[v1416] = v1410;
-      const float v1418 = v1275 ? v1338 : 0.0f;
-      const half v1419 = half(v1418);
-      shm1[v1425] = v1419;
-      const float v1427 = v1275 ? v1350 : 0.0f;
-      const half v1428 = half(v1427);
-      shm1[v1434] = v1428;
-      const float v1436 = v1275 ? v1362 : 0.0f;
-      const half v1437 = half(v1436);
-      shm1[v1443] = v1437;
-      const float v1445 = v1275 ? v1374 : 0.0f;
-      const half v1446 = half(v1445);
-      shm1[v1452] = v1446;
-      const float v1454 = v1275 ? v1386 : 0.0f;
-      const half v1455 = half(v1454);
-      shm1[v1461] = v1455;
-      const float v1463 = v1275 ? v1398 : 0.0f;
-      const half v1464 = half(v1463);
-      shm1[v1470] = v1464;
-      const uint v1482 = v1025 + v1479;  // kernels/gemm/quant_b.hpp:124
-      const bool v1483 = v1482 < v2;
-      const bool v1484 = v1481 && v1483;
-      const uint v1488 = min(v1482, v1068);  // kernels/gemm/quant_b.hpp:125
-      const uint v1494 = v1488 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1498 = v1497 + v1494;
-      const uint v1501 = packed[v1498];  // kernels/gemm/quant_b.hpp:37
-      const uint v1503 = v1488 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1507 = v1506 + v1503;
-      const half v1508 = scales[v1507];  // kernels/gemm/quant_b.hpp:39
-      const float v1509 = float(v1508);
-      const half v1510 = biases[v1507];  // kernels/gemm/quant_b.hpp:40
-      const float v1511 = float(v1510);
-      const uint v1516 = v1501 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1517 = v1516 & 15u;
-      const uint v1520 = v1517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1521 = as_type<float>(v1520);
-      const float v1522 = v1521 - 8388608.0f;
-      const float v1523 = fma(v1522, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1528 = v1501 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1529 = v1528 & 15u;
-      const uint v1532 = v1529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1533 = as_type<float>(v1532);
-      const float v1534 = v1533 - 8388608.0f;
-      const float v1535 = fma(v1534, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1540 = v1501 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1541 = v1540 & 15u;
-      const uint v1544 = v1541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1545 = as_type<float>(v1544);
-      const float v1546 = v1545 - 8388608.0f;
-      const float v1547 = fma(v1546, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1552 = v1501 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1553 = v1552 & 15u;
-      const uint v1556 = v1553 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1557 = as_type<float>(v1556);
-      const float v1558 = v1557 - 8388608.0f;
-      const float v1559 = fma(v1558, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1564 = v1501 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1565 = v1564 & 15u;
-      const uint v1568 = v1565 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1569 = as_type<float>(v1568);
-      const float v1570 = v1569 - 8388608.0f;
-      const float v1571 = fma(v1570, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1576 = v1501 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1577 = v1576 & 15u;
-      const uint v1580 = v1577 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1581 = as_type<float>(v1580);
-      const float v1582 = v1581 - 8388608.0f;
-      const float v1583 = fma(v1582, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1588 = v1501 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1589 = v1588 & 15u;
-      const uint v1592 = v1589 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1593 = as_type<float>(v1592);
-      const float v1594 = v1593 - 8388608.0f;
-      const float v1595 = fma(v1594, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const uint v1600 = v1501 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1601 = v1600 & 15u;
-      const uint v1604 = v1601 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1605 = as_type<float>(v1604);
-      const float v1606 = v1605 - 8388608.0f;
-      const float v1607 = fma(v1606, v1509, v1511);  // kernels/gemm/quant_b.hpp:44
-      const float v1609 = v1484 ? v1523 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1610 = half(v1609);
-      shm1[v1615] = v1610;
-      const float v1618 = v1484 ? v1535 : 0.0f;
-      const half v1619 = half(v1618);
-      shm1[v1625] = v1619;
-      const float v1627 = v1484 ? v1547 : 0.0f;
-      const half v1628 = half(v1627);
-      shm1[v1634] = v1628;
-      const float v1636 = v1484 ? v1559 : 0.0f;
-      const half v1637 = half(v1636);
-      shm1[v1643] = v1637;
-      const float v1645 = v1484 ? v1571 : 0.0f;
-      const half v1646 = half(v1645);
-      shm1[v1652] = v1646;
-      const float v1654 = v1484 ? v1583 : 0.0f;
-      const half v1655 = half(v1654);
-      shm1[v1661] = v1655;
-      const float v1663 = v1484 ? v1595 : 0.0f;
-      const half v1664 = half(v1663);
-      shm1[v1670] = v1664;
-      const float v1672 = v1484 ? v1607 : 0.0f;
-      const half v1673 = half(v1672);
-      shm1[v1679] = v1673;
-      const uint v1691 = v1025 + v1688;  // kernels/gemm/quant_b.hpp:124
-      const bool v1692 = v1691 < v2;
-      const bool v1693 = v1690 && v1692;
-      const uint v1697 = min(v1691, v1068);  // kernels/gemm/quant_b.hpp:125
-      const uint v1703 = v1697 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1707 = v1706 + v1703;
-      const uint v1710 = packed[v1707];  // kernels/gemm/quant_b.hpp:37
-      const uint v1712 = v1697 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1716 = v1715 + v1712;
-      const half v1717 = scales[v1716];  // kernels/gemm/quant_b.hpp:39
-      const float v1718 = float(v1717);
-      const half v1719 = biases[v1716];  // kernels/gemm/quant_b.hpp:40
-      const float v1720 = float(v1719);
-      const uint v1725 = v1710 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1726 = v1725 & 15u;
-      const uint v1729 = v1726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1730 = as_type<float>(v1729);
-      const float v1731 = v1730 - 8388608.0f;
-      const float v1732 = fma(v1731, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1737 = v1710 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1738 = v1737 & 15u;
-      const uint v1741 = v1738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1742 = as_type<float>(v1741);
-      const float v1743 = v1742 - 8388608.0f;
-      const float v1744 = fma(v1743, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1749 = v1710 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1750 = v1749 & 15u;
-      const uint v1753 = v1750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1754 = as_type<float>(v1753);
-      const float v1755 = v1754 - 8388608.0f;
-      const float v1756 = fma(v1755, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1761 = v1710 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1762 = v1761 & 15u;
-      const uint v1765 = v1762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1766 = as_type<float>(v1765);
-      const float v1767 = v1766 - 8388608.0f;
-      const float v1768 = fma(v1767, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1773 = v1710 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1774 = v1773 & 15u;
-      const uint v1777 = v1774 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1778 = as_type<float>(v1777);
-      const float v1779 = v1778 - 8388608.0f;
-      const float v1780 = fma(v1779, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1785 = v1710 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1786 = v1785 & 15u;
-      const uint v1789 = v1786 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1790 = as_type<float>(v1789);
-      const float v1791 = v1790 - 8388608.0f;
-      const float v1792 = fma(v1791, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1797 = v1710 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1798 = v1797 & 15u;
-      const uint v1801 = v1798 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1802 = as_type<float>(v1801);
-      const float v1803 = v1802 - 8388608.0f;
-      const float v1804 = fma(v1803, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const uint v1809 = v1710 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1810 = v1809 & 15u;
-      const uint v1813 = v1810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1814 = as_type<float>(v1813);
-      const float v1815 = v1814 - 8388608.0f;
-      const float v1816 = fma(v1815, v1718, v1720);  // kernels/gemm/quant_b.hpp:44
-      const float v1818 = v1693 ? v1732 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1819 = half(v1818);
-      shm1[v1824] = v1819;
-      const float v1827 = v1693 ? v1744 : 0.0f;
-      const half v1828 = half(v1827);
-      shm1[v1834] = v1828;
-      const float v1836 = v1693 ? v1756 : 0.0f;
-      const half v1837 = half(v1836);
-      shm1[v1843] = v1837;
-      const float v1845 = v1693 ? v1768 : 0.0f;
-      const half v1846 = half(v1845);
-      shm1[v1852] = v1846;
-      const float v1854 = v1693 ? v1780 : 0.0f;
-      const half v1855 = half(v1854);
-      shm1[v1861] = v1855;
-      const float v1863 = v1693 ? v1792 : 0.0f;
-      const half v1864 = half(v1863);
-      shm1[v1870] = v1864;
-      const float v1872 = v1693 ? v1804 : 0.0f;
-      const half v1873 = half(v1872);
-      shm1[v1879] = v1873;
-      const float v1881 = v1693 ? v1816 : 0.0f;
-      const half v1882 = half(v1881);
-      shm1[v1888] = v1882;
+      const uint v896 = v857 + v893;  // kernels/gemm/quant_b.hpp:124
+      const bool v897 = v896 < v2;
+      const bool v898 = v895 && v897;
+      const uint v902 = min(v896, v900);  // kernels/gemm/quant_b.hpp:125
+      const uint v908 = v902 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v912 = v911 + v908;
+      const uint v915 = packed[v912];  // kernels/gemm/quant_b.hpp:37
+      const uint v917 = v902 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v921 = v920 + v917;
+      const half v922 = scales[v921];  // kernels/gemm/quant_b.hpp:39
+      const float v923 = float(v922);
+      const half v924 = biases[v921];  // kernels/gemm/quant_b.hpp:40
+      const float v925 = float(v924);
+      const uint v930 = v915 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v931 = v930 & 15u;
+      const uint v934 = v931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v935 = as_type<float>(v934);
+      const float v936 = v935 - 8388608.0f;
+      const float v937 = fma(v936, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v942 = v915 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v943 = v942 & 15u;
+      const uint v946 = v943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v947 = as_type<float>(v946);
+      const float v948 = v947 - 8388608.0f;
+      const float v949 = fma(v948, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v954 = v915 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v955 = v954 & 15u;
+      const uint v958 = v955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v959 = as_type<float>(v958);
+      const float v960 = v959 - 8388608.0f;
+      const float v961 = fma(v960, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v966 = v915 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v967 = v966 & 15u;
+      const uint v970 = v967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v971 = as_type<float>(v970);
+      const float v972 = v971 - 8388608.0f;
+      const float v973 = fma(v972, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v978 = v915 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v979 = v978 & 15u;
+      const uint v982 = v979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v983 = as_type<float>(v982);
+      const float v984 = v983 - 8388608.0f;
+      const float v985 = fma(v984, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v990 = v915 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v991 = v990 & 15u;
+      const uint v994 = v991 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v995 = as_type<float>(v994);
+      const float v996 = v995 - 8388608.0f;
+      const float v997 = fma(v996, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v1002 = v915 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1003 = v1002 & 15u;
+      const uint v1006 = v1003 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1007 = as_type<float>(v1006);
+      const float v1008 = v1007 - 8388608.0f;
+      const float v1009 = fma(v1008, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const uint v1014 = v915 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1015 = v1014 & 15u;
+      const uint v1018 = v1015 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1019 = as_type<float>(v1018);
+      const float v1020 = v1019 - 8388608.0f;
+      const float v1021 = fma(v1020, v923, v925);  // kernels/gemm/quant_b.hpp:44
+      const float v1023 = v898 ? v937 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1024 = half(v1023);
+      const float v1026 = v898 ? v949 : 0.0f;
+      const half v1027 = half(v1026);
+      const float v1029 = v898 ? v961 : 0.0f;
+      const half v1030 = half(v1029);
+      const float v1032 = v898 ? v973 : 0.0f;
+      const half v1033 = half(v1032);
+      const float v1035 = v898 ? v985 : 0.0f;
+      const half v1036 = half(v1035);
+      const float v1038 = v898 ? v997 : 0.0f;
+      const half v1039 = half(v1038);
+      const float v1041 = v898 ? v1009 : 0.0f;
+      const half v1042 = half(v1041);
+      const float v1044 = v898 ? v1021 : 0.0f;
+      const half v1045 = half(v1044);
+      *(threadgroup iron_f16x8*)(shm1 + v1050) = iron_f16x8{{half4(v1024, v1027, v1030, v1033), half4(v1036, v1039, v1042, v1045)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1063 = v857 + v1060;  // kernels/gemm/quant_b.hpp:124
+      const bool v1064 = v1063 < v2;
+      const bool v1065 = v1062 && v1064;
+      const uint v1069 = min(v1063, v900);  // kernels/gemm/quant_b.hpp:125
+      const uint v1075 = v1069 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1079 = v1078 + v1075;
+      const uint v1082 = packed[v1079];  // kernels/gemm/quant_b.hpp:37
+      const uint v1084 = v1069 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1088 = v1087 + v1084;
+      const half v1089 = scales[v1088];  // kernels/gemm/quant_b.hpp:39
+      const float v1090 = float(v1089);
+      const half v1091 = biases[v1088];  // kernels/gemm/quant_b.hpp:40
+      const float v1092 = float(v1091);
+      const uint v1097 = v1082 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1098 = v1097 & 15u;
+      const uint v1101 = v1098 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1102 = as_type<float>(v1101);
+      const float v1103 = v1102 - 8388608.0f;
+      const float v1104 = fma(v1103, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1109 = v1082 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1110 = v1109 & 15u;
+      const uint v1113 = v1110 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1114 = as_type<float>(v1113);
+      const float v1115 = v1114 - 8388608.0f;
+      const float v1116 = fma(v1115, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1121 = v1082 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1122 = v1121 & 15u;
+      const uint v1125 = v1122 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1126 = as_type<float>(v1125);
+      const float v1127 = v1126 - 8388608.0f;
+      const float v1128 = fma(v1127, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1133 = v1082 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1134 = v1133 & 15u;
+      const uint v1137 = v1134 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1138 = as_type<float>(v1137);
+      const float v1139 = v1138 - 8388608.0f;
+      const float v1140 = fma(v1139, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1145 = v1082 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1146 = v1145 & 15u;
+      const uint v1149 = v1146 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1150 = as_type<float>(v1149);
+      const float v1151 = v1150 - 8388608.0f;
+      const float v1152 = fma(v1151, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1157 = v1082 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1158 = v1157 & 15u;
+      const uint v1161 = v1158 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1162 = as_type<float>(v1161);
+      const float v1163 = v1162 - 8388608.0f;
+      const float v1164 = fma(v1163, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1169 = v1082 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1170 = v1169 & 15u;
+      const uint v1173 = v1170 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1174 = as_type<float>(v1173);
+      const float v1175 = v1174 - 8388608.0f;
+      const float v1176 = fma(v1175, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const uint v1181 = v1082 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1182 = v1181 & 15u;
+      const uint v1185 = v1182 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1186 = as_type<float>(v1185);
+      const float v1187 = v1186 - 8388608.0f;
+      const float v1188 = fma(v1187, v1090, v1092);  // kernels/gemm/quant_b.hpp:44
+      const float v1190 = v1065 ? v1104 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1191 = half(v1190);
+      const float v1193 = v1065 ? v1116 : 0.0f;
+      const half v1194 = half(v1193);
+      const float v1196 = v1065 ? v1128 : 0.0f;
+      const half v1197 = half(v1196);
+      const float v1199 = v1065 ? v1140 : 0.0f;
+      const half v1200 = half(v1199);
+      const float v1202 = v1065 ? v1152 : 0.0f;
+      const half v1203 = half(v1202);
+      const float v1205 = v1065 ? v1164 : 0.0f;
+      const half v1206 = half(v1205);
+      const float v1208 = v1065 ? v1176 : 0.0f;
+      const half v1209 = half(v1208);
+      const float v1211 = v1065 ? v1188 : 0.0f;
+      const half v1212 = half(v1211);
+      *(threadgroup iron_f16x8*)(shm1 + v1217) = iron_f16x8{{half4(v1191, v1194, v1197, v1200), half4(v1203, v1206, v1209, v1212)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1230 = v857 + v1227;  // kernels/gemm/quant_b.hpp:124
+      const bool v1231 = v1230 < v2;
+      const bool v1232 = v1229 && v1231;
+      const uint v1236 = min(v1230, v900);  // kernels/gemm/quant_b.hpp:125
+      const uint v1242 = v1236 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1246 = v1245 + v1242;
+      const uint v1249 = packed[v1246];  // kernels/gemm/quant_b.hpp:37
+      const uint v1251 = v1236 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1255 = v1254 + v1251;
+      const half v1256 = scales[v1255];  // kernels/gemm/quant_b.hpp:39
+      const float v1257 = float(v1256);
+      const half v1258 = biases[v1255];  // kernels/gemm/quant_b.hpp:40
+      const float v1259 = float(v1258);
+      const uint v1264 = v1249 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1265 = v1264 & 15u;
+      const uint v1268 = v1265 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1269 = as_type<float>(v1268);
+      const float v1270 = v1269 - 8388608.0f;
+      const float v1271 = fma(v1270, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1276 = v1249 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1277 = v1276 & 15u;
+      const uint v1280 = v1277 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1281 = as_type<float>(v1280);
+      const float v1282 = v1281 - 8388608.0f;
+      const float v1283 = fma(v1282, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1288 = v1249 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1289 = v1288 & 15u;
+      const uint v1292 = v1289 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1293 = as_type<float>(v1292);
+      const float v1294 = v1293 - 8388608.0f;
+      const float v1295 = fma(v1294, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1300 = v1249 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1301 = v1300 & 15u;
+      const uint v1304 = v1301 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1305 = as_type<float>(v1304);
+      const float v1306 = v1305 - 8388608.0f;
+      const float v1307 = fma(v1306, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1312 = v1249 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1313 = v1312 & 15u;
+      const uint v1316 = v1313 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1317 = as_type<float>(v1316);
+      const float v1318 = v1317 - 8388608.0f;
+      const float v1319 = fma(v1318, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1324 = v1249 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1325 = v1324 & 15u;
+      const uint v1328 = v1325 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1329 = as_type<float>(v1328);
+      const float v1330 = v1329 - 8388608.0f;
+      const float v1331 = fma(v1330, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1336 = v1249 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1337 = v1336 & 15u;
+      const uint v1340 = v1337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1341 = as_type<float>(v1340);
+      const float v1342 = v1341 - 8388608.0f;
+      const float v1343 = fma(v1342, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const uint v1348 = v1249 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1349 = v1348 & 15u;
+      const uint v1352 = v1349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1353 = as_type<float>(v1352);
+      const float v1354 = v1353 - 8388608.0f;
+      const float v1355 = fma(v1354, v1257, v1259);  // kernels/gemm/quant_b.hpp:44
+      const float v1357 = v1232 ? v1271 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1358 = half(v1357);
+      const float v1360 = v1232 ? v1283 : 0.0f;
+      const half v1361 = half(v1360);
+      const float v1363 = v1232 ? v1295 : 0.0f;
+      const half v1364 = half(v1363);
+      const float v1366 = v1232 ? v1307 : 0.0f;
+      const half v1367 = half(v1366);
+      const float v1369 = v1232 ? v1319 : 0.0f;
+      const half v1370 = half(v1369);
+      const float v1372 = v1232 ? v1331 : 0.0f;
+      const half v1373 = half(v1372);
+      const float v1375 = v1232 ? v1343 : 0.0f;
+      const half v1376 = half(v1375);
+      const float v1378 = v1232 ? v1355 : 0.0f;
+      const half v1379 = half(v1378);
+      *(threadgroup iron_f16x8*)(shm1 + v1384) = iron_f16x8{{half4(v1358, v1361, v1364, v1367), half4(v1370, v1373, v1376, v1379)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1397 = v857 + v1394;  // kernels/gemm/quant_b.hpp:124
+      const bool v1398 = v1397 < v2;
+      const bool v1399 = v1396 && v1398;
+      const uint v1403 = min(v1397, v900);  // kernels/gemm/quant_b.hpp:125
+      const uint v1409 = v1403 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1413 = v1412 + v1409;
+      const uint v1416 = packed[v1413];  // kernels/gemm/quant_b.hpp:37
+      const uint v1418 = v1403 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1422 = v1421 + v1418;
+      const half v1423 = scales[v1422];  // kernels/gemm/quant_b.hpp:39
+      const float v1424 = float(v1423);
+      const half v1425 = biases[v1422];  // kernels/gemm/quant_b.hpp:40
+      const float v1426 = float(v1425);
+      const uint v1431 = v1416 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1432 = v1431 & 15u;
+      const uint v1435 = v1432 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1436 = as_type<float>(v1435);
+      const float v1437 = v1436 - 8388608.0f;
+      const float v1438 = fma(v1437, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1443 = v1416 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1444 = v1443 & 15u;
+      const uint v1447 = v1444 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1448 = as_type<float>(v1447);
+      const float v1449 = v1448 - 8388608.0f;
+      const float v1450 = fma(v1449, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1455 = v1416 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1456 = v1455 & 15u;
+      const uint v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1460 = as_type<float>(v1459);
+      const float v1461 = v1460 - 8388608.0f;
+      const float v1462 = fma(v1461, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1467 = v1416 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1468 = v1467 & 15u;
+      const uint v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1472 = as_type<float>(v1471);
+      const float v1473 = v1472 - 8388608.0f;
+      const float v1474 = fma(v1473, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1479 = v1416 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1480 = v1479 & 15u;
+      const uint v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1484 = as_type<float>(v1483);
+      const float v1485 = v1484 - 8388608.0f;
+      const float v1486 = fma(v1485, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1491 = v1416 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1492 = v1491 & 15u;
+      const uint v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1496 = as_type<float>(v1495);
+      const float v1497 = v1496 - 8388608.0f;
+      const float v1498 = fma(v1497, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1503 = v1416 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1504 = v1503 & 15u;
+      const uint v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1508 = as_type<float>(v1507);
+      const float v1509 = v1508 - 8388608.0f;
+      const float v1510 = fma(v1509, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const uint v1515 = v1416 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1516 = v1515 & 15u;
+      const uint v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1520 = as_type<float>(v1519);
+      const float v1521 = v1520 - 8388608.0f;
+      const float v1522 = fma(v1521, v1424, v1426);  // kernels/gemm/quant_b.hpp:44
+      const float v1524 = v1399 ? v1438 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1525 = half(v1524);
+      const float v1527 = v1399 ? v1450 : 0.0f;
+      const half v1528 = half(v1527);
+      const float v1530 = v1399 ? v1462 : 0.0f;
+      const half v1531 = half(v1530);
+      const float v1533 = v1399 ? v1474 : 0.0f;
+      const half v1534 = half(v1533);
+      const float v1536 = v1399 ? v1486 : 0.0f;
+      const half v1537 = half(v1536);
+      const float v1539 = v1399 ? v1498 : 0.0f;
+      const half v1540 = half(v1539);
+      const float v1542 = v1399 ? v1510 : 0.0f;
+      const half v1543 = half(v1542);
+      const float v1545 = v1399 ? v1522 : 0.0f;
+      const half v1546 = half(v1545);
+      *(threadgroup iron_f16x8*)(shm1 + v1551) = iron_f16x8{{half4(v1525, v1528, v1531, v1534), half4(v1537, v1540, v1543, v1546)}};  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1894), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1900), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      iron_frag_load<false>(v39, shm0, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1914), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1915 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1916 = v22 + v31;
-  const uint v1917 = v1916 + v1915;
-  const uint v1918 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1919 = v26 + v35;
-  const uint v1920 = v1919 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1922 = v1920 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v37.m[0][0].thread_elements()[0];
-    const half v1925 = half(v1924);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1926 = v1917 * v1;
-    const uint v1927 = v1926 + v1920;
-    out[v1927] = v1925;
-  }
-  const uint v1928 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1930 = v1916 + v1928;
-  const uint v1931 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1933 = v1919 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v37.m[0][0].thread_elements()[1];
-    const half v1938 = half(v1937);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1939 = v1930 * v1;
-    const uint v1940 = v1939 + v1933;
-    out[v1940] = v1938;
-  }
-  const uint v1941 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1943 = v1916 + v1941;
-  const uint v1944 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1946 = v1919 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v37.m[0][1].thread_elements()[0];
-    const half v1951 = half(v1950);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1952 = v1943 * v1;
-    const uint v1953 = v1952 + v1946;
-    out[v1953] = v1951;
-  }
-  const uint v1954 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1956 = v1916 + v1954;
-  const uint v1957 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1959 = v1919 + v1957;
-  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1961 = v1959 < v1;
-  const bool v1962 = v1960 && v1961;
-  if (v1962) {
-    const float v1963 = v37.m[0][1].thread_elements()[1];
-    const half v1964 = half(v1963);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1965 = v1956 * v1;
-    const uint v1966 = v1965 + v1959;
-    out[v1966] = v1964;
-  }
-  const uint v1967 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1969 = v1916 + v1967;
-  const uint v1970 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1972 = v1919 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v37.m[0][2].thread_elements()[0];
-    const half v1977 = half(v1976);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1978 = v1969 * v1;
-    const uint v1979 = v1978 + v1972;
-    out[v1979] = v1977;
-  }
-  const uint v1980 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1982 = v1916 + v1980;
-  const uint v1983 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1985 = v1919 + v1983;
-  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1987 = v1985 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v37.m[0][2].thread_elements()[1];
-    const half v1990 = half(v1989);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1991 = v1982 * v1;
-    const uint v1992 = v1991 + v1985;
-    out[v1992] = v1990;
-  }
-  const uint v1993 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1995 = v1916 + v1993;
-  const uint v1996 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1998 = v1919 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2000 = v1998 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v37.m[0][3].thread_elements()[0];
-    const half v2003 = half(v2002);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2004 = v1995 * v1;
-    const uint v2005 = v2004 + v1998;
-    out[v2005] = v2003;
-  }
-  const uint v2006 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2008 = v1916 + v2006;
-  const uint v2009 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2011 = v1919 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v37.m[0][3].thread_elements()[1];
-    const half v2016 = half(v2015);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2017 = v2008 * v1;
-    const uint v2018 = v2017 + v2011;
-    out[v2018] = v2016;
-  }
-  const uint v2019 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2021 = v1916 + v2019;
-  const uint v2022 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2024 = v1919 + v2022;
-  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2026 = v2024 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v37.m[0][4].thread_elements()[0];
-    const half v2029 = half(v2028);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2030 = v2021 * v1;
-    const uint v2031 = v2030 + v2024;
-    out[v2031] = v2029;
-  }
-  const uint v2032 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2034 = v1916 + v2032;
-  const uint v2035 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2037 = v1919 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2039 = v2037 < v1;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v37.m[0][4].thread_elements()[1];
-    const half v2042 = half(v2041);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2043 = v2034 * v1;
-    const uint v2044 = v2043 + v2037;
-    out[v2044] = v2042;
-  }
-  const uint v2045 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2047 = v1916 + v2045;
-  const uint v2048 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2050 = v1919 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v37.m[0][5].thread_elements()[0];
-    const half v2055 = half(v2054);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2056 = v2047 * v1;
-    const uint v2057 = v2056 + v2050;
-    out[v2057] = v2055;
-  }
-  const uint v2058 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2060 = v1916 + v2058;
-  const uint v2061 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2063 = v1919 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2065 = v2063 < v1;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v37.m[0][5].thread_elements()[1];
-    const half v2068 = half(v2067);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2069 = v2060 * v1;
-    const uint v2070 = v2069 + v2063;
-    out[v2070] = v2068;
-  }
-  const uint v2071 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2073 = v1916 + v2071;
-  const uint v2074 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2076 = v1919 + v2074;
-  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v37.m[0][6].thread_elements()[0];
-    const half v2081 = half(v2080);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2082 = v2073 * v1;
-    const uint v2083 = v2082 + v2076;
-    out[v2083] = v2081;
-  }
-  const uint v2084 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2086 = v1916 + v2084;
-  const uint v2087 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2089 = v1919 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v37.m[0][6].thread_elements()[1];
-    const half v2094 = half(v2093);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2095 = v2086 * v1;
-    const uint v2096 = v2095 + v2089;
-    out[v2096] = v2094;
-  }
-  const uint v2097 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2099 = v1916 + v2097;
-  const uint v2100 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2102 = v1919 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2104 = v2102 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v37.m[0][7].thread_elements()[0];
-    const half v2107 = half(v2106);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2108 = v2099 * v1;
-    const uint v2109 = v2108 + v2102;
-    out[v2109] = v2107;
-  }
-  const uint v2110 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2112 = v1916 + v2110;
-  const uint v2113 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2115 = v1919 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2117 = v2115 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v37.m[0][7].thread_elements()[1];
-    const half v2120 = half(v2119);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2121 = v2112 * v1;
-    const uint v2122 = v2121 + v2115;
-    out[v2122] = v2120;
-  }
-  const uint v2123 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2125 = v1916 + v2123;
-  const uint v2126 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2128 = v1919 + v2126;
-  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2130 = v2128 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v37.m[1][0].thread_elements()[0];
-    const half v2133 = half(v2132);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2134 = v2125 * v1;
-    const uint v2135 = v2134 + v2128;
-    out[v2135] = v2133;
-  }
-  const uint v2136 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2138 = v1916 + v2136;
-  const uint v2139 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2141 = v1919 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2143 = v2141 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v37.m[1][0].thread_elements()[1];
-    const half v2146 = half(v2145);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2147 = v2138 * v1;
-    const uint v2148 = v2147 + v2141;
-    out[v2148] = v2146;
-  }
-  const uint v2149 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2151 = v1916 + v2149;
-  const uint v2152 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2154 = v1919 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2156 = v2154 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v37.m[1][1].thread_elements()[0];
-    const half v2159 = half(v2158);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2160 = v2151 * v1;
-    const uint v2161 = v2160 + v2154;
-    out[v2161] = v2159;
-  }
-  const uint v2162 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2164 = v1916 + v2162;
-  const uint v2165 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2167 = v1919 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2169 = v2167 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v37.m[1][1].thread_elements()[1];
-    const half v2172 = half(v2171);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2173 = v2164 * v1;
-    const uint v2174 = v2173 + v2167;
-    out[v2174] = v2172;
-  }
-  const uint v2175 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2177 = v1916 + v2175;
-  const uint v2178 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2180 = v1919 + v2178;
-  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2182 = v2180 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v37.m[1][2].thread_elements()[0];
-    const half v2185 = half(v2184);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2186 = v2177 * v1;
-    const uint v2187 = v2186 + v2180;
-    out[v2187] = v2185;
-  }
-  const uint v2188 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2190 = v1916 + v2188;
-  const uint v2191 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2193 = v1919 + v2191;
-  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2195 = v2193 < v1;
-  const bool v2196 = v2194 && v2195;
-  if (v2196) {
-    const float v2197 = v37.m[1][2].thread_elements()[1];
-    const half v2198 = half(v2197);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2199 = v2190 * v1;
-    const uint v2200 = v2199 + v2193;
-    out[v2200] = v2198;
-  }
-  const uint v2201 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2203 = v1916 + v2201;
-  const uint v2204 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2206 = v1919 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2208 = v2206 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v37.m[1][3].thread_elements()[0];
-    const half v2211 = half(v2210);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2212 = v2203 * v1;
-    const uint v2213 = v2212 + v2206;
-    out[v2213] = v2211;
-  }
-  const uint v2214 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2216 = v1916 + v2214;
-  const uint v2217 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2219 = v1919 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v37.m[1][3].thread_elements()[1];
-    const half v2224 = half(v2223);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2225 = v2216 * v1;
-    const uint v2226 = v2225 + v2219;
-    out[v2226] = v2224;
-  }
-  const uint v2227 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2229 = v1916 + v2227;
-  const uint v2230 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2232 = v1919 + v2230;
-  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2234 = v2232 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v37.m[1][4].thread_elements()[0];
-    const half v2237 = half(v2236);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2238 = v2229 * v1;
-    const uint v2239 = v2238 + v2232;
-    out[v2239] = v2237;
-  }
-  const uint v2240 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2242 = v1916 + v2240;
-  const uint v2243 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2245 = v1919 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2247 = v2245 < v1;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v37.m[1][4].thread_elements()[1];
-    const half v2250 = half(v2249);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2251 = v2242 * v1;
-    const uint v2252 = v2251 + v2245;
-    out[v2252] = v2250;
-  }
-  const uint v2253 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2255 = v1916 + v2253;
-  const uint v2256 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2258 = v1919 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v37.m[1][5].thread_elements()[0];
-    const half v2263 = half(v2262);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2264 = v2255 * v1;
-    const uint v2265 = v2264 + v2258;
-    out[v2265] = v2263;
-  }
-  const uint v2266 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2268 = v1916 + v2266;
-  const uint v2269 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2271 = v1919 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v37.m[1][5].thread_elements()[1];
-    const half v2276 = half(v2275);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2277 = v2268 * v1;
-    const uint v2278 = v2277 + v2271;
-    out[v2278] = v2276;
-  }
-  const uint v2279 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2281 = v1916 + v2279;
-  const uint v2282 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2284 = v1919 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2286 = v2284 < v1;
-  const bool v2287 = v2285 && v2286;
-  if (v2287) {
-    const float v2288 = v37.m[1][6].thread_elements()[0];
-    const half v2289 = half(v2288);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2290 = v2281 * v1;
-    const uint v2291 = v2290 + v2284;
-    out[v2291] = v2289;
-  }
-  const uint v2292 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2294 = v1916 + v2292;
-  const uint v2295 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2297 = v1919 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v37.m[1][6].thread_elements()[1];
-    const half v2302 = half(v2301);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2303 = v2294 * v1;
-    const uint v2304 = v2303 + v2297;
-    out[v2304] = v2302;
-  }
-  const uint v2305 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2307 = v1916 + v2305;
-  const uint v2308 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2310 = v1919 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2312 = v2310 < v1;
-  const bool v2313 = v2311 && v2312;
-  if (v2313) {
-    const float v2314 = v37.m[1][7].thread_elements()[0];
-    const half v2315 = half(v2314);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2316 = v2307 * v1;
-    const uint v2317 = v2316 + v2310;
-    out[v2317] = v2315;
-  }
-  const uint v2318 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2320 = v1916 + v2318;
-  const uint v2321 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2323 = v1919 + v2321;
-  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2325 = v2323 < v1;
-  const bool v2326 = v2324 && v2325;
-  if (v2326) {
-    const float v2327 = v37.m[1][7].thread_elements()[1];
-    const half v2328 = half(v2327);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2329 = v2320 * v1;
-    const uint v2330 = v2329 + v2323;
-    out[v2330] = v2328;
-  }
-  const uint v2331 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2333 = v1916 + v2331;
-  const uint v2334 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2336 = v1919 + v2334;
-  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2338 = v2336 < v1;
-  const bool v2339 = v2337 && v2338;
-  if (v2339) {
-    const float v2340 = v37.m[2][0].thread_elements()[0];
-    const half v2341 = half(v2340);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2342 = v2333 * v1;
-    const uint v2343 = v2342 + v2336;
-    out[v2343] = v2341;
-  }
-  const uint v2344 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2346 = v1916 + v2344;
-  const uint v2347 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2349 = v1919 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2351 = v2349 < v1;
-  const bool v2352 = v2350 && v2351;
-  if (v2352) {
-    const float v2353 = v37.m[2][0].thread_elements()[1];
-    const half v2354 = half(v2353);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2355 = v2346 * v1;
-    const uint v2356 = v2355 + v2349;
-    out[v2356] = v2354;
-  }
-  const uint v2357 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2359 = v1916 + v2357;
-  const uint v2360 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2362 = v1919 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2364 = v2362 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v37.m[2][1].thread_elements()[0];
-    const half v2367 = half(v2366);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2368 = v2359 * v1;
-    const uint v2369 = v2368 + v2362;
-    out[v2369] = v2367;
-  }
-  const uint v2370 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2372 = v1916 + v2370;
-  const uint v2373 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2375 = v1919 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2377 = v2375 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v37.m[2][1].thread_elements()[1];
-    const half v2380 = half(v2379);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2381 = v2372 * v1;
-    const uint v2382 = v2381 + v2375;
-    out[v2382] = v2380;
-  }
-  const uint v2383 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2385 = v1916 + v2383;
-  const uint v2386 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2388 = v1919 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2390 = v2388 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v37.m[2][2].thread_elements()[0];
-    const half v2393 = half(v2392);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2394 = v2385 * v1;
-    const uint v2395 = v2394 + v2388;
-    out[v2395] = v2393;
-  }
-  const uint v2396 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2398 = v1916 + v2396;
-  const uint v2399 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2401 = v1919 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2403 = v2401 < v1;
-  const bool v2404 = v2402 && v2403;
-  if (v2404) {
-    const float v2405 = v37.m[2][2].thread_elements()[1];
-    const half v2406 = half(v2405);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2407 = v2398 * v1;
-    const uint v2408 = v2407 + v2401;
-    out[v2408] = v2406;
-  }
-  const uint v2409 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2411 = v1916 + v2409;
-  const uint v2412 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2414 = v1919 + v2412;
-  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2416 = v2414 < v1;
-  const bool v2417 = v2415 && v2416;
-  if (v2417) {
-    const float v2418 = v37.m[2][3].thread_elements()[0];
-    const half v2419 = half(v2418);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2420 = v2411 * v1;
-    const uint v2421 = v2420 + v2414;
-    out[v2421] = v2419;
-  }
-  const uint v2422 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2424 = v1916 + v2422;
-  const uint v2425 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2427 = v1919 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v37.m[2][3].thread_elements()[1];
-    const half v2432 = half(v2431);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2433 = v2424 * v1;
-    const uint v2434 = v2433 + v2427;
-    out[v2434] = v2432;
-  }
-  const uint v2435 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2437 = v1916 + v2435;
-  const uint v2438 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2440 = v1919 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2442 = v2440 < v1;
-  const bool v2443 = v2441 && v2442;
-  if (v2443) {
-    const float v2444 = v37.m[2][4].thread_elements()[0];
-    const half v2445 = half(v2444);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2446 = v2437 * v1;
-    const uint v2447 = v2446 + v2440;
-    out[v2447] = v2445;
-  }
-  const uint v2448 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2450 = v1916 + v2448;
-  const uint v2451 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2453 = v1919 + v2451;
-  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2455 = v2453 < v1;
-  const bool v2456 = v2454 && v2455;
-  if (v2456) {
-    const float v2457 = v37.m[2][4].thread_elements()[1];
-    const half v2458 = half(v2457);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2459 = v2450 * v1;
-    const uint v2460 = v2459 + v2453;
-    out[v2460] = v2458;
-  }
-  const uint v2461 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2463 = v1916 + v2461;
-  const uint v2464 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2466 = v1919 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2468 = v2466 < v1;
-  const bool v2469 = v2467 && v2468;
-  if (v2469) {
-    const float v2470 = v37.m[2][5].thread_elements()[0];
-    const half v2471 = half(v2470);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2472 = v2463 * v1;
-    const uint v2473 = v2472 + v2466;
-    out[v2473] = v2471;
-  }
-  const uint v2474 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2476 = v1916 + v2474;
-  const uint v2477 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2479 = v1919 + v2477;
-  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2481 = v2479 < v1;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v37.m[2][5].thread_elements()[1];
-    const half v2484 = half(v2483);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2485 = v2476 * v1;
-    const uint v2486 = v2485 + v2479;
-    out[v2486] = v2484;
-  }
-  const uint v2487 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2489 = v1916 + v2487;
-  const uint v2490 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2492 = v1919 + v2490;
-  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2494 = v2492 < v1;
-  const bool v2495 = v2493 && v2494;
-  if (v2495) {
-    const float v2496 = v37.m[2][6].thread_elements()[0];
-    const half v2497 = half(v2496);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2498 = v2489 * v1;
-    const uint v2499 = v2498 + v2492;
-    out[v2499] = v2497;
-  }
-  const uint v2500 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2502 = v1916 + v2500;
-  const uint v2503 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2505 = v1919 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2507 = v2505 < v1;
-  const bool v2508 = v2506 && v2507;
-  if (v2508) {
-    const float v2509 = v37.m[2][6].thread_elements()[1];
-    const half v2510 = half(v2509);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2511 = v2502 * v1;
-    const uint v2512 = v2511 + v2505;
-    out[v2512] = v2510;
-  }
-  const uint v2513 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2515 = v1916 + v2513;
-  const uint v2516 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2518 = v1919 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2520 = v2518 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v37.m[2][7].thread_elements()[0];
-    const half v2523 = half(v2522);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2524 = v2515 * v1;
-    const uint v2525 = v2524 + v2518;
-    out[v2525] = v2523;
-  }
-  const uint v2526 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2528 = v1916 + v2526;
-  const uint v2529 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2531 = v1919 + v2529;
-  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2533 = v2531 < v1;
-  const bool v2534 = v2532 && v2533;
-  if (v2534) {
-    const float v2535 = v37.m[2][7].thread_elements()[1];
-    const half v2536 = half(v2535);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2537 = v2528 * v1;
-    const uint v2538 = v2537 + v2531;
-    out[v2538] = v2536;
-  }
-  const uint v2539 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2541 = v1916 + v2539;
-  const uint v2542 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2544 = v1919 + v2542;
-  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2546 = v2544 < v1;
-  const bool v2547 = v2545 && v2546;
-  if (v2547) {
-    const float v2548 = v37.m[3][0].thread_elements()[0];
-    const half v2549 = half(v2548);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2550 = v2541 * v1;
-    const uint v2551 = v2550 + v2544;
-    out[v2551] = v2549;
-  }
-  const uint v2552 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2554 = v1916 + v2552;
-  const uint v2555 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2557 = v1919 + v2555;
-  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2559 = v2557 < v1;
-  const bool v2560 = v2558 && v2559;
-  if (v2560) {
-    const float v2561 = v37.m[3][0].thread_elements()[1];
-    const half v2562 = half(v2561);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2563 = v2554 * v1;
-    const uint v2564 = v2563 + v2557;
-    out[v2564] = v2562;
-  }
-  const uint v2565 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2567 = v1916 + v2565;
-  const uint v2568 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2570 = v1919 + v2568;
-  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2572 = v2570 < v1;
-  const bool v2573 = v2571 && v2572;
-  if (v2573) {
-    const float v2574 = v37.m[3][1].thread_elements()[0];
-    const half v2575 = half(v2574);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2576 = v2567 * v1;
-    const uint v2577 = v2576 + v2570;
-    out[v2577] = v2575;
-  }
-  const uint v2578 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2580 = v1916 + v2578;
-  const uint v2581 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2583 = v1919 + v2581;
-  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2585 = v2583 < v1;
-  const bool v2586 = v2584 && v2585;
-  if (v2586) {
-    const float v2587 = v37.m[3][1].thread_elements()[1];
-    const half v2588 = half(v2587);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2589 = v2580 * v1;
-    const uint v2590 = v2589 + v2583;
-    out[v2590] = v2588;
-  }
-  const uint v2591 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2593 = v1916 + v2591;
-  const uint v2594 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2596 = v1919 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2598 = v2596 < v1;
-  const bool v2599 = v2597 && v2598;
-  if (v2599) {
-    const float v2600 = v37.m[3][2].thread_elements()[0];
-    const half v2601 = half(v2600);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2602 = v2593 * v1;
-    const uint v2603 = v2602 + v2596;
-    out[v2603] = v2601;
-  }
-  const uint v2604 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2606 = v1916 + v2604;
-  const uint v2607 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2609 = v1919 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2611 = v2609 < v1;
-  const bool v2612 = v2610 && v2611;
-  if (v2612) {
-    const float v2613 = v37.m[3][2].thread_elements()[1];
-    const half v2614 = half(v2613);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2615 = v2606 * v1;
-    const uint v2616 = v2615 + v2609;
-    out[v2616] = v2614;
-  }
-  const uint v2617 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2619 = v1916 + v2617;
-  const uint v2620 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2622 = v1919 + v2620;
-  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2624 = v2622 < v1;
-  const bool v2625 = v2623 && v2624;
-  if (v2625) {
-    const float v2626 = v37.m[3][3].thread_elements()[0];
-    const half v2627 = half(v2626);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2628 = v2619 * v1;
-    const uint v2629 = v2628 + v2622;
-    out[v2629] = v2627;
-  }
-  const uint v2630 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2632 = v1916 + v2630;
-  const uint v2633 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2635 = v1919 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v37.m[3][3].thread_elements()[1];
-    const half v2640 = half(v2639);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2641 = v2632 * v1;
-    const uint v2642 = v2641 + v2635;
-    out[v2642] = v2640;
-  }
-  const uint v2643 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2645 = v1916 + v2643;
-  const uint v2646 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2648 = v1919 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2650 = v2648 < v1;
-  const bool v2651 = v2649 && v2650;
-  if (v2651) {
-    const float v2652 = v37.m[3][4].thread_elements()[0];
-    const half v2653 = half(v2652);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2654 = v2645 * v1;
-    const uint v2655 = v2654 + v2648;
-    out[v2655] = v2653;
-  }
-  const uint v2656 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2658 = v1916 + v2656;
-  const uint v2659 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2661 = v1919 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2663 = v2661 < v1;
-  const bool v2664 = v2662 && v2663;
-  if (v2664) {
-    const float v2665 = v37.m[3][4].thread_elements()[1];
-    const half v2666 = half(v2665);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2667 = v2658 * v1;
-    const uint v2668 = v2667 + v2661;
-    out[v2668] = v2666;
-  }
-  const uint v2669 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2671 = v1916 + v2669;
-  const uint v2672 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2674 = v1919 + v2672;
-  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2676 = v2674 < v1;
-  const bool v2677 = v2675 && v2676;
-  if (v2677) {
-    const float v2678 = v37.m[3][5].thread_elements()[0];
-    const half v2679 = half(v2678);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2680 = v2671 * v1;
-    const uint v2681 = v2680 + v2674;
-    out[v2681] = v2679;
-  }
-  const uint v2682 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2684 = v1916 + v2682;
-  const uint v2685 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2687 = v1919 + v2685;
-  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2689 = v2687 < v1;
-  const bool v2690 = v2688 && v2689;
-  if (v2690) {
-    const float v2691 = v37.m[3][5].thread_elements()[1];
-    const half v2692 = half(v2691);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2693 = v2684 * v1;
-    const uint v2694 = v2693 + v2687;
-    out[v2694] = v2692;
-  }
-  const uint v2695 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2697 = v1916 + v2695;
-  const uint v2698 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2700 = v1919 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2702 = v2700 < v1;
-  const bool v2703 = v2701 && v2702;
-  if (v2703) {
-    const float v2704 = v37.m[3][6].thread_elements()[0];
-    const half v2705 = half(v2704);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2706 = v2697 * v1;
-    const uint v2707 = v2706 + v2700;
-    out[v2707] = v2705;
-  }
-  const uint v2708 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2710 = v1916 + v2708;
-  const uint v2711 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2713 = v1919 + v2711;
-  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2715 = v2713 < v1;
-  const bool v2716 = v2714 && v2715;
-  if (v2716) {
-    const float v2717 = v37.m[3][6].thread_elements()[1];
-    const half v2718 = half(v2717);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2719 = v2710 * v1;
-    const uint v2720 = v2719 + v2713;
-    out[v2720] = v2718;
-  }
-  const uint v2721 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2723 = v1916 + v2721;
-  const uint v2724 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2726 = v1919 + v2724;
-  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2728 = v2726 < v1;
-  const bool v2729 = v2727 && v2728;
-  if (v2729) {
-    const float v2730 = v37.m[3][7].thread_elements()[0];
-    const half v2731 = half(v2730);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2732 = v2723 * v1;
-    const uint v2733 = v2732 + v2726;
-    out[v2733] = v2731;
-  }
-  const uint v2734 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2736 = v1916 + v2734;
-  const uint v2737 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2739 = v1919 + v2737;
-  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2741 = v2739 < v1;
-  const bool v2742 = v2740 && v2741;
-  if (v2742) {
-    const float v2743 = v37.m[3][7].thread_elements()[1];
-    const half v2744 = half(v2743);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2745 = v2736 * v1;
-    const uint v2746 = v2745 + v2739;
-    out[v2746] = v2744;
-  }
-  const uint v2747 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2749 = v1916 + v2747;
-  const uint v2750 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2752 = v1919 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2754 = v2752 < v1;
-  const bool v2755 = v2753 && v2754;
-  if (v2755) {
-    const float v2756 = v37.m[4][0].thread_elements()[0];
-    const half v2757 = half(v2756);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2758 = v2749 * v1;
-    const uint v2759 = v2758 + v2752;
-    out[v2759] = v2757;
-  }
-  const uint v2760 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2762 = v1916 + v2760;
-  const uint v2763 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2765 = v1919 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2767 = v2765 < v1;
-  const bool v2768 = v2766 && v2767;
-  if (v2768) {
-    const float v2769 = v37.m[4][0].thread_elements()[1];
-    const half v2770 = half(v2769);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2771 = v2762 * v1;
-    const uint v2772 = v2771 + v2765;
-    out[v2772] = v2770;
-  }
-  const uint v2773 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2775 = v1916 + v2773;
-  const uint v2776 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2778 = v1919 + v2776;
-  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2780 = v2778 < v1;
-  const bool v2781 = v2779 && v2780;
-  if (v2781) {
-    const float v2782 = v37.m[4][1].thread_elements()[0];
-    const half v2783 = half(v2782);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2784 = v2775 * v1;
-    const uint v2785 = v2784 + v2778;
-    out[v2785] = v2783;
-  }
-  const uint v2786 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2788 = v1916 + v2786;
-  const uint v2789 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2791 = v1919 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2793 = v2791 < v1;
-  const bool v2794 = v2792 && v2793;
-  if (v2794) {
-    const float v2795 = v37.m[4][1].thread_elements()[1];
-    const half v2796 = half(v2795);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2797 = v2788 * v1;
-    const uint v2798 = v2797 + v2791;
-    out[v2798] = v2796;
-  }
-  const uint v2799 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2801 = v1916 + v2799;
-  const uint v2802 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2804 = v1919 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2806 = v2804 < v1;
-  const bool v2807 = v2805 && v2806;
-  if (v2807) {
-    const float v2808 = v37.m[4][2].thread_elements()[0];
-    const half v2809 = half(v2808);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2810 = v2801 * v1;
-    const uint v2811 = v2810 + v2804;
-    out[v2811] = v2809;
-  }
-  const uint v2812 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2814 = v1916 + v2812;
-  const uint v2815 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2817 = v1919 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2819 = v2817 < v1;
-  const bool v2820 = v2818 && v2819;
-  if (v2820) {
-    const float v2821 = v37.m[4][2].thread_elements()[1];
-    const half v2822 = half(v2821);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2823 = v2814 * v1;
-    const uint v2824 = v2823 + v2817;
-    out[v2824] = v2822;
-  }
-  const uint v2825 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2827 = v1916 + v2825;
-  const uint v2828 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2830 = v1919 + v2828;
-  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2832 = v2830 < v1;
-  const bool v2833 = v2831 && v2832;
-  if (v2833) {
-    const float v2834 = v37.m[4][3].thread_elements()[0];
-    const half v2835 = half(v2834);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2836 = v2827 * v1;
-    const uint v2837 = v2836 + v2830;
-    out[v2837] = v2835;
-  }
-  const uint v2838 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2840 = v1916 + v2838;
-  const uint v2841 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2843 = v1919 + v2841;
-  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2845 = v2843 < v1;
-  const bool v2846 = v2844 && v2845;
-  if (v2846) {
-    const float v2847 = v37.m[4][3].thread_elements()[1];
-    const half v2848 = half(v2847);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2849 = v2840 * v1;
-    const uint v2850 = v2849 + v2843;
-    out[v2850] = v2848;
-  }
-  const uint v2851 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2853 = v1916 + v2851;
-  const uint v2854 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2856 = v1919 + v2854;
-  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2858 = v2856 < v1;
-  const bool v2859 = v2857 && v2858;
-  if (v2859) {
-    const float v2860 = v37.m[4][4].thread_elements()[0];
-    const half v2861 = half(v2860);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2862 = v2853 * v1;
-    const uint v2863 = v2862 + v2856;
-    out[v2863] = v2861;
-  }
-  const uint v2864 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2866 = v1916 + v2864;
-  const uint v2867 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2869 = v1919 + v2867;
-  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2871 = v2869 < v1;
-  const bool v2872 = v2870 && v2871;
-  if (v2872) {
-    const float v2873 = v37.m[4][4].thread_elements()[1];
-    const half v2874 = half(v2873);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2875 = v2866 * v1;
-    const uint v2876 = v2875 + v2869;
-    out[v2876] = v2874;
-  }
-  const uint v2877 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2879 = v1916 + v2877;
-  const uint v2880 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2882 = v1919 + v2880;
-  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2884 = v2882 < v1;
-  const bool v2885 = v2883 && v2884;
-  if (v2885) {
-    const float v2886 = v37.m[4][5].thread_elements()[0];
-    const half v2887 = half(v2886);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2888 = v2879 * v1;
-    const uint v2889 = v2888 + v2882;
-    out[v2889] = v2887;
-  }
-  const uint v2890 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2892 = v1916 + v2890;
-  const uint v2893 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2895 = v1919 + v2893;
-  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2897 = v2895 < v1;
-  const bool v2898 = v2896 && v2897;
-  if (v2898) {
-    const float v2899 = v37.m[4][5].thread_elements()[1];
-    const half v2900 = half(v2899);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2901 = v2892 * v1;
-    const uint v2902 = v2901 + v2895;
-    out[v2902] = v2900;
-  }
-  const uint v2903 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2905 = v1916 + v2903;
-  const uint v2906 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2908 = v1919 + v2906;
-  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2910 = v2908 < v1;
-  const bool v2911 = v2909 && v2910;
-  if (v2911) {
-    const float v2912 = v37.m[4][6].thread_elements()[0];
-    const half v2913 = half(v2912);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2914 = v2905 * v1;
-    const uint v2915 = v2914 + v2908;
-    out[v2915] = v2913;
-  }
-  const uint v2916 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2918 = v1916 + v2916;
-  const uint v2919 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2921 = v1919 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2923 = v2921 < v1;
-  const bool v2924 = v2922 && v2923;
-  if (v2924) {
-    const float v2925 = v37.m[4][6].thread_elements()[1];
-    const half v2926 = half(v2925);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2927 = v2918 * v1;
-    const uint v2928 = v2927 + v2921;
-    out[v2928] = v2926;
-  }
-  const uint v2929 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2931 = v1916 + v2929;
-  const uint v2932 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2934 = v1919 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2936 = v2934 < v1;
-  const bool v2937 = v2935 && v2936;
-  if (v2937) {
-    const float v2938 = v37.m[4][7].thread_elements()[0];
-    const half v2939 = half(v2938);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2940 = v2931 * v1;
-    const uint v2941 = v2940 + v2934;
-    out[v2941] = v2939;
-  }
-  const uint v2942 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2944 = v1916 + v2942;
-  const uint v2945 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2947 = v1919 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2949 = v2947 < v1;
-  const bool v2950 = v2948 && v2949;
-  if (v2950) {
-    const float v2951 = v37.m[4][7].thread_elements()[1];
-    const half v2952 = half(v2951);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2953 = v2944 * v1;
-    const uint v2954 = v2953 + v2947;
-    out[v2954] = v2952;
-  }
-  const uint v2955 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2957 = v1916 + v2955;
-  const uint v2958 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2960 = v1919 + v2958;
-  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2962 = v2960 < v1;
-  const bool v2963 = v2961 && v2962;
-  if (v2963) {
-    const float v2964 = v37.m[5][0].thread_elements()[0];
-    const half v2965 = half(v2964);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2966 = v2957 * v1;
-    const uint v2967 = v2966 + v2960;
-    out[v2967] = v2965;
-  }
-  const uint v2968 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2970 = v1916 + v2968;
-  const uint v2971 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2973 = v1919 + v2971;
-  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2975 = v2973 < v1;
-  const bool v2976 = v2974 && v2975;
-  if (v2976) {
-    const float v2977 = v37.m[5][0].thread_elements()[1];
-    const half v2978 = half(v2977);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2979 = v2970 * v1;
-    const uint v2980 = v2979 + v2973;
-    out[v2980] = v2978;
-  }
-  const uint v2981 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2983 = v1916 + v2981;
-  const uint v2984 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2986 = v1919 + v2984;
-  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2988 = v2986 < v1;
-  const bool v2989 = v2987 && v2988;
-  if (v2989) {
-    const float v2990 = v37.m[5][1].thread_elements()[0];
-    const half v2991 = half(v2990);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2992 = v2983 * v1;
-    const uint v2993 = v2992 + v2986;
-    out[v2993] = v2991;
-  }
-  const uint v2994 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2996 = v1916 + v2994;
-  const uint v2997 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2999 = v1919 + v2997;
-  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3001 = v2999 < v1;
-  const bool v3002 = v3000 && v3001;
-  if (v3002) {
-    const float v3003 = v37.m[5][1].thread_elements()[1];
-    const half v3004 = half(v3003);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3005 = v2996 * v1;
-    const uint v3006 = v3005 + v2999;
-    out[v3006] = v3004;
-  }
-  const uint v3007 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3009 = v1916 + v3007;
-  const uint v3010 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3012 = v1919 + v3010;
-  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3014 = v3012 < v1;
-  const bool v3015 = v3013 && v3014;
-  if (v3015) {
-    const float v3016 = v37.m[5][2].thread_elements()[0];
-    const half v3017 = half(v3016);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3018 = v3009 * v1;
-    const uint v3019 = v3018 + v3012;
-    out[v3019] = v3017;
-  }
-  const uint v3020 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3022 = v1916 + v3020;
-  const uint v3023 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3025 = v1919 + v3023;
-  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3027 = v3025 < v1;
-  const bool v3028 = v3026 && v3027;
-  if (v3028) {
-    const float v3029 = v37.m[5][2].thread_elements()[1];
-    const half v3030 = half(v3029);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3031 = v3022 * v1;
-    const uint v3032 = v3031 + v3025;
-    out[v3032] = v3030;
-  }
-  const uint v3033 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3035 = v1916 + v3033;
-  const uint v3036 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3038 = v1919 + v3036;
-  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3040 = v3038 < v1;
-  const bool v3041 = v3039 && v3040;
-  if (v3041) {
-    const float v3042 = v37.m[5][3].thread_elements()[0];
-    const half v3043 = half(v3042);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3044 = v3035 * v1;
-    const uint v3045 = v3044 + v3038;
-    out[v3045] = v3043;
-  }
-  const uint v3046 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3048 = v1916 + v3046;
-  const uint v3049 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3051 = v1919 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3053 = v3051 < v1;
-  const bool v3054 = v3052 && v3053;
-  if (v3054) {
-    const float v3055 = v37.m[5][3].thread_elements()[1];
-    const half v3056 = half(v3055);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3057 = v3048 * v1;
-    const uint v3058 = v3057 + v3051;
-    out[v3058] = v3056;
-  }
-  const uint v3059 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3061 = v1916 + v3059;
-  const uint v3062 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3064 = v1919 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3066 = v3064 < v1;
-  const bool v3067 = v3065 && v3066;
-  if (v3067) {
-    const float v3068 = v37.m[5][4].thread_elements()[0];
-    const half v3069 = half(v3068);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3070 = v3061 * v1;
-    const uint v3071 = v3070 + v3064;
-    out[v3071] = v3069;
-  }
-  const uint v3072 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3074 = v1916 + v3072;
-  const uint v3075 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3077 = v1919 + v3075;
-  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3079 = v3077 < v1;
-  const bool v3080 = v3078 && v3079;
-  if (v3080) {
-    const float v3081 = v37.m[5][4].thread_elements()[1];
-    const half v3082 = half(v3081);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3083 = v3074 * v1;
-    const uint v3084 = v3083 + v3077;
-    out[v3084] = v3082;
-  }
-  const uint v3085 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3087 = v1916 + v3085;
-  const uint v3088 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3090 = v1919 + v3088;
-  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3092 = v3090 < v1;
-  const bool v3093 = v3091 && v3092;
-  if (v3093) {
-    const float v3094 = v37.m[5][5].thread_elements()[0];
-    const half v3095 = half(v3094);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3096 = v3087 * v1;
-    const uint v3097 = v3096 + v3090;
-    out[v3097] = v3095;
-  }
-  const uint v3098 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3100 = v1916 + v3098;
-  const uint v3101 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3103 = v1919 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3105 = v3103 < v1;
-  const bool v3106 = v3104 && v3105;
-  if (v3106) {
-    const float v3107 = v37.m[5][5].thread_elements()[1];
-    const half v3108 = half(v3107);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3109 = v3100 * v1;
-    const uint v3110 = v3109 + v3103;
-    out[v3110] = v3108;
-  }
-  const uint v3111 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3113 = v1916 + v3111;
-  const uint v3114 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3116 = v1919 + v3114;
-  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3118 = v3116 < v1;
-  const bool v3119 = v3117 && v3118;
-  if (v3119) {
-    const float v3120 = v37.m[5][6].thread_elements()[0];
-    const half v3121 = half(v3120);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3122 = v3113 * v1;
-    const uint v3123 = v3122 + v3116;
-    out[v3123] = v3121;
-  }
-  const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3126 = v1916 + v3124;
-  const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3129 = v1919 + v3127;
-  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3131 = v3129 < v1;
-  const bool v3132 = v3130 && v3131;
-  if (v3132) {
-    const float v3133 = v37.m[5][6].thread_elements()[1];
-    const half v3134 = half(v3133);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3135 = v3126 * v1;
-    const uint v3136 = v3135 + v3129;
-    out[v3136] = v3134;
-  }
-  const uint v3137 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3139 = v1916 + v3137;
-  const uint v3140 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3142 = v1919 + v3140;
-  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3144 = v3142 < v1;
-  const bool v3145 = v3143 && v3144;
-  if (v3145) {
-    const float v3146 = v37.m[5][7].thread_elements()[0];
-    const half v3147 = half(v3146);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3148 = v3139 * v1;
-    const uint v3149 = v3148 + v3142;
-    out[v3149] = v3147;
-  }
-  const uint v3150 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3152 = v1916 + v3150;
-  const uint v3153 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3155 = v1919 + v3153;
-  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3157 = v3155 < v1;
-  const bool v3158 = v3156 && v3157;
-  if (v3158) {
-    const float v3159 = v37.m[5][7].thread_elements()[1];
-    const half v3160 = half(v3159);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3161 = v3152 * v1;
-    const uint v3162 = v3161 + v3155;
-    out[v3162] = v3160;
-  }
-  const uint v3163 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3165 = v1916 + v3163;
-  const uint v3166 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3168 = v1919 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3170 = v3168 < v1;
-  const bool v3171 = v3169 && v3170;
-  if (v3171) {
-    const float v3172 = v37.m[6][0].thread_elements()[0];
-    const half v3173 = half(v3172);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3174 = v3165 * v1;
-    const uint v3175 = v3174 + v3168;
-    out[v3175] = v3173;
-  }
-  const uint v3176 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3178 = v1916 + v3176;
-  const uint v3179 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3181 = v1919 + v3179;
-  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3183 = v3181 < v1;
-  const bool v3184 = v3182 && v3183;
-  if (v3184) {
-    const float v3185 = v37.m[6][0].thread_elements()[1];
-    const half v3186 = half(v3185);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3187 = v3178 * v1;
-    const uint v3188 = v3187 + v3181;
-    out[v3188] = v3186;
-  }
-  const uint v3189 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3191 = v1916 + v3189;
-  const uint v3192 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3194 = v1919 + v3192;
-  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3196 = v3194 < v1;
-  const bool v3197 = v3195 && v3196;
-  if (v3197) {
-    const float v3198 = v37.m[6][1].thread_elements()[0];
-    const half v3199 = half(v3198);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3200 = v3191 * v1;
-    const uint v3201 = v3200 + v3194;
-    out[v3201] = v3199;
-  }
-  const uint v3202 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3204 = v1916 + v3202;
-  const uint v3205 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3207 = v1919 + v3205;
-  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3209 = v3207 < v1;
-  const bool v3210 = v3208 && v3209;
-  if (v3210) {
-    const float v3211 = v37.m[6][1].thread_elements()[1];
-    const half v3212 = half(v3211);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3213 = v3204 * v1;
-    const uint v3214 = v3213 + v3207;
-    out[v3214] = v3212;
-  }
-  const uint v3215 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3217 = v1916 + v3215;
-  const uint v3218 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3220 = v1919 + v3218;
-  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3222 = v3220 < v1;
-  const bool v3223 = v3221 && v3222;
-  if (v3223) {
-    const float v3224 = v37.m[6][2].thread_elements()[0];
-    const half v3225 = half(v3224);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3226 = v3217 * v1;
-    const uint v3227 = v3226 + v3220;
-    out[v3227] = v3225;
-  }
-  const uint v3228 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3230 = v1916 + v3228;
-  const uint v3231 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3233 = v1919 + v3231;
-  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3235 = v3233 < v1;
-  const bool v3236 = v3234 && v3235;
-  if (v3236) {
-    const float v3237 = v37.m[6][2].thread_elements()[1];
-    const half v3238 = half(v3237);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3239 = v3230 * v1;
-    const uint v3240 = v3239 + v3233;
-    out[v3240] = v3238;
-  }
-  const uint v3241 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3243 = v1916 + v3241;
-  const uint v3244 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3246 = v1919 + v3244;
-  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3248 = v3246 < v1;
-  const bool v3249 = v3247 && v3248;
-  if (v3249) {
-    const float v3250 = v37.m[6][3].thread_elements()[0];
-    const half v3251 = half(v3250);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3252 = v3243 * v1;
-    const uint v3253 = v3252 + v3246;
-    out[v3253] = v3251;
-  }
-  const uint v3254 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3256 = v1916 + v3254;
-  const uint v3257 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3259 = v1919 + v3257;
-  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3261 = v3259 < v1;
-  const bool v3262 = v3260 && v3261;
-  if (v3262) {
-    const float v3263 = v37.m[6][3].thread_elements()[1];
-    const half v3264 = half(v3263);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3265 = v3256 * v1;
-    const uint v3266 = v3265 + v3259;
-    out[v3266] = v3264;
-  }
-  const uint v3267 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3269 = v1916 + v3267;
-  const uint v3270 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3272 = v1919 + v3270;
-  const bool v3273 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3274 = v3272 < v1;
-  const bool v3275 = v3273 && v3274;
-  if (v3275) {
-    const float v3276 = v37.m[6][4].thread_elements()[0];
-    const half v3277 = half(v3276);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3278 = v3269 * v1;
-    const uint v3279 = v3278 + v3272;
-    out[v3279] = v3277;
-  }
-  const uint v3280 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3282 = v1916 + v3280;
-  const uint v3283 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3285 = v1919 + v3283;
-  const bool v3286 = v3282 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3287 = v3285 < v1;
-  const bool v3288 = v3286 && v3287;
-  if (v3288) {
-    const float v3289 = v37.m[6][4].thread_elements()[1];
-    const half v3290 = half(v3289);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3291 = v3282 * v1;
-    const uint v3292 = v3291 + v3285;
-    out[v3292] = v3290;
-  }
-  const uint v3293 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3295 = v1916 + v3293;
-  const uint v3296 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3298 = v1919 + v3296;
-  const bool v3299 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3300 = v3298 < v1;
-  const bool v3301 = v3299 && v3300;
-  if (v3301) {
-    const float v3302 = v37.m[6][5].thread_elements()[0];
-    const half v3303 = half(v3302);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3304 = v3295 * v1;
-    const uint v3305 = v3304 + v3298;
-    out[v3305] = v3303;
-  }
-  const uint v3306 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3308 = v1916 + v3306;
-  const uint v3309 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3311 = v1919 + v3309;
-  const bool v3312 = v3308 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3313 = v3311 < v1;
-  const bool v3314 = v3312 && v3313;
-  if (v3314) {
-    const float v3315 = v37.m[6][5].thread_elements()[1];
-    const half v3316 = half(v3315);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3317 = v3308 * v1;
-    const uint v3318 = v3317 + v3311;
-    out[v3318] = v3316;
-  }
-  const uint v3319 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3321 = v1916 + v3319;
-  const uint v3322 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3324 = v1919 + v3322;
-  const bool v3325 = v3321 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3326 = v3324 < v1;
-  const bool v3327 = v3325 && v3326;
-  if (v3327) {
-    const float v3328 = v37.m[6][6].thread_elements()[0];
-    const half v3329 = half(v3328);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3330 = v3321 * v1;
-    const uint v3331 = v3330 + v3324;
-    out[v3331] = v3329;
-  }
-  const uint v3332 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3334 = v1916 + v3332;
-  const uint v3335 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3337 = v1919 + v3335;
-  const bool v3338 = v3334 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3339 = v3337 < v1;
-  const bool v3340 = v3338 && v3339;
-  if (v3340) {
-    const float v3341 = v37.m[6][6].thread_elements()[1];
-    const half v3342 = half(v3341);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3343 = v3334 * v1;
-    const uint v3344 = v3343 + v3337;
-    out[v3344] = v3342;
-  }
-  const uint v3345 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3347 = v1916 + v3345;
-  const uint v3348 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3350 = v1919 + v3348;
-  const bool v3351 = v3347 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3352 = v3350 < v1;
-  const bool v3353 = v3351 && v3352;
-  if (v3353) {
-    const float v3354 = v37.m[6][7].thread_elements()[0];
-    const half v3355 = half(v3354);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3356 = v3347 * v1;
-    const uint v3357 = v3356 + v3350;
-    out[v3357] = v3355;
-  }
-  const uint v3358 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3360 = v1916 + v3358;
-  const uint v3361 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3363 = v1919 + v3361;
-  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3365 = v3363 < v1;
-  const bool v3366 = v3364 && v3365;
-  if (v3366) {
-    const float v3367 = v37.m[6][7].thread_elements()[1];
-    const half v3368 = half(v3367);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3369 = v3360 * v1;
-    const uint v3370 = v3369 + v3363;
-    out[v3370] = v3368;
-  }
-  const uint v3371 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3373 = v1916 + v3371;
-  const uint v3374 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3376 = v1919 + v3374;
-  const bool v3377 = v3373 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3378 = v3376 < v1;
-  const bool v3379 = v3377 && v3378;
-  if (v3379) {
-    const float v3380 = v37.m[7][0].thread_elements()[0];
-    const half v3381 = half(v3380);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3382 = v3373 * v1;
-    const uint v3383 = v3382 + v3376;
-    out[v3383] = v3381;
-  }
-  const uint v3384 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3386 = v1916 + v3384;
-  const uint v3387 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3389 = v1919 + v3387;
-  const bool v3390 = v3386 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3391 = v3389 < v1;
-  const bool v3392 = v3390 && v3391;
-  if (v3392) {
-    const float v3393 = v37.m[7][0].thread_elements()[1];
-    const half v3394 = half(v3393);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3395 = v3386 * v1;
-    const uint v3396 = v3395 + v3389;
-    out[v3396] = v3394;
-  }
-  const uint v3397 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3399 = v1916 + v3397;
-  const uint v3400 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3402 = v1919 + v3400;
-  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3404 = v3402 < v1;
-  const bool v3405 = v3403 && v3404;
-  if (v3405) {
-    const float v3406 = v37.m[7][1].thread_elements()[0];
-    const half v3407 = half(v3406);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3408 = v3399 * v1;
-    const uint v3409 = v3408 + v3402;
-    out[v3409] = v3407;
-  }
-  const uint v3410 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3412 = v1916 + v3410;
-  const uint v3413 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3415 = v1919 + v3413;
-  const bool v3416 = v3412 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3417 = v3415 < v1;
-  const bool v3418 = v3416 && v3417;
-  if (v3418) {
-    const float v3419 = v37.m[7][1].thread_elements()[1];
-    const half v3420 = half(v3419);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3421 = v3412 * v1;
-    const uint v3422 = v3421 + v3415;
-    out[v3422] = v3420;
-  }
-  const uint v3423 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3425 = v1916 + v3423;
-  const uint v3426 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3428 = v1919 + v3426;
-  const bool v3429 = v3425 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3430 = v3428 < v1;
-  const bool v3431 = v3429 && v3430;
-  if (v3431) {
-    const float v3432 = v37.m[7][2].thread_elements()[0];
-    const half v3433 = half(v3432);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3434 = v3425 * v1;
-    const uint v3435 = v3434 + v3428;
-    out[v3435] = v3433;
-  }
-  const uint v3436 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3438 = v1916 + v3436;
-  const uint v3439 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3441 = v1919 + v3439;
-  const bool v3442 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3443 = v3441 < v1;
-  const bool v3444 = v3442 && v3443;
-  if (v3444) {
-    const float v3445 = v37.m[7][2].thread_elements()[1];
-    const half v3446 = half(v3445);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3447 = v3438 * v1;
-    const uint v3448 = v3447 + v3441;
-    out[v3448] = v3446;
-  }
-  const uint v3449 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3451 = v1916 + v3449;
-  const uint v3452 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3454 = v1919 + v3452;
-  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3456 = v3454 < v1;
-  const bool v3457 = v3455 && v3456;
-  if (v3457) {
-    const float v3458 = v37.m[7][3].thread_elements()[0];
-    const half v3459 = half(v3458);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3460 = v3451 * v1;
-    const uint v3461 = v3460 + v3454;
-    out[v3461] = v3459;
-  }
-  const uint v3462 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3464 = v1916 + v3462;
-  const uint v3465 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3467 = v1919 + v3465;
-  const bool v3468 = v3464 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3469 = v3467 < v1;
-  const bool v3470 = v3468 && v3469;
-  if (v3470) {
-    const float v3471 = v37.m[7][3].thread_elements()[1];
-    const half v3472 = half(v3471);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3473 = v3464 * v1;
-    const uint v3474 = v3473 + v3467;
-    out[v3474] = v3472;
-  }
-  const uint v3475 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3477 = v1916 + v3475;
-  const uint v3478 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3480 = v1919 + v3478;
-  const bool v3481 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3482 = v3480 < v1;
-  const bool v3483 = v3481 && v3482;
-  if (v3483) {
-    const float v3484 = v37.m[7][4].thread_elements()[0];
-    const half v3485 = half(v3484);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3486 = v3477 * v1;
-    const uint v3487 = v3486 + v3480;
-    out[v3487] = v3485;
-  }
-  const uint v3488 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3490 = v1916 + v3488;
-  const uint v3491 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3493 = v1919 + v3491;
-  const bool v3494 = v3490 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3495 = v3493 < v1;
-  const bool v3496 = v3494 && v3495;
-  if (v3496) {
-    const float v3497 = v37.m[7][4].thread_elements()[1];
-    const half v3498 = half(v3497);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3499 = v3490 * v1;
-    const uint v3500 = v3499 + v3493;
-    out[v3500] = v3498;
-  }
-  const uint v3501 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3503 = v1916 + v3501;
-  const uint v3504 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3506 = v1919 + v3504;
-  const bool v3507 = v3503 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3508 = v3506 < v1;
-  const bool v3509 = v3507 && v3508;
-  if (v3509) {
-    const float v3510 = v37.m[7][5].thread_elements()[0];
-    const half v3511 = half(v3510);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3512 = v3503 * v1;
-    const uint v3513 = v3512 + v3506;
-    out[v3513] = v3511;
-  }
-  const uint v3514 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3516 = v1916 + v3514;
-  const uint v3517 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3519 = v1919 + v3517;
-  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3521 = v3519 < v1;
-  const bool v3522 = v3520 && v3521;
-  if (v3522) {
-    const float v3523 = v37.m[7][5].thread_elements()[1];
-    const half v3524 = half(v3523);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3525 = v3516 * v1;
-    const uint v3526 = v3525 + v3519;
-    out[v3526] = v3524;
-  }
-  const uint v3527 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3529 = v1916 + v3527;
-  const uint v3530 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3532 = v1919 + v3530;
-  const bool v3533 = v3529 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3534 = v3532 < v1;
-  const bool v3535 = v3533 && v3534;
-  if (v3535) {
-    const float v3536 = v37.m[7][6].thread_elements()[0];
-    const half v3537 = half(v3536);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3538 = v3529 * v1;
-    const uint v3539 = v3538 + v3532;
-    out[v3539] = v3537;
-  }
-  const uint v3540 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3542 = v1916 + v3540;
-  const uint v3543 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3545 = v1919 + v3543;
-  const bool v3546 = v3542 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3547 = v3545 < v1;
-  const bool v3548 = v3546 && v3547;
-  if (v3548) {
-    const float v3549 = v37.m[7][6].thread_elements()[1];
-    const half v3550 = half(v3549);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3551 = v3542 * v1;
-    const uint v3552 = v3551 + v3545;
-    out[v3552] = v3550;
-  }
-  const uint v3553 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3555 = v1916 + v3553;
-  const uint v3556 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3558 = v1919 + v3556;
-  const bool v3559 = v3555 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3560 = v3558 < v1;
-  const bool v3561 = v3559 && v3560;
-  if (v3561) {
-    const float v3562 = v37.m[7][7].thread_elements()[0];
-    const half v3563 = half(v3562);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3564 = v3555 * v1;
-    const uint v3565 = v3564 + v3558;
-    out[v3565] = v3563;
-  }
-  const uint v3566 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3568 = v1916 + v3566;
-  const uint v3569 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3571 = v1919 + v3569;
-  const bool v3572 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3573 = v3571 < v1;
-  const bool v3574 = v3572 && v3573;
-  if (v3574) {
-    const float v3575 = v37.m[7][7].thread_elements()[1];
-    const half v3576 = half(v3575);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3577 = v3568 * v1;
-    const uint v3578 = v3577 + v3571;
-    out[v3578] = v3576;
+  const uint v1579 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1580 = v22 + v31;
+  const uint v1581 = v1580 + v1579;
+  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1583 = v26 + v35;
+  const uint v1584 = v1583 + v1582;
+  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1586 = v1584 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v37.m[0][0].thread_elements()[0];
+    const half v1589 = half(v1588);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1590 = v1581 * v1;
+    const uint v1591 = v1590 + v1584;
+    out[v1591] = v1589;
+  }
+  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1594 = v1580 + v1592;
+  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1597 = v1583 + v1595;
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1599 = v1597 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v37.m[0][0].thread_elements()[1];
+    const half v1602 = half(v1601);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1603 = v1594 * v1;
+    const uint v1604 = v1603 + v1597;
+    out[v1604] = v1602;
+  }
+  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1607 = v1580 + v1605;
+  const uint v1608 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1610 = v1583 + v1608;
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1612 = v1610 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v37.m[0][1].thread_elements()[0];
+    const half v1615 = half(v1614);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1616 = v1607 * v1;
+    const uint v1617 = v1616 + v1610;
+    out[v1617] = v1615;
+  }
+  const uint v1618 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1620 = v1580 + v1618;
+  const uint v1621 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1623 = v1583 + v1621;
+  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1625 = v1623 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v37.m[0][1].thread_elements()[1];
+    const half v1628 = half(v1627);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1629 = v1620 * v1;
+    const uint v1630 = v1629 + v1623;
+    out[v1630] = v1628;
+  }
+  const uint v1631 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1633 = v1580 + v1631;
+  const uint v1634 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1636 = v1583 + v1634;
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1638 = v1636 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v37.m[0][2].thread_elements()[0];
+    const half v1641 = half(v1640);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1642 = v1633 * v1;
+    const uint v1643 = v1642 + v1636;
+    out[v1643] = v1641;
+  }
+  const uint v1644 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1646 = v1580 + v1644;
+  const uint v1647 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1649 = v1583 + v1647;
+  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1651 = v1649 < v1;
+  const bool v1652 = v1650 && v1651;
+  if (v1652) {
+    const float v1653 = v37.m[0][2].thread_elements()[1];
+    const half v1654 = half(v1653);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1655 = v1646 * v1;
+    const uint v1656 = v1655 + v1649;
+    out[v1656] = v1654;
+  }
+  const uint v1657 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1659 = v1580 + v1657;
+  const uint v1660 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1662 = v1583 + v1660;
+  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1664 = v1662 < v1;
+  const bool v1665 = v1663 && v1664;
+  if (v1665) {
+    const float v1666 = v37.m[0][3].thread_elements()[0];
+    const half v1667 = half(v1666);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1668 = v1659 * v1;
+    const uint v1669 = v1668 + v1662;
+    out[v1669] = v1667;
+  }
+  const uint v1670 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1672 = v1580 + v1670;
+  const uint v1673 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1675 = v1583 + v1673;
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v37.m[0][3].thread_elements()[1];
+    const half v1680 = half(v1679);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1681 = v1672 * v1;
+    const uint v1682 = v1681 + v1675;
+    out[v1682] = v1680;
+  }
+  const uint v1683 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1685 = v1580 + v1683;
+  const uint v1686 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1688 = v1583 + v1686;
+  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1690 = v1688 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v37.m[0][4].thread_elements()[0];
+    const half v1693 = half(v1692);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1694 = v1685 * v1;
+    const uint v1695 = v1694 + v1688;
+    out[v1695] = v1693;
+  }
+  const uint v1696 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1698 = v1580 + v1696;
+  const uint v1699 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1701 = v1583 + v1699;
+  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1703 = v1701 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v37.m[0][4].thread_elements()[1];
+    const half v1706 = half(v1705);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1707 = v1698 * v1;
+    const uint v1708 = v1707 + v1701;
+    out[v1708] = v1706;
+  }
+  const uint v1709 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1711 = v1580 + v1709;
+  const uint v1712 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1714 = v1583 + v1712;
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1716 = v1714 < v1;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v37.m[0][5].thread_elements()[0];
+    const half v1719 = half(v1718);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1720 = v1711 * v1;
+    const uint v1721 = v1720 + v1714;
+    out[v1721] = v1719;
+  }
+  const uint v1722 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1724 = v1580 + v1722;
+  const uint v1725 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1727 = v1583 + v1725;
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1729 = v1727 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v37.m[0][5].thread_elements()[1];
+    const half v1732 = half(v1731);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1733 = v1724 * v1;
+    const uint v1734 = v1733 + v1727;
+    out[v1734] = v1732;
+  }
+  const uint v1735 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1737 = v1580 + v1735;
+  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1740 = v1583 + v1738;
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1742 = v1740 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v37.m[0][6].thread_elements()[0];
+    const half v1745 = half(v1744);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1746 = v1737 * v1;
+    const uint v1747 = v1746 + v1740;
+    out[v1747] = v1745;
+  }
+  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1750 = v1580 + v1748;
+  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1753 = v1583 + v1751;
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1755 = v1753 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v37.m[0][6].thread_elements()[1];
+    const half v1758 = half(v1757);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1759 = v1750 * v1;
+    const uint v1760 = v1759 + v1753;
+    out[v1760] = v1758;
+  }
+  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1763 = v1580 + v1761;
+  const uint v1764 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1766 = v1583 + v1764;
+  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1768 = v1766 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v37.m[0][7].thread_elements()[0];
+    const half v1771 = half(v1770);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1772 = v1763 * v1;
+    const uint v1773 = v1772 + v1766;
+    out[v1773] = v1771;
+  }
+  const uint v1774 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1776 = v1580 + v1774;
+  const uint v1777 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1779 = v1583 + v1777;
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v37.m[0][7].thread_elements()[1];
+    const half v1784 = half(v1783);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1785 = v1776 * v1;
+    const uint v1786 = v1785 + v1779;
+    out[v1786] = v1784;
+  }
+  const uint v1787 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1789 = v1580 + v1787;
+  const uint v1790 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1792 = v1583 + v1790;
+  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1794 = v1792 < v1;
+  const bool v1795 = v1793 && v1794;
+  if (v1795) {
+    const float v1796 = v37.m[1][0].thread_elements()[0];
+    const half v1797 = half(v1796);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1798 = v1789 * v1;
+    const uint v1799 = v1798 + v1792;
+    out[v1799] = v1797;
+  }
+  const uint v1800 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1802 = v1580 + v1800;
+  const uint v1803 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1805 = v1583 + v1803;
+  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v37.m[1][0].thread_elements()[1];
+    const half v1810 = half(v1809);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1811 = v1802 * v1;
+    const uint v1812 = v1811 + v1805;
+    out[v1812] = v1810;
+  }
+  const uint v1813 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1815 = v1580 + v1813;
+  const uint v1816 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1818 = v1583 + v1816;
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1820 = v1818 < v1;
+  const bool v1821 = v1819 && v1820;
+  if (v1821) {
+    const float v1822 = v37.m[1][1].thread_elements()[0];
+    const half v1823 = half(v1822);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1824 = v1815 * v1;
+    const uint v1825 = v1824 + v1818;
+    out[v1825] = v1823;
+  }
+  const uint v1826 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1828 = v1580 + v1826;
+  const uint v1829 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1831 = v1583 + v1829;
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1833 = v1831 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v37.m[1][1].thread_elements()[1];
+    const half v1836 = half(v1835);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1837 = v1828 * v1;
+    const uint v1838 = v1837 + v1831;
+    out[v1838] = v1836;
+  }
+  const uint v1839 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1841 = v1580 + v1839;
+  const uint v1842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1844 = v1583 + v1842;
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1846 = v1844 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v37.m[1][2].thread_elements()[0];
+    const half v1849 = half(v1848);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1850 = v1841 * v1;
+    const uint v1851 = v1850 + v1844;
+    out[v1851] = v1849;
+  }
+  const uint v1852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1854 = v1580 + v1852;
+  const uint v1855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1857 = v1583 + v1855;
+  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1859 = v1857 < v1;
+  const bool v1860 = v1858 && v1859;
+  if (v1860) {
+    const float v1861 = v37.m[1][2].thread_elements()[1];
+    const half v1862 = half(v1861);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1863 = v1854 * v1;
+    const uint v1864 = v1863 + v1857;
+    out[v1864] = v1862;
+  }
+  const uint v1865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1867 = v1580 + v1865;
+  const uint v1868 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1870 = v1583 + v1868;
+  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1872 = v1870 < v1;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v37.m[1][3].thread_elements()[0];
+    const half v1875 = half(v1874);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1876 = v1867 * v1;
+    const uint v1877 = v1876 + v1870;
+    out[v1877] = v1875;
+  }
+  const uint v1878 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1880 = v1580 + v1878;
+  const uint v1881 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1883 = v1583 + v1881;
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1885 = v1883 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v37.m[1][3].thread_elements()[1];
+    const half v1888 = half(v1887);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1889 = v1880 * v1;
+    const uint v1890 = v1889 + v1883;
+    out[v1890] = v1888;
+  }
+  const uint v1891 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1893 = v1580 + v1891;
+  const uint v1894 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1896 = v1583 + v1894;
+  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1898 = v1896 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v37.m[1][4].thread_elements()[0];
+    const half v1901 = half(v1900);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1902 = v1893 * v1;
+    const uint v1903 = v1902 + v1896;
+    out[v1903] = v1901;
+  }
+  const uint v1904 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1906 = v1580 + v1904;
+  const uint v1907 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1909 = v1583 + v1907;
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1911 = v1909 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v37.m[1][4].thread_elements()[1];
+    const half v1914 = half(v1913);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1915 = v1906 * v1;
+    const uint v1916 = v1915 + v1909;
+    out[v1916] = v1914;
+  }
+  const uint v1917 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1919 = v1580 + v1917;
+  const uint v1920 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1922 = v1583 + v1920;
+  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1924 = v1922 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v37.m[1][5].thread_elements()[0];
+    const half v1927 = half(v1926);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1928 = v1919 * v1;
+    const uint v1929 = v1928 + v1922;
+    out[v1929] = v1927;
+  }
+  const uint v1930 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1932 = v1580 + v1930;
+  const uint v1933 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1935 = v1583 + v1933;
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v37.m[1][5].thread_elements()[1];
+    const half v1940 = half(v1939);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1941 = v1932 * v1;
+    const uint v1942 = v1941 + v1935;
+    out[v1942] = v1940;
+  }
+  const uint v1943 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1945 = v1580 + v1943;
+  const uint v1946 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1948 = v1583 + v1946;
+  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1950 = v1948 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v37.m[1][6].thread_elements()[0];
+    const half v1953 = half(v1952);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1954 = v1945 * v1;
+    const uint v1955 = v1954 + v1948;
+    out[v1955] = v1953;
+  }
+  const uint v1956 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1958 = v1580 + v1956;
+  const uint v1959 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1961 = v1583 + v1959;
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1963 = v1961 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v37.m[1][6].thread_elements()[1];
+    const half v1966 = half(v1965);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1967 = v1958 * v1;
+    const uint v1968 = v1967 + v1961;
+    out[v1968] = v1966;
+  }
+  const uint v1969 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1971 = v1580 + v1969;
+  const uint v1972 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1974 = v1583 + v1972;
+  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1976 = v1974 < v1;
+  const bool v1977 = v1975 && v1976;
+  if (v1977) {
+    const float v1978 = v37.m[1][7].thread_elements()[0];
+    const half v1979 = half(v1978);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1980 = v1971 * v1;
+    const uint v1981 = v1980 + v1974;
+    out[v1981] = v1979;
+  }
+  const uint v1982 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1984 = v1580 + v1982;
+  const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1987 = v1583 + v1985;
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v37.m[1][7].thread_elements()[1];
+    const half v1992 = half(v1991);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1993 = v1984 * v1;
+    const uint v1994 = v1993 + v1987;
+    out[v1994] = v1992;
+  }
+  const uint v1995 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1997 = v1580 + v1995;
+  const uint v1998 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2000 = v1583 + v1998;
+  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v37.m[2][0].thread_elements()[0];
+    const half v2005 = half(v2004);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2006 = v1997 * v1;
+    const uint v2007 = v2006 + v2000;
+    out[v2007] = v2005;
+  }
+  const uint v2008 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2010 = v1580 + v2008;
+  const uint v2011 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2013 = v1583 + v2011;
+  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2015 = v2013 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v37.m[2][0].thread_elements()[1];
+    const half v2018 = half(v2017);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2019 = v2010 * v1;
+    const uint v2020 = v2019 + v2013;
+    out[v2020] = v2018;
+  }
+  const uint v2021 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2023 = v1580 + v2021;
+  const uint v2024 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2026 = v1583 + v2024;
+  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2028 = v2026 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v37.m[2][1].thread_elements()[0];
+    const half v2031 = half(v2030);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2032 = v2023 * v1;
+    const uint v2033 = v2032 + v2026;
+    out[v2033] = v2031;
+  }
+  const uint v2034 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2036 = v1580 + v2034;
+  const uint v2037 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2039 = v1583 + v2037;
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2041 = v2039 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v37.m[2][1].thread_elements()[1];
+    const half v2044 = half(v2043);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2045 = v2036 * v1;
+    const uint v2046 = v2045 + v2039;
+    out[v2046] = v2044;
+  }
+  const uint v2047 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2049 = v1580 + v2047;
+  const uint v2050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2052 = v1583 + v2050;
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2054 = v2052 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v37.m[2][2].thread_elements()[0];
+    const half v2057 = half(v2056);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2058 = v2049 * v1;
+    const uint v2059 = v2058 + v2052;
+    out[v2059] = v2057;
+  }
+  const uint v2060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2062 = v1580 + v2060;
+  const uint v2063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2065 = v1583 + v2063;
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2067 = v2065 < v1;
+  const bool v2068 = v2066 && v2067;
+  if (v2068) {
+    const float v2069 = v37.m[2][2].thread_elements()[1];
+    const half v2070 = half(v2069);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2071 = v2062 * v1;
+    const uint v2072 = v2071 + v2065;
+    out[v2072] = v2070;
+  }
+  const uint v2073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2075 = v1580 + v2073;
+  const uint v2076 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2078 = v1583 + v2076;
+  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2080 = v2078 < v1;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v37.m[2][3].thread_elements()[0];
+    const half v2083 = half(v2082);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2084 = v2075 * v1;
+    const uint v2085 = v2084 + v2078;
+    out[v2085] = v2083;
+  }
+  const uint v2086 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2088 = v1580 + v2086;
+  const uint v2089 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2091 = v1583 + v2089;
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v37.m[2][3].thread_elements()[1];
+    const half v2096 = half(v2095);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2097 = v2088 * v1;
+    const uint v2098 = v2097 + v2091;
+    out[v2098] = v2096;
+  }
+  const uint v2099 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2101 = v1580 + v2099;
+  const uint v2102 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2104 = v1583 + v2102;
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2106 = v2104 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v37.m[2][4].thread_elements()[0];
+    const half v2109 = half(v2108);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2110 = v2101 * v1;
+    const uint v2111 = v2110 + v2104;
+    out[v2111] = v2109;
+  }
+  const uint v2112 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2114 = v1580 + v2112;
+  const uint v2115 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2117 = v1583 + v2115;
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2119 = v2117 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v37.m[2][4].thread_elements()[1];
+    const half v2122 = half(v2121);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2123 = v2114 * v1;
+    const uint v2124 = v2123 + v2117;
+    out[v2124] = v2122;
+  }
+  const uint v2125 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2127 = v1580 + v2125;
+  const uint v2128 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2130 = v1583 + v2128;
+  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2132 = v2130 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v37.m[2][5].thread_elements()[0];
+    const half v2135 = half(v2134);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2136 = v2127 * v1;
+    const uint v2137 = v2136 + v2130;
+    out[v2137] = v2135;
+  }
+  const uint v2138 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2140 = v1580 + v2138;
+  const uint v2141 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2143 = v1583 + v2141;
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v37.m[2][5].thread_elements()[1];
+    const half v2148 = half(v2147);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2149 = v2140 * v1;
+    const uint v2150 = v2149 + v2143;
+    out[v2150] = v2148;
+  }
+  const uint v2151 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2153 = v1580 + v2151;
+  const uint v2154 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2156 = v1583 + v2154;
+  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2158 = v2156 < v1;
+  const bool v2159 = v2157 && v2158;
+  if (v2159) {
+    const float v2160 = v37.m[2][6].thread_elements()[0];
+    const half v2161 = half(v2160);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2162 = v2153 * v1;
+    const uint v2163 = v2162 + v2156;
+    out[v2163] = v2161;
+  }
+  const uint v2164 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2166 = v1580 + v2164;
+  const uint v2167 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2169 = v1583 + v2167;
+  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2171 = v2169 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v37.m[2][6].thread_elements()[1];
+    const half v2174 = half(v2173);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2175 = v2166 * v1;
+    const uint v2176 = v2175 + v2169;
+    out[v2176] = v2174;
+  }
+  const uint v2177 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2179 = v1580 + v2177;
+  const uint v2180 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2182 = v1583 + v2180;
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2184 = v2182 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v37.m[2][7].thread_elements()[0];
+    const half v2187 = half(v2186);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2188 = v2179 * v1;
+    const uint v2189 = v2188 + v2182;
+    out[v2189] = v2187;
+  }
+  const uint v2190 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2192 = v1580 + v2190;
+  const uint v2193 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2195 = v1583 + v2193;
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v37.m[2][7].thread_elements()[1];
+    const half v2200 = half(v2199);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2201 = v2192 * v1;
+    const uint v2202 = v2201 + v2195;
+    out[v2202] = v2200;
+  }
+  const uint v2203 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2205 = v1580 + v2203;
+  const uint v2206 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2208 = v1583 + v2206;
+  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2210 = v2208 < v1;
+  const bool v2211 = v2209 && v2210;
+  if (v2211) {
+    const float v2212 = v37.m[3][0].thread_elements()[0];
+    const half v2213 = half(v2212);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2214 = v2205 * v1;
+    const uint v2215 = v2214 + v2208;
+    out[v2215] = v2213;
+  }
+  const uint v2216 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2218 = v1580 + v2216;
+  const uint v2219 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2221 = v1583 + v2219;
+  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2223 = v2221 < v1;
+  const bool v2224 = v2222 && v2223;
+  if (v2224) {
+    const float v2225 = v37.m[3][0].thread_elements()[1];
+    const half v2226 = half(v2225);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2227 = v2218 * v1;
+    const uint v2228 = v2227 + v2221;
+    out[v2228] = v2226;
+  }
+  const uint v2229 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2231 = v1580 + v2229;
+  const uint v2232 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2234 = v1583 + v2232;
+  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2236 = v2234 < v1;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v37.m[3][1].thread_elements()[0];
+    const half v2239 = half(v2238);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2240 = v2231 * v1;
+    const uint v2241 = v2240 + v2234;
+    out[v2241] = v2239;
+  }
+  const uint v2242 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2244 = v1580 + v2242;
+  const uint v2245 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2247 = v1583 + v2245;
+  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2249 = v2247 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v37.m[3][1].thread_elements()[1];
+    const half v2252 = half(v2251);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2253 = v2244 * v1;
+    const uint v2254 = v2253 + v2247;
+    out[v2254] = v2252;
+  }
+  const uint v2255 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2257 = v1580 + v2255;
+  const uint v2258 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2260 = v1583 + v2258;
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2262 = v2260 < v1;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v37.m[3][2].thread_elements()[0];
+    const half v2265 = half(v2264);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2266 = v2257 * v1;
+    const uint v2267 = v2266 + v2260;
+    out[v2267] = v2265;
+  }
+  const uint v2268 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2270 = v1580 + v2268;
+  const uint v2271 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2273 = v1583 + v2271;
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2275 = v2273 < v1;
+  const bool v2276 = v2274 && v2275;
+  if (v2276) {
+    const float v2277 = v37.m[3][2].thread_elements()[1];
+    const half v2278 = half(v2277);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2279 = v2270 * v1;
+    const uint v2280 = v2279 + v2273;
+    out[v2280] = v2278;
+  }
+  const uint v2281 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2283 = v1580 + v2281;
+  const uint v2284 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2286 = v1583 + v2284;
+  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2288 = v2286 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v37.m[3][3].thread_elements()[0];
+    const half v2291 = half(v2290);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2292 = v2283 * v1;
+    const uint v2293 = v2292 + v2286;
+    out[v2293] = v2291;
+  }
+  const uint v2294 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2296 = v1580 + v2294;
+  const uint v2297 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2299 = v1583 + v2297;
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2301 = v2299 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v37.m[3][3].thread_elements()[1];
+    const half v2304 = half(v2303);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2305 = v2296 * v1;
+    const uint v2306 = v2305 + v2299;
+    out[v2306] = v2304;
+  }
+  const uint v2307 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2309 = v1580 + v2307;
+  const uint v2310 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2312 = v1583 + v2310;
+  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2314 = v2312 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v37.m[3][4].thread_elements()[0];
+    const half v2317 = half(v2316);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2318 = v2309 * v1;
+    const uint v2319 = v2318 + v2312;
+    out[v2319] = v2317;
+  }
+  const uint v2320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2322 = v1580 + v2320;
+  const uint v2323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2325 = v1583 + v2323;
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v37.m[3][4].thread_elements()[1];
+    const half v2330 = half(v2329);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2331 = v2322 * v1;
+    const uint v2332 = v2331 + v2325;
+    out[v2332] = v2330;
+  }
+  const uint v2333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2335 = v1580 + v2333;
+  const uint v2336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2338 = v1583 + v2336;
+  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2340 = v2338 < v1;
+  const bool v2341 = v2339 && v2340;
+  if (v2341) {
+    const float v2342 = v37.m[3][5].thread_elements()[0];
+    const half v2343 = half(v2342);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2344 = v2335 * v1;
+    const uint v2345 = v2344 + v2338;
+    out[v2345] = v2343;
+  }
+  const uint v2346 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2348 = v1580 + v2346;
+  const uint v2349 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2351 = v1583 + v2349;
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2353 = v2351 < v1;
+  const bool v2354 = v2352 && v2353;
+  if (v2354) {
+    const float v2355 = v37.m[3][5].thread_elements()[1];
+    const half v2356 = half(v2355);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2357 = v2348 * v1;
+    const uint v2358 = v2357 + v2351;
+    out[v2358] = v2356;
+  }
+  const uint v2359 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2361 = v1580 + v2359;
+  const uint v2362 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2364 = v1583 + v2362;
+  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2366 = v2364 < v1;
+  const bool v2367 = v2365 && v2366;
+  if (v2367) {
+    const float v2368 = v37.m[3][6].thread_elements()[0];
+    const half v2369 = half(v2368);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2370 = v2361 * v1;
+    const uint v2371 = v2370 + v2364;
+    out[v2371] = v2369;
+  }
+  const uint v2372 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2374 = v1580 + v2372;
+  const uint v2375 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2377 = v1583 + v2375;
+  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2379 = v2377 < v1;
+  const bool v2380 = v2378 && v2379;
+  if (v2380) {
+    const float v2381 = v37.m[3][6].thread_elements()[1];
+    const half v2382 = half(v2381);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2383 = v2374 * v1;
+    const uint v2384 = v2383 + v2377;
+    out[v2384] = v2382;
+  }
+  const uint v2385 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2387 = v1580 + v2385;
+  const uint v2388 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2390 = v1583 + v2388;
+  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v37.m[3][7].thread_elements()[0];
+    const half v2395 = half(v2394);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2396 = v2387 * v1;
+    const uint v2397 = v2396 + v2390;
+    out[v2397] = v2395;
+  }
+  const uint v2398 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2400 = v1580 + v2398;
+  const uint v2401 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2403 = v1583 + v2401;
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2405 = v2403 < v1;
+  const bool v2406 = v2404 && v2405;
+  if (v2406) {
+    const float v2407 = v37.m[3][7].thread_elements()[1];
+    const half v2408 = half(v2407);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2409 = v2400 * v1;
+    const uint v2410 = v2409 + v2403;
+    out[v2410] = v2408;
+  }
+  const uint v2411 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2413 = v1580 + v2411;
+  const uint v2414 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2416 = v1583 + v2414;
+  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2418 = v2416 < v1;
+  const bool v2419 = v2417 && v2418;
+  if (v2419) {
+    const float v2420 = v37.m[4][0].thread_elements()[0];
+    const half v2421 = half(v2420);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2422 = v2413 * v1;
+    const uint v2423 = v2422 + v2416;
+    out[v2423] = v2421;
+  }
+  const uint v2424 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2426 = v1580 + v2424;
+  const uint v2427 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2429 = v1583 + v2427;
+  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2431 = v2429 < v1;
+  const bool v2432 = v2430 && v2431;
+  if (v2432) {
+    const float v2433 = v37.m[4][0].thread_elements()[1];
+    const half v2434 = half(v2433);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2435 = v2426 * v1;
+    const uint v2436 = v2435 + v2429;
+    out[v2436] = v2434;
+  }
+  const uint v2437 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2439 = v1580 + v2437;
+  const uint v2440 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2442 = v1583 + v2440;
+  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2444 = v2442 < v1;
+  const bool v2445 = v2443 && v2444;
+  if (v2445) {
+    const float v2446 = v37.m[4][1].thread_elements()[0];
+    const half v2447 = half(v2446);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2448 = v2439 * v1;
+    const uint v2449 = v2448 + v2442;
+    out[v2449] = v2447;
+  }
+  const uint v2450 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2452 = v1580 + v2450;
+  const uint v2453 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2455 = v1583 + v2453;
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v37.m[4][1].thread_elements()[1];
+    const half v2460 = half(v2459);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2461 = v2452 * v1;
+    const uint v2462 = v2461 + v2455;
+    out[v2462] = v2460;
+  }
+  const uint v2463 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2465 = v1580 + v2463;
+  const uint v2466 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2468 = v1583 + v2466;
+  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2470 = v2468 < v1;
+  const bool v2471 = v2469 && v2470;
+  if (v2471) {
+    const float v2472 = v37.m[4][2].thread_elements()[0];
+    const half v2473 = half(v2472);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2474 = v2465 * v1;
+    const uint v2475 = v2474 + v2468;
+    out[v2475] = v2473;
+  }
+  const uint v2476 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2478 = v1580 + v2476;
+  const uint v2479 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2481 = v1583 + v2479;
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2483 = v2481 < v1;
+  const bool v2484 = v2482 && v2483;
+  if (v2484) {
+    const float v2485 = v37.m[4][2].thread_elements()[1];
+    const half v2486 = half(v2485);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2487 = v2478 * v1;
+    const uint v2488 = v2487 + v2481;
+    out[v2488] = v2486;
+  }
+  const uint v2489 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2491 = v1580 + v2489;
+  const uint v2492 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2494 = v1583 + v2492;
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2496 = v2494 < v1;
+  const bool v2497 = v2495 && v2496;
+  if (v2497) {
+    const float v2498 = v37.m[4][3].thread_elements()[0];
+    const half v2499 = half(v2498);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2500 = v2491 * v1;
+    const uint v2501 = v2500 + v2494;
+    out[v2501] = v2499;
+  }
+  const uint v2502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2504 = v1580 + v2502;
+  const uint v2505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2507 = v1583 + v2505;
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2509 = v2507 < v1;
+  const bool v2510 = v2508 && v2509;
+  if (v2510) {
+    const float v2511 = v37.m[4][3].thread_elements()[1];
+    const half v2512 = half(v2511);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2513 = v2504 * v1;
+    const uint v2514 = v2513 + v2507;
+    out[v2514] = v2512;
+  }
+  const uint v2515 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2517 = v1580 + v2515;
+  const uint v2518 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2520 = v1583 + v2518;
+  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2522 = v2520 < v1;
+  const bool v2523 = v2521 && v2522;
+  if (v2523) {
+    const float v2524 = v37.m[4][4].thread_elements()[0];
+    const half v2525 = half(v2524);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2526 = v2517 * v1;
+    const uint v2527 = v2526 + v2520;
+    out[v2527] = v2525;
+  }
+  const uint v2528 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2530 = v1580 + v2528;
+  const uint v2531 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2533 = v1583 + v2531;
+  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2535 = v2533 < v1;
+  const bool v2536 = v2534 && v2535;
+  if (v2536) {
+    const float v2537 = v37.m[4][4].thread_elements()[1];
+    const half v2538 = half(v2537);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2539 = v2530 * v1;
+    const uint v2540 = v2539 + v2533;
+    out[v2540] = v2538;
+  }
+  const uint v2541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2543 = v1580 + v2541;
+  const uint v2544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2546 = v1583 + v2544;
+  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2548 = v2546 < v1;
+  const bool v2549 = v2547 && v2548;
+  if (v2549) {
+    const float v2550 = v37.m[4][5].thread_elements()[0];
+    const half v2551 = half(v2550);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2552 = v2543 * v1;
+    const uint v2553 = v2552 + v2546;
+    out[v2553] = v2551;
+  }
+  const uint v2554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2556 = v1580 + v2554;
+  const uint v2557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2559 = v1583 + v2557;
+  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2561 = v2559 < v1;
+  const bool v2562 = v2560 && v2561;
+  if (v2562) {
+    const float v2563 = v37.m[4][5].thread_elements()[1];
+    const half v2564 = half(v2563);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2565 = v2556 * v1;
+    const uint v2566 = v2565 + v2559;
+    out[v2566] = v2564;
+  }
+  const uint v2567 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2569 = v1580 + v2567;
+  const uint v2570 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2572 = v1583 + v2570;
+  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2574 = v2572 < v1;
+  const bool v2575 = v2573 && v2574;
+  if (v2575) {
+    const float v2576 = v37.m[4][6].thread_elements()[0];
+    const half v2577 = half(v2576);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2578 = v2569 * v1;
+    const uint v2579 = v2578 + v2572;
+    out[v2579] = v2577;
+  }
+  const uint v2580 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2582 = v1580 + v2580;
+  const uint v2583 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2585 = v1583 + v2583;
+  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2587 = v2585 < v1;
+  const bool v2588 = v2586 && v2587;
+  if (v2588) {
+    const float v2589 = v37.m[4][6].thread_elements()[1];
+    const half v2590 = half(v2589);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2591 = v2582 * v1;
+    const uint v2592 = v2591 + v2585;
+    out[v2592] = v2590;
+  }
+  const uint v2593 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2595 = v1580 + v2593;
+  const uint v2596 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2598 = v1583 + v2596;
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2600 = v2598 < v1;
+  const bool v2601 = v2599 && v2600;
+  if (v2601) {
+    const float v2602 = v37.m[4][7].thread_elements()[0];
+    const half v2603 = half(v2602);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2604 = v2595 * v1;
+    const uint v2605 = v2604 + v2598;
+    out[v2605] = v2603;
+  }
+  const uint v2606 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2608 = v1580 + v2606;
+  const uint v2609 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2611 = v1583 + v2609;
+  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2613 = v2611 < v1;
+  const bool v2614 = v2612 && v2613;
+  if (v2614) {
+    const float v2615 = v37.m[4][7].thread_elements()[1];
+    const half v2616 = half(v2615);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2617 = v2608 * v1;
+    const uint v2618 = v2617 + v2611;
+    out[v2618] = v2616;
+  }
+  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2621 = v1580 + v2619;
+  const uint v2622 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2624 = v1583 + v2622;
+  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2626 = v2624 < v1;
+  const bool v2627 = v2625 && v2626;
+  if (v2627) {
+    const float v2628 = v37.m[5][0].thread_elements()[0];
+    const half v2629 = half(v2628);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2630 = v2621 * v1;
+    const uint v2631 = v2630 + v2624;
+    out[v2631] = v2629;
+  }
+  const uint v2632 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2634 = v1580 + v2632;
+  const uint v2635 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2637 = v1583 + v2635;
+  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2639 = v2637 < v1;
+  const bool v2640 = v2638 && v2639;
+  if (v2640) {
+    const float v2641 = v37.m[5][0].thread_elements()[1];
+    const half v2642 = half(v2641);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2643 = v2634 * v1;
+    const uint v2644 = v2643 + v2637;
+    out[v2644] = v2642;
+  }
+  const uint v2645 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2647 = v1580 + v2645;
+  const uint v2648 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2650 = v1583 + v2648;
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2652 = v2650 < v1;
+  const bool v2653 = v2651 && v2652;
+  if (v2653) {
+    const float v2654 = v37.m[5][1].thread_elements()[0];
+    const half v2655 = half(v2654);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2656 = v2647 * v1;
+    const uint v2657 = v2656 + v2650;
+    out[v2657] = v2655;
+  }
+  const uint v2658 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2660 = v1580 + v2658;
+  const uint v2661 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2663 = v1583 + v2661;
+  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2665 = v2663 < v1;
+  const bool v2666 = v2664 && v2665;
+  if (v2666) {
+    const float v2667 = v37.m[5][1].thread_elements()[1];
+    const half v2668 = half(v2667);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2669 = v2660 * v1;
+    const uint v2670 = v2669 + v2663;
+    out[v2670] = v2668;
+  }
+  const uint v2671 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2673 = v1580 + v2671;
+  const uint v2674 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2676 = v1583 + v2674;
+  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2678 = v2676 < v1;
+  const bool v2679 = v2677 && v2678;
+  if (v2679) {
+    const float v2680 = v37.m[5][2].thread_elements()[0];
+    const half v2681 = half(v2680);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2682 = v2673 * v1;
+    const uint v2683 = v2682 + v2676;
+    out[v2683] = v2681;
+  }
+  const uint v2684 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2686 = v1580 + v2684;
+  const uint v2687 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2689 = v1583 + v2687;
+  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2691 = v2689 < v1;
+  const bool v2692 = v2690 && v2691;
+  if (v2692) {
+    const float v2693 = v37.m[5][2].thread_elements()[1];
+    const half v2694 = half(v2693);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2695 = v2686 * v1;
+    const uint v2696 = v2695 + v2689;
+    out[v2696] = v2694;
+  }
+  const uint v2697 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2699 = v1580 + v2697;
+  const uint v2700 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2702 = v1583 + v2700;
+  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2704 = v2702 < v1;
+  const bool v2705 = v2703 && v2704;
+  if (v2705) {
+    const float v2706 = v37.m[5][3].thread_elements()[0];
+    const half v2707 = half(v2706);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2708 = v2699 * v1;
+    const uint v2709 = v2708 + v2702;
+    out[v2709] = v2707;
+  }
+  const uint v2710 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2712 = v1580 + v2710;
+  const uint v2713 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2715 = v1583 + v2713;
+  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2717 = v2715 < v1;
+  const bool v2718 = v2716 && v2717;
+  if (v2718) {
+    const float v2719 = v37.m[5][3].thread_elements()[1];
+    const half v2720 = half(v2719);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2721 = v2712 * v1;
+    const uint v2722 = v2721 + v2715;
+    out[v2722] = v2720;
+  }
+  const uint v2723 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2725 = v1580 + v2723;
+  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2728 = v1583 + v2726;
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2730 = v2728 < v1;
+  const bool v2731 = v2729 && v2730;
+  if (v2731) {
+    const float v2732 = v37.m[5][4].thread_elements()[0];
+    const half v2733 = half(v2732);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2734 = v2725 * v1;
+    const uint v2735 = v2734 + v2728;
+    out[v2735] = v2733;
+  }
+  const uint v2736 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2738 = v1580 + v2736;
+  const uint v2739 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2741 = v1583 + v2739;
+  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2743 = v2741 < v1;
+  const bool v2744 = v2742 && v2743;
+  if (v2744) {
+    const float v2745 = v37.m[5][4].thread_elements()[1];
+    const half v2746 = half(v2745);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2747 = v2738 * v1;
+    const uint v2748 = v2747 + v2741;
+    out[v2748] = v2746;
+  }
+  const uint v2749 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2751 = v1580 + v2749;
+  const uint v2752 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2754 = v1583 + v2752;
+  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2756 = v2754 < v1;
+  const bool v2757 = v2755 && v2756;
+  if (v2757) {
+    const float v2758 = v37.m[5][5].thread_elements()[0];
+    const half v2759 = half(v2758);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2760 = v2751 * v1;
+    const uint v2761 = v2760 + v2754;
+    out[v2761] = v2759;
+  }
+  const uint v2762 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2764 = v1580 + v2762;
+  const uint v2765 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2767 = v1583 + v2765;
+  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2769 = v2767 < v1;
+  const bool v2770 = v2768 && v2769;
+  if (v2770) {
+    const float v2771 = v37.m[5][5].thread_elements()[1];
+    const half v2772 = half(v2771);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2773 = v2764 * v1;
+    const uint v2774 = v2773 + v2767;
+    out[v2774] = v2772;
+  }
+  const uint v2775 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2777 = v1580 + v2775;
+  const uint v2778 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2780 = v1583 + v2778;
+  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2782 = v2780 < v1;
+  const bool v2783 = v2781 && v2782;
+  if (v2783) {
+    const float v2784 = v37.m[5][6].thread_elements()[0];
+    const half v2785 = half(v2784);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2786 = v2777 * v1;
+    const uint v2787 = v2786 + v2780;
+    out[v2787] = v2785;
+  }
+  const uint v2788 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2790 = v1580 + v2788;
+  const uint v2791 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2793 = v1583 + v2791;
+  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2795 = v2793 < v1;
+  const bool v2796 = v2794 && v2795;
+  if (v2796) {
+    const float v2797 = v37.m[5][6].thread_elements()[1];
+    const half v2798 = half(v2797);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2799 = v2790 * v1;
+    const uint v2800 = v2799 + v2793;
+    out[v2800] = v2798;
+  }
+  const uint v2801 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2803 = v1580 + v2801;
+  const uint v2804 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2806 = v1583 + v2804;
+  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2808 = v2806 < v1;
+  const bool v2809 = v2807 && v2808;
+  if (v2809) {
+    const float v2810 = v37.m[5][7].thread_elements()[0];
+    const half v2811 = half(v2810);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2812 = v2803 * v1;
+    const uint v2813 = v2812 + v2806;
+    out[v2813] = v2811;
+  }
+  const uint v2814 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2816 = v1580 + v2814;
+  const uint v2817 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2819 = v1583 + v2817;
+  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2821 = v2819 < v1;
+  const bool v2822 = v2820 && v2821;
+  if (v2822) {
+    const float v2823 = v37.m[5][7].thread_elements()[1];
+    const half v2824 = half(v2823);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2825 = v2816 * v1;
+    const uint v2826 = v2825 + v2819;
+    out[v2826] = v2824;
+  }
+  const uint v2827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2829 = v1580 + v2827;
+  const uint v2830 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2832 = v1583 + v2830;
+  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2834 = v2832 < v1;
+  const bool v2835 = v2833 && v2834;
+  if (v2835) {
+    const float v2836 = v37.m[6][0].thread_elements()[0];
+    const half v2837 = half(v2836);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2838 = v2829 * v1;
+    const uint v2839 = v2838 + v2832;
+    out[v2839] = v2837;
+  }
+  const uint v2840 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2842 = v1580 + v2840;
+  const uint v2843 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2845 = v1583 + v2843;
+  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2847 = v2845 < v1;
+  const bool v2848 = v2846 && v2847;
+  if (v2848) {
+    const float v2849 = v37.m[6][0].thread_elements()[1];
+    const half v2850 = half(v2849);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2851 = v2842 * v1;
+    const uint v2852 = v2851 + v2845;
+    out[v2852] = v2850;
+  }
+  const uint v2853 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2855 = v1580 + v2853;
+  const uint v2856 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2858 = v1583 + v2856;
+  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2860 = v2858 < v1;
+  const bool v2861 = v2859 && v2860;
+  if (v2861) {
+    const float v2862 = v37.m[6][1].thread_elements()[0];
+    const half v2863 = half(v2862);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2864 = v2855 * v1;
+    const uint v2865 = v2864 + v2858;
+    out[v2865] = v2863;
+  }
+  const uint v2866 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2868 = v1580 + v2866;
+  const uint v2869 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2871 = v1583 + v2869;
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2873 = v2871 < v1;
+  const bool v2874 = v2872 && v2873;
+  if (v2874) {
+    const float v2875 = v37.m[6][1].thread_elements()[1];
+    const half v2876 = half(v2875);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2877 = v2868 * v1;
+    const uint v2878 = v2877 + v2871;
+    out[v2878] = v2876;
+  }
+  const uint v2879 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2881 = v1580 + v2879;
+  const uint v2882 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2884 = v1583 + v2882;
+  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2886 = v2884 < v1;
+  const bool v2887 = v2885 && v2886;
+  if (v2887) {
+    const float v2888 = v37.m[6][2].thread_elements()[0];
+    const half v2889 = half(v2888);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2890 = v2881 * v1;
+    const uint v2891 = v2890 + v2884;
+    out[v2891] = v2889;
+  }
+  const uint v2892 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2894 = v1580 + v2892;
+  const uint v2895 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2897 = v1583 + v2895;
+  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2899 = v2897 < v1;
+  const bool v2900 = v2898 && v2899;
+  if (v2900) {
+    const float v2901 = v37.m[6][2].thread_elements()[1];
+    const half v2902 = half(v2901);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2903 = v2894 * v1;
+    const uint v2904 = v2903 + v2897;
+    out[v2904] = v2902;
+  }
+  const uint v2905 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2907 = v1580 + v2905;
+  const uint v2908 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2910 = v1583 + v2908;
+  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2912 = v2910 < v1;
+  const bool v2913 = v2911 && v2912;
+  if (v2913) {
+    const float v2914 = v37.m[6][3].thread_elements()[0];
+    const half v2915 = half(v2914);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2916 = v2907 * v1;
+    const uint v2917 = v2916 + v2910;
+    out[v2917] = v2915;
+  }
+  const uint v2918 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2920 = v1580 + v2918;
+  const uint v2921 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2923 = v1583 + v2921;
+  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2925 = v2923 < v1;
+  const bool v2926 = v2924 && v2925;
+  if (v2926) {
+    const float v2927 = v37.m[6][3].thread_elements()[1];
+    const half v2928 = half(v2927);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2929 = v2920 * v1;
+    const uint v2930 = v2929 + v2923;
+    out[v2930] = v2928;
+  }
+  const uint v2931 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2933 = v1580 + v2931;
+  const uint v2934 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2936 = v1583 + v2934;
+  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2938 = v2936 < v1;
+  const bool v2939 = v2937 && v2938;
+  if (v2939) {
+    const float v2940 = v37.m[6][4].thread_elements()[0];
+    const half v2941 = half(v2940);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2942 = v2933 * v1;
+    const uint v2943 = v2942 + v2936;
+    out[v2943] = v2941;
+  }
+  const uint v2944 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2946 = v1580 + v2944;
+  const uint v2947 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2949 = v1583 + v2947;
+  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2951 = v2949 < v1;
+  const bool v2952 = v2950 && v2951;
+  if (v2952) {
+    const float v2953 = v37.m[6][4].thread_elements()[1];
+    const half v2954 = half(v2953);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2955 = v2946 * v1;
+    const uint v2956 = v2955 + v2949;
+    out[v2956] = v2954;
+  }
+  const uint v2957 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2959 = v1580 + v2957;
+  const uint v2960 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2962 = v1583 + v2960;
+  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2964 = v2962 < v1;
+  const bool v2965 = v2963 && v2964;
+  if (v2965) {
+    const float v2966 = v37.m[6][5].thread_elements()[0];
+    const half v2967 = half(v2966);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2968 = v2959 * v1;
+    const uint v2969 = v2968 + v2962;
+    out[v2969] = v2967;
+  }
+  const uint v2970 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2972 = v1580 + v2970;
+  const uint v2973 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2975 = v1583 + v2973;
+  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2977 = v2975 < v1;
+  const bool v2978 = v2976 && v2977;
+  if (v2978) {
+    const float v2979 = v37.m[6][5].thread_elements()[1];
+    const half v2980 = half(v2979);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2981 = v2972 * v1;
+    const uint v2982 = v2981 + v2975;
+    out[v2982] = v2980;
+  }
+  const uint v2983 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2985 = v1580 + v2983;
+  const uint v2986 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2988 = v1583 + v2986;
+  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2990 = v2988 < v1;
+  const bool v2991 = v2989 && v2990;
+  if (v2991) {
+    const float v2992 = v37.m[6][6].thread_elements()[0];
+    const half v2993 = half(v2992);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2994 = v2985 * v1;
+    const uint v2995 = v2994 + v2988;
+    out[v2995] = v2993;
+  }
+  const uint v2996 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2998 = v1580 + v2996;
+  const uint v2999 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3001 = v1583 + v2999;
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3003 = v3001 < v1;
+  const bool v3004 = v3002 && v3003;
+  if (v3004) {
+    const float v3005 = v37.m[6][6].thread_elements()[1];
+    const half v3006 = half(v3005);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3007 = v2998 * v1;
+    const uint v3008 = v3007 + v3001;
+    out[v3008] = v3006;
+  }
+  const uint v3009 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3011 = v1580 + v3009;
+  const uint v3012 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3014 = v1583 + v3012;
+  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3016 = v3014 < v1;
+  const bool v3017 = v3015 && v3016;
+  if (v3017) {
+    const float v3018 = v37.m[6][7].thread_elements()[0];
+    const half v3019 = half(v3018);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3020 = v3011 * v1;
+    const uint v3021 = v3020 + v3014;
+    out[v3021] = v3019;
+  }
+  const uint v3022 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3024 = v1580 + v3022;
+  const uint v3025 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3027 = v1583 + v3025;
+  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3029 = v3027 < v1;
+  const bool v3030 = v3028 && v3029;
+  if (v3030) {
+    const float v3031 = v37.m[6][7].thread_elements()[1];
+    const half v3032 = half(v3031);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3033 = v3024 * v1;
+    const uint v3034 = v3033 + v3027;
+    out[v3034] = v3032;
+  }
+  const uint v3035 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3037 = v1580 + v3035;
+  const uint v3038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3040 = v1583 + v3038;
+  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3042 = v3040 < v1;
+  const bool v3043 = v3041 && v3042;
+  if (v3043) {
+    const float v3044 = v37.m[7][0].thread_elements()[0];
+    const half v3045 = half(v3044);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3046 = v3037 * v1;
+    const uint v3047 = v3046 + v3040;
+    out[v3047] = v3045;
+  }
+  const uint v3048 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3050 = v1580 + v3048;
+  const uint v3051 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3053 = v1583 + v3051;
+  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3055 = v3053 < v1;
+  const bool v3056 = v3054 && v3055;
+  if (v3056) {
+    const float v3057 = v37.m[7][0].thread_elements()[1];
+    const half v3058 = half(v3057);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3059 = v3050 * v1;
+    const uint v3060 = v3059 + v3053;
+    out[v3060] = v3058;
+  }
+  const uint v3061 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3063 = v1580 + v3061;
+  const uint v3064 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3066 = v1583 + v3064;
+  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3068 = v3066 < v1;
+  const bool v3069 = v3067 && v3068;
+  if (v3069) {
+    const float v3070 = v37.m[7][1].thread_elements()[0];
+    const half v3071 = half(v3070);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3072 = v3063 * v1;
+    const uint v3073 = v3072 + v3066;
+    out[v3073] = v3071;
+  }
+  const uint v3074 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3076 = v1580 + v3074;
+  const uint v3077 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3079 = v1583 + v3077;
+  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3081 = v3079 < v1;
+  const bool v3082 = v3080 && v3081;
+  if (v3082) {
+    const float v3083 = v37.m[7][1].thread_elements()[1];
+    const half v3084 = half(v3083);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3085 = v3076 * v1;
+    const uint v3086 = v3085 + v3079;
+    out[v3086] = v3084;
+  }
+  const uint v3087 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3089 = v1580 + v3087;
+  const uint v3090 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3092 = v1583 + v3090;
+  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3094 = v3092 < v1;
+  const bool v3095 = v3093 && v3094;
+  if (v3095) {
+    const float v3096 = v37.m[7][2].thread_elements()[0];
+    const half v3097 = half(v3096);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3098 = v3089 * v1;
+    const uint v3099 = v3098 + v3092;
+    out[v3099] = v3097;
+  }
+  const uint v3100 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3102 = v1580 + v3100;
+  const uint v3103 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3105 = v1583 + v3103;
+  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3107 = v3105 < v1;
+  const bool v3108 = v3106 && v3107;
+  if (v3108) {
+    const float v3109 = v37.m[7][2].thread_elements()[1];
+    const half v3110 = half(v3109);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3111 = v3102 * v1;
+    const uint v3112 = v3111 + v3105;
+    out[v3112] = v3110;
+  }
+  const uint v3113 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3115 = v1580 + v3113;
+  const uint v3116 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3118 = v1583 + v3116;
+  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3120 = v3118 < v1;
+  const bool v3121 = v3119 && v3120;
+  if (v3121) {
+    const float v3122 = v37.m[7][3].thread_elements()[0];
+    const half v3123 = half(v3122);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3124 = v3115 * v1;
+    const uint v3125 = v3124 + v3118;
+    out[v3125] = v3123;
+  }
+  const uint v3126 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3128 = v1580 + v3126;
+  const uint v3129 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3131 = v1583 + v3129;
+  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3133 = v3131 < v1;
+  const bool v3134 = v3132 && v3133;
+  if (v3134) {
+    const float v3135 = v37.m[7][3].thread_elements()[1];
+    const half v3136 = half(v3135);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3137 = v3128 * v1;
+    const uint v3138 = v3137 + v3131;
+    out[v3138] = v3136;
+  }
+  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3141 = v1580 + v3139;
+  const uint v3142 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3144 = v1583 + v3142;
+  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3146 = v3144 < v1;
+  const bool v3147 = v3145 && v3146;
+  if (v3147) {
+    const float v3148 = v37.m[7][4].thread_elements()[0];
+    const half v3149 = half(v3148);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3150 = v3141 * v1;
+    const uint v3151 = v3150 + v3144;
+    out[v3151] = v3149;
+  }
+  const uint v3152 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3154 = v1580 + v3152;
+  const uint v3155 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3157 = v1583 + v3155;
+  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3159 = v3157 < v1;
+  const bool v3160 = v3158 && v3159;
+  if (v3160) {
+    const float v3161 = v37.m[7][4].thread_elements()[1];
+    const half v3162 = half(v3161);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3163 = v3154 * v1;
+    const uint v3164 = v3163 + v3157;
+    out[v3164] = v3162;
+  }
+  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3167 = v1580 + v3165;
+  const uint v3168 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3170 = v1583 + v3168;
+  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3172 = v3170 < v1;
+  const bool v3173 = v3171 && v3172;
+  if (v3173) {
+    const float v3174 = v37.m[7][5].thread_elements()[0];
+    const half v3175 = half(v3174);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3176 = v3167 * v1;
+    const uint v3177 = v3176 + v3170;
+    out[v3177] = v3175;
+  }
+  const uint v3178 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3180 = v1580 + v3178;
+  const uint v3181 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3183 = v1583 + v3181;
+  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3185 = v3183 < v1;
+  const bool v3186 = v3184 && v3185;
+  if (v3186) {
+    const float v3187 = v37.m[7][5].thread_elements()[1];
+    const half v3188 = half(v3187);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3189 = v3180 * v1;
+    const uint v3190 = v3189 + v3183;
+    out[v3190] = v3188;
+  }
+  const uint v3191 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3193 = v1580 + v3191;
+  const uint v3194 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3196 = v1583 + v3194;
+  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3198 = v3196 < v1;
+  const bool v3199 = v3197 && v3198;
+  if (v3199) {
+    const float v3200 = v37.m[7][6].thread_elements()[0];
+    const half v3201 = half(v3200);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3202 = v3193 * v1;
+    const uint v3203 = v3202 + v3196;
+    out[v3203] = v3201;
+  }
+  const uint v3204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3206 = v1580 + v3204;
+  const uint v3207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3209 = v1583 + v3207;
+  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3211 = v3209 < v1;
+  const bool v3212 = v3210 && v3211;
+  if (v3212) {
+    const float v3213 = v37.m[7][6].thread_elements()[1];
+    const half v3214 = half(v3213);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3215 = v3206 * v1;
+    const uint v3216 = v3215 + v3209;
+    out[v3216] = v3214;
+  }
+  const uint v3217 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3219 = v1580 + v3217;
+  const uint v3220 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3222 = v1583 + v3220;
+  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3224 = v3222 < v1;
+  const bool v3225 = v3223 && v3224;
+  if (v3225) {
+    const float v3226 = v37.m[7][7].thread_elements()[0];
+    const half v3227 = half(v3226);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3228 = v3219 * v1;
+    const uint v3229 = v3228 + v3222;
+    out[v3229] = v3227;
+  }
+  const uint v3230 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3232 = v1580 + v3230;
+  const uint v3233 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3235 = v1583 + v3233;
+  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3237 = v3235 < v1;
+  const bool v3238 = v3236 && v3237;
+  if (v3238) {
+    const float v3239 = v37.m[7][7].thread_elements()[1];
+    const half v3240 = half(v3239);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3241 = v3232 * v1;
+    const uint v3242 = v3241 + v3235;
+    out[v3242] = v3240;
   }
 }

@@ -80,7 +80,7 @@ kernel void iron_gemm_affine_b4_g64_f32(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
-  threadgroup float shm1[2560];
+  alignas(16) threadgroup float shm1[2560];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:61
   const uint v1 = n;
@@ -116,2179 +116,2131 @@ kernel void iron_gemm_affine_b4_g64_f32(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2727 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2730 = v2727 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2733 = v2727 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2734 = v2733 << 2u;
-    const uint v2735 = v22 + v2730;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2736 = v2735 < v0;
-    const uint v2741 = v2735 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2747 = v2730 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2752 = v2727 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2754 = v2752 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2757 = v2752 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2758 = v2757 << 2u;
-    const uint v2759 = v22 + v2754;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2760 = v2759 < v0;
-    const uint v2765 = v2759 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2771 = v2754 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2776 = v2727 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2778 = v2776 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2781 = v2776 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2782 = v2781 << 2u;
-    const uint v2783 = v22 + v2778;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2784 = v2783 < v0;
-    const uint v2789 = v2783 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2795 = v2778 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2800 = v2727 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2802 = v2800 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2805 = v2800 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2806 = v2805 << 2u;
-    const uint v2807 = v22 + v2802;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2808 = v2807 < v0;
-    const uint v2813 = v2807 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2819 = v2802 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2828 = v2727 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v2831 = v2727 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v2832 = v2831 << 3u;
-    const uint v2833 = v26 + v2828;  // kernels/gemm/quant_b.hpp:124
-    const bool v2834 = v2833 < v1;
-    const uint v2839 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v2843 = v1 - 1u;
-    const uint v2845 = min(v2833, v2843);
-    const uint v2849 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v2850 = v2845 * v2849;
-    const uint v2858 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v2859 = v2845 * v2858;
-    const uint v2966 = v2828 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3037 = v2752 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v3040 = v2752 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3041 = v3040 << 3u;
-    const uint v3042 = v26 + v3037;  // kernels/gemm/quant_b.hpp:124
-    const bool v3043 = v3042 < v1;
-    const uint v3054 = min(v3042, v2843);  // kernels/gemm/quant_b.hpp:125
-    const uint v3059 = v3054 * v2849;  // kernels/gemm/quant_b.hpp:35
-    const uint v3068 = v3054 * v2858;  // kernels/gemm/quant_b.hpp:38
-    const uint v3175 = v3037 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3249 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3255 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2583 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2586 = v2583 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2589 = v2583 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2590 = v2589 << 2u;
+    const uint v2591 = v22 + v2586;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2592 = v2591 < v0;
+    const uint v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2603 = v2586 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2608 = v2583 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2610 = v2608 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2613 = v2608 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2614 = v2613 << 2u;
+    const uint v2615 = v22 + v2610;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2616 = v2615 < v0;
+    const uint v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2627 = v2610 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2632 = v2583 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2634 = v2632 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2637 = v2632 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2638 = v2637 << 2u;
+    const uint v2639 = v22 + v2634;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2640 = v2639 < v0;
+    const uint v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2651 = v2634 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2656 = v2583 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2658 = v2656 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2661 = v2656 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2662 = v2661 << 2u;
+    const uint v2663 = v22 + v2658;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2664 = v2663 < v0;
+    const uint v2669 = v2663 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2675 = v2658 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2684 = v2583 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2687 = v2583 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2688 = v2687 << 3u;
+    const uint v2689 = v26 + v2684;  // kernels/gemm/quant_b.hpp:124
+    const bool v2690 = v2689 < v1;
+    const uint v2695 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v2699 = v1 - 1u;
+    const uint v2701 = min(v2689, v2699);
+    const uint v2705 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v2706 = v2701 * v2705;
+    const uint v2714 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v2715 = v2701 * v2714;
+    const uint v2831 = v2684 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v2857 = v2608 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2860 = v2608 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2861 = v2860 << 3u;
+    const uint v2862 = v26 + v2857;  // kernels/gemm/quant_b.hpp:124
+    const bool v2863 = v2862 < v1;
+    const uint v2874 = min(v2862, v2699);  // kernels/gemm/quant_b.hpp:125
+    const uint v2879 = v2874 * v2705;  // kernels/gemm/quant_b.hpp:35
+    const uint v2888 = v2874 * v2714;  // kernels/gemm/quant_b.hpp:38
+    const uint v3004 = v2857 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v3033 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3039 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v2719 = 0u; v2719 < v2; v2719 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v2721 = v2719 >> 4u;
-      const uint v2723 = v2721 % 1u;
+    for (uint v2575 = 0u; v2575 < v2; v2575 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v2577 = v2575 >> 4u;
+      const uint v2579 = v2577 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2725 = v2723 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2737 = v2719 + v2734;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2738 = v2737 < v2;
-      const bool v2739 = v2736 && v2738;
-      const uint v2743 = v2741 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2744 = v2743 + v2734;
-      const uint v2745 = v2739 ? v2744 : 0u;
-      const uint v2748 = v2725 + v2747;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2749 = v2748 + v2734;
+      const uint v2581 = v2579 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v2593 = v2575 + v2590;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2592 && v2594;
+      const uint v2599 = v2597 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2600 = v2599 + v2590;
+      const uint v2601 = v2595 ? v2600 : 0u;
+      const uint v2604 = v2581 + v2603;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2605 = v2604 + v2590;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2749 + e] = v2739 ? x[v2745 + e] : float(0);
+        shm0[v2605 + e] = v2595 ? x[v2601 + e] : float(0);
       }
-      const uint v2761 = v2719 + v2758;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2762 = v2761 < v2;
-      const bool v2763 = v2760 && v2762;
-      const uint v2767 = v2765 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2768 = v2767 + v2758;
-      const uint v2769 = v2763 ? v2768 : 0u;
-      const uint v2772 = v2725 + v2771;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2773 = v2772 + v2758;
+      const uint v2617 = v2575 + v2614;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2618 = v2617 < v2;
+      const bool v2619 = v2616 && v2618;
+      const uint v2623 = v2621 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2624 = v2623 + v2614;
+      const uint v2625 = v2619 ? v2624 : 0u;
+      const uint v2628 = v2581 + v2627;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2629 = v2628 + v2614;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2773 + e] = v2763 ? x[v2769 + e] : float(0);
+        shm0[v2629 + e] = v2619 ? x[v2625 + e] : float(0);
       }
-      const uint v2785 = v2719 + v2782;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2786 = v2785 < v2;
-      const bool v2787 = v2784 && v2786;
-      const uint v2791 = v2789 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2792 = v2791 + v2782;
-      const uint v2793 = v2787 ? v2792 : 0u;
-      const uint v2796 = v2725 + v2795;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2797 = v2796 + v2782;
+      const uint v2641 = v2575 + v2638;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2642 = v2641 < v2;
+      const bool v2643 = v2640 && v2642;
+      const uint v2647 = v2645 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2648 = v2647 + v2638;
+      const uint v2649 = v2643 ? v2648 : 0u;
+      const uint v2652 = v2581 + v2651;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2653 = v2652 + v2638;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2797 + e] = v2787 ? x[v2793 + e] : float(0);
+        shm0[v2653 + e] = v2643 ? x[v2649 + e] : float(0);
       }
-      const uint v2809 = v2719 + v2806;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2810 = v2809 < v2;
-      const bool v2811 = v2808 && v2810;
-      const uint v2815 = v2813 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2816 = v2815 + v2806;
-      const uint v2817 = v2811 ? v2816 : 0u;
-      const uint v2820 = v2725 + v2819;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2821 = v2820 + v2806;
+      const uint v2665 = v2575 + v2662;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2666 = v2665 < v2;
+      const bool v2667 = v2664 && v2666;
+      const uint v2671 = v2669 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2672 = v2671 + v2662;
+      const uint v2673 = v2667 ? v2672 : 0u;
+      const uint v2676 = v2581 + v2675;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2677 = v2676 + v2662;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2821 + e] = v2811 ? x[v2817 + e] : float(0);
+        shm0[v2677 + e] = v2667 ? x[v2673 + e] : float(0);
       }
-      const uint v2835 = v2719 + v2832;  // kernels/gemm/quant_b.hpp:124
-      const bool v2836 = v2835 < v2;
-      const bool v2837 = v2834 && v2836;
-      const uint v2841 = min(v2835, v2839);  // kernels/gemm/quant_b.hpp:125
-      const uint v2847 = v2841 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v2851 = v2850 + v2847;
-      const uint v2854 = packed[v2851];  // kernels/gemm/quant_b.hpp:37
-      const uint v2856 = v2841 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v2860 = v2859 + v2856;
-      const float v2861 = scales[v2860];  // kernels/gemm/quant_b.hpp:39
-      const float v2863 = biases[v2860];  // kernels/gemm/quant_b.hpp:40
-      const uint v2869 = v2854 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2870 = v2869 & 15u;
-      const uint v2873 = v2870 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2874 = as_type<float>(v2873);
-      const float v2875 = v2874 - 8388608.0f;
-      const float v2876 = fma(v2875, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2881 = v2854 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2882 = v2881 & 15u;
-      const uint v2885 = v2882 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2886 = as_type<float>(v2885);
-      const float v2887 = v2886 - 8388608.0f;
-      const float v2888 = fma(v2887, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2893 = v2854 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2894 = v2893 & 15u;
-      const uint v2897 = v2894 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2898 = as_type<float>(v2897);
-      const float v2899 = v2898 - 8388608.0f;
-      const float v2900 = fma(v2899, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2905 = v2854 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2906 = v2905 & 15u;
-      const uint v2909 = v2906 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2910 = as_type<float>(v2909);
-      const float v2911 = v2910 - 8388608.0f;
-      const float v2912 = fma(v2911, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2917 = v2854 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2918 = v2917 & 15u;
-      const uint v2921 = v2918 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2922 = as_type<float>(v2921);
-      const float v2923 = v2922 - 8388608.0f;
-      const float v2924 = fma(v2923, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2929 = v2854 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2930 = v2929 & 15u;
-      const uint v2933 = v2930 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2934 = as_type<float>(v2933);
-      const float v2935 = v2934 - 8388608.0f;
-      const float v2936 = fma(v2935, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2941 = v2854 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2942 = v2941 & 15u;
-      const uint v2945 = v2942 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2946 = as_type<float>(v2945);
-      const float v2947 = v2946 - 8388608.0f;
-      const float v2948 = fma(v2947, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const uint v2953 = v2854 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2954 = v2953 & 15u;
-      const uint v2957 = v2954 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2958 = as_type<float>(v2957);
-      const float v2959 = v2958 - 8388608.0f;
-      const float v2960 = fma(v2959, v2861, v2863);  // kernels/gemm/quant_b.hpp:44
-      const float v2962 = v2837 ? v2876 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v2967 = v2725 + v2966;
-      const uint v2968 = v2967 + v2832;
-      shm1[v2968] = v2962;
-      const float v2971 = v2837 ? v2888 : 0.0f;
-      const uint v2978 = v2968 + 1u;
-      shm1[v2978] = v2971;
-      const float v2980 = v2837 ? v2900 : 0.0f;
-      const uint v2987 = v2968 + 2u;
-      shm1[v2987] = v2980;
-      const float v2989 = v2837 ? v2912 : 0.0f;
-      const uint v2996 = v2968 + 3u;
-      shm1[v2996] = v2989;
-      const float v2998 = v2837 ? v2924 : 0.0f;
-      const uint v3005 = v2968 + 4u;
-      shm1[v3005] = v2998;
-      const float v3007 = v2837 ? v2936 : 0.0f;
-      const uint v3014 = v2968 + 5u;
-      shm1[v3014] = v3007;
-      const float v3016 = v2837 ? v2948 : 0.0f;
-      const uint v3023 = v2968 + 6u;
-      shm1[v3023] = v3016;
-      const float v3025 = v2837 ? v2960 : 0.0f;
-      const uint v3032 = v2968 + 7u;
-      shm1[v3032] = v3025;
-      const uint v3044 = v2719 + v3041;  // kernels/gemm/quant_b.hpp:124
-      const bool v3045 = v3044 < v2;
-      const bool v3046 = v3043 && v3045;
-      const uint v3050 = min(v3044, v2839);  // kernels/gemm/quant_b.hpp:125
-      const uint v3056 = v3050 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3060 = v3059 + v3056;
-      const uint v3063 = packed[v3060];  // kernels/gemm/quant_b.hpp:37
-      const uint v3065 = v3050 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3069 = v3068 + v3065;
-      const float v3070 = scales[v3069];  // kernels/gemm/quant_b.hpp:39
-      const float v3072 = biases[v3069];  // kernels/gemm/quant_b.hpp:40
-      const uint v3078 = v3063 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3079 = v3078 & 15u;
-      const uint v3082 = v3079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3083 = as_type<float>(v3082);
-      const float v3084 = v3083 - 8388608.0f;
-      const float v3085 = fma(v3084, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3090 = v3063 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3091 = v3090 & 15u;
-      const uint v3094 = v3091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3095 = as_type<float>(v3094);
-      const float v3096 = v3095 - 8388608.0f;
-      const float v3097 = fma(v3096, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3102 = v3063 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3103 = v3102 & 15u;
-      const uint v3106 = v3103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3107 = as_type<float>(v3106);
-      const float v3108 = v3107 - 8388608.0f;
-      const float v3109 = fma(v3108, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3114 = v3063 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3115 = v3114 & 15u;
-      const uint v3118 = v3115 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3119 = as_type<float>(v3118);
-      const float v3120 = v3119 - 8388608.0f;
-      const float v3121 = fma(v3120, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3126 = v3063 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3127 = v3126 & 15u;
-      const uint v3130 = v3127 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3131 = as_type<float>(v3130);
-      const float v3132 = v3131 - 8388608.0f;
-      const float v3133 = fma(v3132, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3138 = v3063 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3139 = v3138 & 15u;
-      const uint v3142 = v3139 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3143 = as_type<float>(v3142);
-      const float v3144 = v3143 - 8388608.0f;
-      const float v3145 = fma(v3144, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3150 = v3063 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3151 = v3150 & 15u;
-      const uint v3154 = v3151 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3155 = as_type<float>(v3154);
-      const float v3156 = v3155 - 8388608.0f;
-      const float v3157 = fma(v3156, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const uint v3162 = v3063 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3163 = v3162 & 15u;
-      const uint v3166 = v3163 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3167 = as_type<float>(v3166);
-      const float v3168 = v3167 - 8388608.0f;
-      const float v3169 = fma(v3168, v3070, v3072);  // kernels/gemm/quant_b.hpp:44
-      const float v3171 = v3046 ? v3085 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v3176 = v2725 + v3175;
-      const uint v3177 = v3176 + v3041;
-      shm1[v3177] = v3171;
-      const float v3180 = v3046 ? v3097 : 0.0f;
-      const uint v3187 = v3177 + 1u;
-      shm1[v3187] = v3180;
-      const float v3189 = v3046 ? v3109 : 0.0f;
-      const uint v3196 = v3177 + 2u;
-      shm1[v3196] = v3189;
-      const float v3198 = v3046 ? v3121 : 0.0f;
-      const uint v3205 = v3177 + 3u;
-      shm1[v3205] = v3198;
-      const float v3207 = v3046 ? v3133 : 0.0f;
-      const uint v3214 = v3177 + 4u;
-      shm1[v3214] = v3207;
-      const float v3216 = v3046 ? v3145 : 0.0f;
-      const uint v3223 = v3177 + 5u;
-      shm1[v3223] = v3216;
-      const float v3225 = v3046 ? v3157 : 0.0f;
-      const uint v3232 = v3177 + 6u;
-      shm1[v3232] = v3225;
-      const float v3234 = v3046 ? v3169 : 0.0f;
-      const uint v3241 = v3177 + 7u;
-      shm1[v3241] = v3234;
+      const uint v2691 = v2575 + v2688;  // kernels/gemm/quant_b.hpp:124
+      const bool v2692 = v2691 < v2;
+      const bool v2693 = v2690 && v2692;
+      const uint v2697 = min(v2691, v2695);  // kernels/gemm/quant_b.hpp:125
+      const uint v2703 = v2697 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2707 = v2706 + v2703;
+      const uint v2710 = packed[v2707];  // kernels/gemm/quant_b.hpp:37
+      const uint v2712 = v2697 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2716 = v2715 + v2712;
+      const float v2717 = scales[v2716];  // kernels/gemm/quant_b.hpp:39
+      const float v2719 = biases[v2716];  // kernels/gemm/quant_b.hpp:40
+      const uint v2725 = v2710 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2726 = v2725 & 15u;
+      const uint v2729 = v2726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2730 = as_type<float>(v2729);
+      const float v2731 = v2730 - 8388608.0f;
+      const float v2732 = fma(v2731, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2737 = v2710 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2738 = v2737 & 15u;
+      const uint v2741 = v2738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2742 = as_type<float>(v2741);
+      const float v2743 = v2742 - 8388608.0f;
+      const float v2744 = fma(v2743, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2749 = v2710 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2750 = v2749 & 15u;
+      const uint v2753 = v2750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2754 = as_type<float>(v2753);
+      const float v2755 = v2754 - 8388608.0f;
+      const float v2756 = fma(v2755, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2761 = v2710 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2762 = v2761 & 15u;
+      const uint v2765 = v2762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2766 = as_type<float>(v2765);
+      const float v2767 = v2766 - 8388608.0f;
+      const float v2768 = fma(v2767, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2773 = v2710 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2774 = v2773 & 15u;
+      const uint v2777 = v2774 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2778 = as_type<float>(v2777);
+      const float v2779 = v2778 - 8388608.0f;
+      const float v2780 = fma(v2779, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2785 = v2710 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2786 = v2785 & 15u;
+      const uint v2789 = v2786 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2790 = as_type<float>(v2789);
+      const float v2791 = v2790 - 8388608.0f;
+      const float v2792 = fma(v2791, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2797 = v2710 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2798 = v2797 & 15u;
+      const uint v2801 = v2798 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2802 = as_type<float>(v2801);
+      const float v2803 = v2802 - 8388608.0f;
+      const float v2804 = fma(v2803, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const uint v2809 = v2710 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2810 = v2809 & 15u;
+      const uint v2813 = v2810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2814 = as_type<float>(v2813);
+      const float v2815 = v2814 - 8388608.0f;
+      const float v2816 = fma(v2815, v2717, v2719);  // kernels/gemm/quant_b.hpp:44
+      const float v2818 = v2693 ? v2732 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2821 = v2693 ? v2744 : 0.0f;
+      const float v2824 = v2693 ? v2756 : 0.0f;
+      const float v2827 = v2693 ? v2768 : 0.0f;
+      const uint v2832 = v2581 + v2831;  // kernels/gemm/quant_b.hpp:133
+      const uint v2833 = v2832 + v2688;
+      *(threadgroup float4*)(shm1 + v2833) = float4(v2818, v2821, v2824, v2827);
+      const float v2836 = v2693 ? v2780 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2839 = v2693 ? v2792 : 0.0f;
+      const float v2842 = v2693 ? v2804 : 0.0f;
+      const float v2845 = v2693 ? v2816 : 0.0f;
+      const uint v2852 = v2833 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v2852) = float4(v2836, v2839, v2842, v2845);
+      const uint v2864 = v2575 + v2861;  // kernels/gemm/quant_b.hpp:124
+      const bool v2865 = v2864 < v2;
+      const bool v2866 = v2863 && v2865;
+      const uint v2870 = min(v2864, v2695);  // kernels/gemm/quant_b.hpp:125
+      const uint v2876 = v2870 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2880 = v2879 + v2876;
+      const uint v2883 = packed[v2880];  // kernels/gemm/quant_b.hpp:37
+      const uint v2885 = v2870 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2889 = v2888 + v2885;
+      const float v2890 = scales[v2889];  // kernels/gemm/quant_b.hpp:39
+      const float v2892 = biases[v2889];  // kernels/gemm/quant_b.hpp:40
+      const uint v2898 = v2883 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2899 = v2898 & 15u;
+      const uint v2902 = v2899 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2903 = as_type<float>(v2902);
+      const float v2904 = v2903 - 8388608.0f;
+      const float v2905 = fma(v2904, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2910 = v2883 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2911 = v2910 & 15u;
+      const uint v2914 = v2911 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2915 = as_type<float>(v2914);
+      const float v2916 = v2915 - 8388608.0f;
+      const float v2917 = fma(v2916, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2922 = v2883 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2923 = v2922 & 15u;
+      const uint v2926 = v2923 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2927 = as_type<float>(v2926);
+      const float v2928 = v2927 - 8388608.0f;
+      const float v2929 = fma(v2928, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2934 = v2883 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2935 = v2934 & 15u;
+      const uint v2938 = v2935 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2939 = as_type<float>(v2938);
+      const float v2940 = v2939 - 8388608.0f;
+      const float v2941 = fma(v2940, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2946 = v2883 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2947 = v2946 & 15u;
+      const uint v2950 = v2947 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2951 = as_type<float>(v2950);
+      const float v2952 = v2951 - 8388608.0f;
+      const float v2953 = fma(v2952, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2958 = v2883 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2959 = v2958 & 15u;
+      const uint v2962 = v2959 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2963 = as_type<float>(v2962);
+      const float v2964 = v2963 - 8388608.0f;
+      const float v2965 = fma(v2964, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2970 = v2883 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2971 = v2970 & 15u;
+      const uint v2974 = v2971 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2975 = as_type<float>(v2974);
+      const float v2976 = v2975 - 8388608.0f;
+      const float v2977 = fma(v2976, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const uint v2982 = v2883 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2983 = v2982 & 15u;
+      const uint v2986 = v2983 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2987 = as_type<float>(v2986);
+      const float v2988 = v2987 - 8388608.0f;
+      const float v2989 = fma(v2988, v2890, v2892);  // kernels/gemm/quant_b.hpp:44
+      const float v2991 = v2866 ? v2905 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2994 = v2866 ? v2917 : 0.0f;
+      const float v2997 = v2866 ? v2929 : 0.0f;
+      const float v3000 = v2866 ? v2941 : 0.0f;
+      const uint v3005 = v2581 + v3004;  // kernels/gemm/quant_b.hpp:133
+      const uint v3006 = v3005 + v2861;
+      *(threadgroup float4*)(shm1 + v3006) = float4(v2991, v2994, v2997, v3000);
+      const float v3009 = v2866 ? v2953 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3012 = v2866 ? v2965 : 0.0f;
+      const float v3015 = v2866 ? v2977 : 0.0f;
+      const float v3018 = v2866 ? v2989 : 0.0f;
+      const uint v3025 = v3006 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v3025) = float4(v3009, v3012, v3015, v3018);
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3250 = v2725 + v3249;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v3250), long(20u));
-      const uint v3256 = v2725 + v3255;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v3256), long(20u));
+      const uint v3034 = v2581 + v3033;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v3034), long(20u));
+      const uint v3040 = v2581 + v3039;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v3040), long(20u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v596 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v597 = iron_tid.x;
-    const uint v627 = v597 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v630 = v597 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v631 = v630 << 3u;
-    const uint v632 = v26 + v627;  // kernels/gemm/quant_b.hpp:124
-    const bool v633 = v632 < v1;
-    const uint v638 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v642 = v1 - 1u;
-    const uint v644 = min(v632, v642);
-    const uint v648 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v649 = v644 * v648;
-    const uint v657 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v658 = v644 * v657;
-    const uint v765 = v627 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v767 = v765 + v631;
-    const uint v777 = v767 + 1u;
-    const uint v786 = v767 + 2u;
-    const uint v795 = v767 + 3u;
-    const uint v804 = v767 + 4u;
-    const uint v813 = v767 + 5u;
-    const uint v822 = v767 + 6u;
-    const uint v831 = v767 + 7u;
-    const uint v834 = v597 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v836 = v834 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v839 = v834 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v840 = v839 << 3u;
-    const uint v841 = v26 + v836;  // kernels/gemm/quant_b.hpp:124
-    const bool v842 = v841 < v1;
-    const uint v853 = min(v841, v642);  // kernels/gemm/quant_b.hpp:125
-    const uint v858 = v853 * v648;  // kernels/gemm/quant_b.hpp:35
-    const uint v867 = v853 * v657;  // kernels/gemm/quant_b.hpp:38
-    const uint v974 = v836 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v976 = v974 + v840;
-    const uint v986 = v976 + 1u;
-    const uint v995 = v976 + 2u;
-    const uint v1004 = v976 + 3u;
-    const uint v1013 = v976 + 4u;
-    const uint v1022 = v976 + 5u;
-    const uint v1031 = v976 + 6u;
-    const uint v1040 = v976 + 7u;
-    const uint v1046 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1052 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v524 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v525 = iron_tid.x;
+    const uint v555 = v525 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v558 = v525 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v559 = v558 << 3u;
+    const uint v560 = v26 + v555;  // kernels/gemm/quant_b.hpp:124
+    const bool v561 = v560 < v1;
+    const uint v566 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v570 = v1 - 1u;
+    const uint v572 = min(v560, v570);
+    const uint v576 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v577 = v572 * v576;
+    const uint v585 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v586 = v572 * v585;
+    const uint v702 = v555 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v704 = v702 + v559;
+    const uint v723 = v704 + 4u;
+    const uint v726 = v525 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v728 = v726 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v731 = v726 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v732 = v731 << 3u;
+    const uint v733 = v26 + v728;  // kernels/gemm/quant_b.hpp:124
+    const bool v734 = v733 < v1;
+    const uint v745 = min(v733, v570);  // kernels/gemm/quant_b.hpp:125
+    const uint v750 = v745 * v576;  // kernels/gemm/quant_b.hpp:35
+    const uint v759 = v745 * v585;  // kernels/gemm/quant_b.hpp:38
+    const uint v875 = v728 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v877 = v875 + v732;
+    const uint v896 = v877 + 4u;
+    const uint v902 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v908 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v595 = 0u; v595 < v2; v595 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v599 = v597; v599 < 2048u; v599 += v596) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v601 = v599 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v603 = v599 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v604 = v22 + v601;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v605 = v604 < v0;
-        const uint v606 = v595 + v603;
-        const bool v607 = v606 < v2;
-        const bool v608 = v605 && v607;
-        if (v608) {
-          const uint v610 = v604 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v612 = v610 + v595;
-          const uint v613 = v612 + v603;
-          const float v614 = x[v613];
-          const uint v616 = v601 * 20u;
-          const uint v617 = v616 + v603;
-          shm0[v617] = v614;
+    for (uint v523 = 0u; v523 < v2; v523 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v527 = v525; v527 < 2048u; v527 += v524) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v529 = v527 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v531 = v527 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v532 = v22 + v529;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v533 = v532 < v0;
+        const uint v534 = v523 + v531;
+        const bool v535 = v534 < v2;
+        const bool v536 = v533 && v535;
+        if (v536) {
+          const uint v538 = v532 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v540 = v538 + v523;
+          const uint v541 = v540 + v531;
+          const float v542 = x[v541];
+          const uint v544 = v529 * 20u;
+          const uint v545 = v544 + v531;
+          shm0[v545] = v542;
         } else {
-          const uint v619 = v601 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v620 = v619 + v603;
-          shm0[v620] = 0.0f;
+          const uint v547 = v529 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v548 = v547 + v531;
+          shm0[v548] = 0.0f;
         }
       }
-      const uint v634 = v595 + v631;  // kernels/gemm/quant_b.hpp:124
-      const bool v635 = v634 < v2;
-      const bool v636 = v633 && v635;
-      const uint v640 = min(v634, v638);  // kernels/gemm/quant_b.hpp:125
-      const uint v646 = v640 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v650 = v649 + v646;
-      const uint v653 = packed[v650];  // kernels/gemm/quant_b.hpp:37
-      const uint v655 = v640 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v659 = v658 + v655;
-      const float v660 = scales[v659];  // kernels/gemm/quant_b.hpp:39
-      const float v662 = biases[v659];  // kernels/gemm/quant_b.hpp:40
-      const uint v668 = v653 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v562 = v523 + v559;  // kernels/gemm/quant_b.hpp:124
+      const bool v563 = v562 < v2;
+      const bool v564 = v561 && v563;
+      const uint v568 = min(v562, v566);  // kernels/gemm/quant_b.hpp:125
+      const uint v574 = v568 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v578 = v577 + v574;
+      const uint v581 = packed[v578];  // kernels/gemm/quant_b.hpp:37
+      const uint v583 = v568 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v587 = v586 + v583;
+      const float v588 = scales[v587];  // kernels/gemm/quant_b.hpp:39
+      const float v590 = biases[v587];  // kernels/gemm/quant_b.hpp:40
+      const uint v596 = v581 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v597 = v596 & 15u;
+      const uint v600 = v597 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v601 = as_type<float>(v600);
+      const float v602 = v601 - 8388608.0f;
+      const float v603 = fma(v602, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v608 = v581 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v609 = v608 & 15u;
+      const uint v612 = v609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v613 = as_type<float>(v612);
+      const float v614 = v613 - 8388608.0f;
+      const float v615 = fma(v614, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v620 = v581 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v621 = v620 & 15u;
+      const uint v624 = v621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v625 = as_type<float>(v624);
+      const float v626 = v625 - 8388608.0f;
+      const float v627 = fma(v626, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v632 = v581 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v633 = v632 & 15u;
+      const uint v636 = v633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v637 = as_type<float>(v636);
+      const float v638 = v637 - 8388608.0f;
+      const float v639 = fma(v638, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v644 = v581 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v645 = v644 & 15u;
+      const uint v648 = v645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v649 = as_type<float>(v648);
+      const float v650 = v649 - 8388608.0f;
+      const float v651 = fma(v650, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v656 = v581 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v657 = v656 & 15u;
+      const uint v660 = v657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v661 = as_type<float>(v660);
+      const float v662 = v661 - 8388608.0f;
+      const float v663 = fma(v662, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v668 = v581 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v669 = v668 & 15u;
       const uint v672 = v669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v673 = as_type<float>(v672);
       const float v674 = v673 - 8388608.0f;
-      const float v675 = fma(v674, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v680 = v653 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v675 = fma(v674, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const uint v680 = v581 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v681 = v680 & 15u;
       const uint v684 = v681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v685 = as_type<float>(v684);
       const float v686 = v685 - 8388608.0f;
-      const float v687 = fma(v686, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v692 = v653 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v693 = v692 & 15u;
-      const uint v696 = v693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v697 = as_type<float>(v696);
-      const float v698 = v697 - 8388608.0f;
-      const float v699 = fma(v698, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v704 = v653 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v705 = v704 & 15u;
-      const uint v708 = v705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v709 = as_type<float>(v708);
-      const float v710 = v709 - 8388608.0f;
-      const float v711 = fma(v710, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v716 = v653 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v717 = v716 & 15u;
-      const uint v720 = v717 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v721 = as_type<float>(v720);
-      const float v722 = v721 - 8388608.0f;
-      const float v723 = fma(v722, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v728 = v653 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v729 = v728 & 15u;
-      const uint v732 = v729 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v733 = as_type<float>(v732);
-      const float v734 = v733 - 8388608.0f;
-      const float v735 = fma(v734, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v740 = v653 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v741 = v740 & 15u;
-      const uint v744 = v741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v745 = as_type<float>(v744);
-      const float v746 = v745 - 8388608.0f;
-      const float v747 = fma(v746, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const uint v752 = v653 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v753 = v752 & 15u;
-      const uint v756 = v753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v757 = as_type<float>(v756);
-      const float v758 = v757 - 8388608.0f;
-      const float v759 = fma(v758, v660, v662);  // kernels/gemm/quant_b.hpp:44
-      const float v761 = v636 ? v675 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v767] = v761;
-      const float v770 = v636 ? v687 : 0.0f;
-      shm1[v777] = v770;
-      const float v779 = v636 ? v699 : 0.0f;
-      shm1[v786] = v779;
-      const float v788 = v636 ? v711 : 0.0f;
-      shm1[v795] = v788;
-      const float v797 = v636 ? v723 : 0.0f;
-      shm1[v804] = v797;
-      const float v806 = v636 ? v735 : 0.0f;
-      shm1[v813] = v806;
-      const float v815 = v636 ? v747 : 0.0f;
-      shm1[v822] = v815;
-      const float v824 = v636 ? v759 : 0.0f;
-      shm1[v831] = v824;
-      const uint v843 = v595 + v840;  // kernels/gemm/quant_b.hpp:124
-      const bool v844 = v843 < v2;
-      const bool v845 = v842 && v844;
-      const uint v849 = min(v843, v638);  // kernels/gemm/quant_b.hpp:125
-      const uint v855 = v849 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v859 = v858 + v855;
-      const uint v862 = packed[v859];  // kernels/gemm/quant_b.hpp:37
-      const uint v864 = v849 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v868 = v867 + v864;
-      const float v869 = scales[v868];  // kernels/gemm/quant_b.hpp:39
-      const float v871 = biases[v868];  // kernels/gemm/quant_b.hpp:40
-      const uint v877 = v862 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v878 = v877 & 15u;
-      const uint v881 = v878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v882 = as_type<float>(v881);
-      const float v883 = v882 - 8388608.0f;
-      const float v884 = fma(v883, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v889 = v862 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v890 = v889 & 15u;
-      const uint v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v894 = as_type<float>(v893);
-      const float v895 = v894 - 8388608.0f;
-      const float v896 = fma(v895, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v901 = v862 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v902 = v901 & 15u;
-      const uint v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v906 = as_type<float>(v905);
-      const float v907 = v906 - 8388608.0f;
-      const float v908 = fma(v907, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v913 = v862 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v914 = v913 & 15u;
-      const uint v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v918 = as_type<float>(v917);
-      const float v919 = v918 - 8388608.0f;
-      const float v920 = fma(v919, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v925 = v862 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v926 = v925 & 15u;
-      const uint v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v930 = as_type<float>(v929);
-      const float v931 = v930 - 8388608.0f;
-      const float v932 = fma(v931, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v937 = v862 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v938 = v937 & 15u;
-      const uint v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v942 = as_type<float>(v941);
-      const float v943 = v942 - 8388608.0f;
-      const float v944 = fma(v943, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v949 = v862 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v950 = v949 & 15u;
-      const uint v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v954 = as_type<float>(v953);
-      const float v955 = v954 - 8388608.0f;
-      const float v956 = fma(v955, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const uint v961 = v862 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v962 = v961 & 15u;
-      const uint v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v966 = as_type<float>(v965);
-      const float v967 = v966 - 8388608.0f;
-      const float v968 = fma(v967, v869, v871);  // kernels/gemm/quant_b.hpp:44
-      const float v970 = v845 ? v884 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v976] = v970;
-      const float v979 = v845 ? v896 : 0.0f;
-      shm1[v986] = v979;
-      const float v988 = v845 ? v908 : 0.0f;
-      shm1[v995] = v988;
-      const float v997 = v845 ? v920 : 0.0f;
-      shm1[v1004] = v997;
-      const float v1006 = v845 ? v932 : 0.0f;
-      shm1[v1013] = v1006;
-      const float v1015 = v845 ? v944 : 0.0f;
-      shm1[v1022] = v1015;
-      const float v1024 = v845 ? v956 : 0.0f;
-      shm1[v1031] = v1024;
-      const float v1033 = v845 ? v968 : 0.0f;
-      shm1[v1040] = v1033;
+      const float v687 = fma(v686, v588, v590);  // kernels/gemm/quant_b.hpp:44
+      const float v689 = v564 ? v603 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v692 = v564 ? v615 : 0.0f;
+      const float v695 = v564 ? v627 : 0.0f;
+      const float v698 = v564 ? v639 : 0.0f;
+      *(threadgroup float4*)(shm1 + v704) = float4(v689, v692, v695, v698);  // kernels/gemm/quant_b.hpp:133
+      const float v707 = v564 ? v651 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v710 = v564 ? v663 : 0.0f;
+      const float v713 = v564 ? v675 : 0.0f;
+      const float v716 = v564 ? v687 : 0.0f;
+      *(threadgroup float4*)(shm1 + v723) = float4(v707, v710, v713, v716);  // kernels/gemm/quant_b.hpp:133
+      const uint v735 = v523 + v732;  // kernels/gemm/quant_b.hpp:124
+      const bool v736 = v735 < v2;
+      const bool v737 = v734 && v736;
+      const uint v741 = min(v735, v566);  // kernels/gemm/quant_b.hpp:125
+      const uint v747 = v741 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v751 = v750 + v747;
+      const uint v754 = packed[v751];  // kernels/gemm/quant_b.hpp:37
+      const uint v756 = v741 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v760 = v759 + v756;
+      const float v761 = scales[v760];  // kernels/gemm/quant_b.hpp:39
+      const float v763 = biases[v760];  // kernels/gemm/quant_b.hpp:40
+      const uint v769 = v754 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v770 = v769 & 15u;
+      const uint v773 = v770 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v774 = as_type<float>(v773);
+      const float v775 = v774 - 8388608.0f;
+      const float v776 = fma(v775, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v781 = v754 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v782 = v781 & 15u;
+      const uint v785 = v782 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v786 = as_type<float>(v785);
+      const float v787 = v786 - 8388608.0f;
+      const float v788 = fma(v787, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v793 = v754 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v794 = v793 & 15u;
+      const uint v797 = v794 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v798 = as_type<float>(v797);
+      const float v799 = v798 - 8388608.0f;
+      const float v800 = fma(v799, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v805 = v754 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v806 = v805 & 15u;
+      const uint v809 = v806 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v810 = as_type<float>(v809);
+      const float v811 = v810 - 8388608.0f;
+      const float v812 = fma(v811, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v817 = v754 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v818 = v817 & 15u;
+      const uint v821 = v818 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v822 = as_type<float>(v821);
+      const float v823 = v822 - 8388608.0f;
+      const float v824 = fma(v823, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v829 = v754 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v830 = v829 & 15u;
+      const uint v833 = v830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v834 = as_type<float>(v833);
+      const float v835 = v834 - 8388608.0f;
+      const float v836 = fma(v835, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v841 = v754 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v842 = v841 & 15u;
+      const uint v845 = v842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v846 = as_type<float>(v845);
+      const float v847 = v846 - 8388608.0f;
+      const float v848 = fma(v847, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const uint v853 = v754 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v854 = v853 & 15u;
+      const uint v857 = v854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v858 = as_type<float>(v857);
+      const float v859 = v858 - 8388608.0f;
+      const float v860 = fma(v859, v761, v763);  // kernels/gemm/quant_b.hpp:44
+      const float v862 = v737 ? v776 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v865 = v737 ? v788 : 0.0f;
+      const float v868 = v737 ? v800 : 0.0f;
+      const float v871 = v737 ? v812 : 0.0f;
+      *(threadgroup float4*)(shm1 + v877) = float4(v862, v865, v868, v871);  // kernels/gemm/quant_b.hpp:133
+      const float v880 = v737 ? v824 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v883 = v737 ? v836 : 0.0f;
+      const float v886 = v737 ? v848 : 0.0f;
+      const float v889 = v737 ? v860 : 0.0f;
+      *(threadgroup float4*)(shm1 + v896) = float4(v880, v883, v886, v889);  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1046), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1052), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v902), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v908), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1055 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1056 = v22 + v31;
-  const uint v1057 = v1056 + v1055;
-  const uint v1058 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1059 = v26 + v35;
-  const uint v1060 = v1059 + v1058;
-  const bool v1061 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1062 = v1060 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v37.m[0][0].thread_elements()[0];
-    const uint v1066 = v1057 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1067 = v1066 + v1060;
-    out[v1067] = v1064;
-  }
-  const uint v1068 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1070 = v1056 + v1068;
-  const uint v1071 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1073 = v1059 + v1071;
-  const bool v1074 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1075 = v1073 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v37.m[0][0].thread_elements()[1];
-    const uint v1079 = v1070 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1080 = v1079 + v1073;
-    out[v1080] = v1077;
-  }
-  const uint v1081 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1083 = v1056 + v1081;
-  const uint v1084 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1086 = v1059 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1088 = v1086 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v37.m[0][1].thread_elements()[0];
-    const uint v1092 = v1083 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1093 = v1092 + v1086;
-    out[v1093] = v1090;
-  }
-  const uint v1094 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1096 = v1056 + v1094;
-  const uint v1097 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1099 = v1059 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v37.m[0][1].thread_elements()[1];
-    const uint v1105 = v1096 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1106 = v1105 + v1099;
-    out[v1106] = v1103;
-  }
-  const uint v1107 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1109 = v1056 + v1107;
-  const uint v1110 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1112 = v1059 + v1110;
-  const bool v1113 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1114 = v1112 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v37.m[0][2].thread_elements()[0];
-    const uint v1118 = v1109 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1119 = v1118 + v1112;
-    out[v1119] = v1116;
-  }
-  const uint v1120 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1122 = v1056 + v1120;
-  const uint v1123 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1125 = v1059 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1127 = v1125 < v1;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v37.m[0][2].thread_elements()[1];
-    const uint v1131 = v1122 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1132 = v1131 + v1125;
-    out[v1132] = v1129;
-  }
-  const uint v1133 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1135 = v1056 + v1133;
-  const uint v1136 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1138 = v1059 + v1136;
-  const bool v1139 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1140 = v1138 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v37.m[0][3].thread_elements()[0];
-    const uint v1144 = v1135 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1145 = v1144 + v1138;
-    out[v1145] = v1142;
-  }
-  const uint v1146 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1148 = v1056 + v1146;
-  const uint v1149 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1151 = v1059 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v37.m[0][3].thread_elements()[1];
-    const uint v1157 = v1148 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1158 = v1157 + v1151;
-    out[v1158] = v1155;
-  }
-  const uint v1159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1161 = v1056 + v1159;
-  const uint v1162 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1164 = v1059 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1166 = v1164 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v37.m[0][4].thread_elements()[0];
-    const uint v1170 = v1161 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1171 = v1170 + v1164;
-    out[v1171] = v1168;
-  }
-  const uint v1172 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1174 = v1056 + v1172;
-  const uint v1175 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1177 = v1059 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v37.m[0][4].thread_elements()[1];
-    const uint v1183 = v1174 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1184 = v1183 + v1177;
-    out[v1184] = v1181;
-  }
-  const uint v1185 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1187 = v1056 + v1185;
-  const uint v1188 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1190 = v1059 + v1188;
-  const bool v1191 = v1187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1192 = v1190 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v37.m[0][5].thread_elements()[0];
-    const uint v1196 = v1187 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1197 = v1196 + v1190;
-    out[v1197] = v1194;
-  }
-  const uint v1198 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1200 = v1056 + v1198;
-  const uint v1201 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1203 = v1059 + v1201;
-  const bool v1204 = v1200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1205 = v1203 < v1;
-  const bool v1206 = v1204 && v1205;
-  if (v1206) {
-    const float v1207 = v37.m[0][5].thread_elements()[1];
-    const uint v1209 = v1200 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1210 = v1209 + v1203;
-    out[v1210] = v1207;
-  }
-  const uint v1211 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1213 = v1056 + v1211;
-  const uint v1214 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1216 = v1059 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1218 = v1216 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v37.m[0][6].thread_elements()[0];
-    const uint v1222 = v1213 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1223 = v1222 + v1216;
-    out[v1223] = v1220;
-  }
-  const uint v1224 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1226 = v1056 + v1224;
-  const uint v1227 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1229 = v1059 + v1227;
-  const bool v1230 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1231 = v1229 < v1;
-  const bool v1232 = v1230 && v1231;
-  if (v1232) {
-    const float v1233 = v37.m[0][6].thread_elements()[1];
-    const uint v1235 = v1226 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1236 = v1235 + v1229;
-    out[v1236] = v1233;
-  }
-  const uint v1237 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1239 = v1056 + v1237;
-  const uint v1240 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1242 = v1059 + v1240;
-  const bool v1243 = v1239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1244 = v1242 < v1;
-  const bool v1245 = v1243 && v1244;
-  if (v1245) {
-    const float v1246 = v37.m[0][7].thread_elements()[0];
-    const uint v1248 = v1239 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1249 = v1248 + v1242;
-    out[v1249] = v1246;
-  }
-  const uint v1250 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1252 = v1056 + v1250;
-  const uint v1253 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1255 = v1059 + v1253;
-  const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1257 = v1255 < v1;
-  const bool v1258 = v1256 && v1257;
-  if (v1258) {
-    const float v1259 = v37.m[0][7].thread_elements()[1];
-    const uint v1261 = v1252 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1262 = v1261 + v1255;
-    out[v1262] = v1259;
-  }
-  const uint v1263 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1265 = v1056 + v1263;
-  const uint v1266 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1268 = v1059 + v1266;
-  const bool v1269 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1270 = v1268 < v1;
-  const bool v1271 = v1269 && v1270;
-  if (v1271) {
-    const float v1272 = v37.m[1][0].thread_elements()[0];
-    const uint v1274 = v1265 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1275 = v1274 + v1268;
-    out[v1275] = v1272;
-  }
-  const uint v1276 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1278 = v1056 + v1276;
-  const uint v1279 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1281 = v1059 + v1279;
-  const bool v1282 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1283 = v1281 < v1;
-  const bool v1284 = v1282 && v1283;
-  if (v1284) {
-    const float v1285 = v37.m[1][0].thread_elements()[1];
-    const uint v1287 = v1278 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1288 = v1287 + v1281;
-    out[v1288] = v1285;
-  }
-  const uint v1289 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1291 = v1056 + v1289;
-  const uint v1292 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1294 = v1059 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1296 = v1294 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v37.m[1][1].thread_elements()[0];
-    const uint v1300 = v1291 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1301 = v1300 + v1294;
-    out[v1301] = v1298;
-  }
-  const uint v1302 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1304 = v1056 + v1302;
-  const uint v1305 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1307 = v1059 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v37.m[1][1].thread_elements()[1];
-    const uint v1313 = v1304 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1314 = v1313 + v1307;
-    out[v1314] = v1311;
-  }
-  const uint v1315 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1317 = v1056 + v1315;
-  const uint v1318 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1320 = v1059 + v1318;
-  const bool v1321 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1322 = v1320 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v37.m[1][2].thread_elements()[0];
-    const uint v1326 = v1317 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1327 = v1326 + v1320;
-    out[v1327] = v1324;
-  }
-  const uint v1328 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1330 = v1056 + v1328;
-  const uint v1331 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1333 = v1059 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v37.m[1][2].thread_elements()[1];
-    const uint v1339 = v1330 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1340 = v1339 + v1333;
-    out[v1340] = v1337;
-  }
-  const uint v1341 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1343 = v1056 + v1341;
-  const uint v1344 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1346 = v1059 + v1344;
-  const bool v1347 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1348 = v1346 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v37.m[1][3].thread_elements()[0];
-    const uint v1352 = v1343 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1353 = v1352 + v1346;
-    out[v1353] = v1350;
-  }
-  const uint v1354 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1356 = v1056 + v1354;
-  const uint v1357 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1359 = v1059 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1361 = v1359 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v37.m[1][3].thread_elements()[1];
-    const uint v1365 = v1356 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1366 = v1365 + v1359;
-    out[v1366] = v1363;
-  }
-  const uint v1367 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1369 = v1056 + v1367;
-  const uint v1370 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1372 = v1059 + v1370;
-  const bool v1373 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1374 = v1372 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v37.m[1][4].thread_elements()[0];
-    const uint v1378 = v1369 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1379 = v1378 + v1372;
-    out[v1379] = v1376;
-  }
-  const uint v1380 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1382 = v1056 + v1380;
-  const uint v1383 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1385 = v1059 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1387 = v1385 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v37.m[1][4].thread_elements()[1];
-    const uint v1391 = v1382 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1392 = v1391 + v1385;
-    out[v1392] = v1389;
-  }
-  const uint v1393 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1395 = v1056 + v1393;
-  const uint v1396 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1398 = v1059 + v1396;
-  const bool v1399 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1400 = v1398 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v37.m[1][5].thread_elements()[0];
-    const uint v1404 = v1395 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1405 = v1404 + v1398;
-    out[v1405] = v1402;
-  }
-  const uint v1406 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1408 = v1056 + v1406;
-  const uint v1409 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1411 = v1059 + v1409;
-  const bool v1412 = v1408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1413 = v1411 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v37.m[1][5].thread_elements()[1];
-    const uint v1417 = v1408 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1418 = v1417 + v1411;
-    out[v1418] = v1415;
-  }
-  const uint v1419 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1421 = v1056 + v1419;
-  const uint v1422 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1424 = v1059 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1426 = v1424 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v37.m[1][6].thread_elements()[0];
-    const uint v1430 = v1421 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1431 = v1430 + v1424;
-    out[v1431] = v1428;
-  }
-  const uint v1432 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1434 = v1056 + v1432;
-  const uint v1435 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1437 = v1059 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1439 = v1437 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v37.m[1][6].thread_elements()[1];
-    const uint v1443 = v1434 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1444 = v1443 + v1437;
-    out[v1444] = v1441;
-  }
-  const uint v1445 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1447 = v1056 + v1445;
-  const uint v1448 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1450 = v1059 + v1448;
-  const bool v1451 = v1447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1452 = v1450 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v37.m[1][7].thread_elements()[0];
-    const uint v1456 = v1447 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1457 = v1456 + v1450;
-    out[v1457] = v1454;
-  }
-  const uint v1458 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1460 = v1056 + v1458;
-  const uint v1461 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1463 = v1059 + v1461;
-  const bool v1464 = v1460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1465 = v1463 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v37.m[1][7].thread_elements()[1];
-    const uint v1469 = v1460 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1470 = v1469 + v1463;
-    out[v1470] = v1467;
-  }
-  const uint v1471 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1473 = v1056 + v1471;
-  const uint v1474 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1476 = v1059 + v1474;
-  const bool v1477 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1478 = v1476 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v37.m[2][0].thread_elements()[0];
-    const uint v1482 = v1473 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1483 = v1482 + v1476;
-    out[v1483] = v1480;
-  }
-  const uint v1484 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1486 = v1056 + v1484;
-  const uint v1487 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1489 = v1059 + v1487;
-  const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1491 = v1489 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v37.m[2][0].thread_elements()[1];
-    const uint v1495 = v1486 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1496 = v1495 + v1489;
-    out[v1496] = v1493;
-  }
-  const uint v1497 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1499 = v1056 + v1497;
-  const uint v1500 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1502 = v1059 + v1500;
-  const bool v1503 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1504 = v1502 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v37.m[2][1].thread_elements()[0];
-    const uint v1508 = v1499 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1509 = v1508 + v1502;
-    out[v1509] = v1506;
-  }
-  const uint v1510 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1512 = v1056 + v1510;
-  const uint v1513 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1515 = v1059 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v37.m[2][1].thread_elements()[1];
-    const uint v1521 = v1512 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1522 = v1521 + v1515;
-    out[v1522] = v1519;
-  }
-  const uint v1523 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1525 = v1056 + v1523;
-  const uint v1526 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1528 = v1059 + v1526;
-  const bool v1529 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1530 = v1528 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v37.m[2][2].thread_elements()[0];
-    const uint v1534 = v1525 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1535 = v1534 + v1528;
-    out[v1535] = v1532;
-  }
-  const uint v1536 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1538 = v1056 + v1536;
-  const uint v1539 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1541 = v1059 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v37.m[2][2].thread_elements()[1];
-    const uint v1547 = v1538 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1548 = v1547 + v1541;
-    out[v1548] = v1545;
-  }
-  const uint v1549 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1551 = v1056 + v1549;
-  const uint v1552 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1554 = v1059 + v1552;
-  const bool v1555 = v1551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1556 = v1554 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v37.m[2][3].thread_elements()[0];
-    const uint v1560 = v1551 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1561 = v1560 + v1554;
-    out[v1561] = v1558;
-  }
-  const uint v1562 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1564 = v1056 + v1562;
-  const uint v1565 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1567 = v1059 + v1565;
-  const bool v1568 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1569 = v1567 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v37.m[2][3].thread_elements()[1];
-    const uint v1573 = v1564 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1574 = v1573 + v1567;
-    out[v1574] = v1571;
-  }
-  const uint v1575 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1577 = v1056 + v1575;
-  const uint v1578 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1580 = v1059 + v1578;
-  const bool v1581 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1582 = v1580 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v37.m[2][4].thread_elements()[0];
-    const uint v1586 = v1577 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1587 = v1586 + v1580;
-    out[v1587] = v1584;
-  }
-  const uint v1588 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1590 = v1056 + v1588;
-  const uint v1591 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1593 = v1059 + v1591;
-  const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1595 = v1593 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v37.m[2][4].thread_elements()[1];
-    const uint v1599 = v1590 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1600 = v1599 + v1593;
-    out[v1600] = v1597;
-  }
-  const uint v1601 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1603 = v1056 + v1601;
-  const uint v1604 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1606 = v1059 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1608 = v1606 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v37.m[2][5].thread_elements()[0];
-    const uint v1612 = v1603 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1613 = v1612 + v1606;
-    out[v1613] = v1610;
-  }
-  const uint v1614 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1616 = v1056 + v1614;
-  const uint v1617 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1619 = v1059 + v1617;
-  const bool v1620 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1621 = v1619 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v37.m[2][5].thread_elements()[1];
-    const uint v1625 = v1616 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1626 = v1625 + v1619;
-    out[v1626] = v1623;
-  }
-  const uint v1627 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1629 = v1056 + v1627;
-  const uint v1630 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1632 = v1059 + v1630;
-  const bool v1633 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1634 = v1632 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v37.m[2][6].thread_elements()[0];
-    const uint v1638 = v1629 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1639 = v1638 + v1632;
-    out[v1639] = v1636;
-  }
-  const uint v1640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1642 = v1056 + v1640;
-  const uint v1643 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1645 = v1059 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1647 = v1645 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v37.m[2][6].thread_elements()[1];
-    const uint v1651 = v1642 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1652 = v1651 + v1645;
-    out[v1652] = v1649;
-  }
-  const uint v1653 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1655 = v1056 + v1653;
-  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1658 = v1059 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1660 = v1658 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v37.m[2][7].thread_elements()[0];
-    const uint v1664 = v1655 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1665 = v1664 + v1658;
-    out[v1665] = v1662;
-  }
-  const uint v1666 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1668 = v1056 + v1666;
-  const uint v1669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1671 = v1059 + v1669;
-  const bool v1672 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1673 = v1671 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v37.m[2][7].thread_elements()[1];
-    const uint v1677 = v1668 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1678 = v1677 + v1671;
-    out[v1678] = v1675;
-  }
-  const uint v1679 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1681 = v1056 + v1679;
-  const uint v1682 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1684 = v1059 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1686 = v1684 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v37.m[3][0].thread_elements()[0];
-    const uint v1690 = v1681 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1691 = v1690 + v1684;
-    out[v1691] = v1688;
-  }
-  const uint v1692 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1694 = v1056 + v1692;
-  const uint v1695 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1697 = v1059 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v37.m[3][0].thread_elements()[1];
-    const uint v1703 = v1694 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1704 = v1703 + v1697;
-    out[v1704] = v1701;
-  }
-  const uint v1705 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1707 = v1056 + v1705;
-  const uint v1708 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1710 = v1059 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1712 = v1710 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v37.m[3][1].thread_elements()[0];
-    const uint v1716 = v1707 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1717 = v1716 + v1710;
-    out[v1717] = v1714;
-  }
-  const uint v1718 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1720 = v1056 + v1718;
-  const uint v1721 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1723 = v1059 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v37.m[3][1].thread_elements()[1];
-    const uint v1729 = v1720 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1730 = v1729 + v1723;
-    out[v1730] = v1727;
-  }
-  const uint v1731 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1733 = v1056 + v1731;
-  const uint v1734 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1736 = v1059 + v1734;
-  const bool v1737 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1738 = v1736 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v37.m[3][2].thread_elements()[0];
-    const uint v1742 = v1733 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1743 = v1742 + v1736;
-    out[v1743] = v1740;
-  }
-  const uint v1744 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1746 = v1056 + v1744;
-  const uint v1747 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1749 = v1059 + v1747;
-  const bool v1750 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1751 = v1749 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v37.m[3][2].thread_elements()[1];
-    const uint v1755 = v1746 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1756 = v1755 + v1749;
-    out[v1756] = v1753;
-  }
-  const uint v1757 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1759 = v1056 + v1757;
-  const uint v1760 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1762 = v1059 + v1760;
-  const bool v1763 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1764 = v1762 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v37.m[3][3].thread_elements()[0];
-    const uint v1768 = v1759 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1769 = v1768 + v1762;
-    out[v1769] = v1766;
-  }
-  const uint v1770 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1772 = v1056 + v1770;
-  const uint v1773 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1775 = v1059 + v1773;
-  const bool v1776 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1777 = v1775 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v37.m[3][3].thread_elements()[1];
-    const uint v1781 = v1772 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1782 = v1781 + v1775;
-    out[v1782] = v1779;
-  }
-  const uint v1783 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1785 = v1056 + v1783;
-  const uint v1786 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1788 = v1059 + v1786;
-  const bool v1789 = v1785 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1790 = v1788 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v37.m[3][4].thread_elements()[0];
-    const uint v1794 = v1785 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1795 = v1794 + v1788;
-    out[v1795] = v1792;
-  }
-  const uint v1796 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1798 = v1056 + v1796;
-  const uint v1799 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1801 = v1059 + v1799;
-  const bool v1802 = v1798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1803 = v1801 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v37.m[3][4].thread_elements()[1];
-    const uint v1807 = v1798 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1808 = v1807 + v1801;
-    out[v1808] = v1805;
-  }
-  const uint v1809 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1811 = v1056 + v1809;
-  const uint v1812 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1814 = v1059 + v1812;
-  const bool v1815 = v1811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1816 = v1814 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v37.m[3][5].thread_elements()[0];
-    const uint v1820 = v1811 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1821 = v1820 + v1814;
-    out[v1821] = v1818;
-  }
-  const uint v1822 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1824 = v1056 + v1822;
-  const uint v1825 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1827 = v1059 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1829 = v1827 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v37.m[3][5].thread_elements()[1];
-    const uint v1833 = v1824 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1834 = v1833 + v1827;
-    out[v1834] = v1831;
-  }
-  const uint v1835 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1837 = v1056 + v1835;
-  const uint v1838 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1840 = v1059 + v1838;
-  const bool v1841 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1842 = v1840 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v37.m[3][6].thread_elements()[0];
-    const uint v1846 = v1837 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1847 = v1846 + v1840;
-    out[v1847] = v1844;
-  }
-  const uint v1848 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1850 = v1056 + v1848;
-  const uint v1851 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1853 = v1059 + v1851;
-  const bool v1854 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1855 = v1853 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v37.m[3][6].thread_elements()[1];
-    const uint v1859 = v1850 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1860 = v1859 + v1853;
-    out[v1860] = v1857;
-  }
-  const uint v1861 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1863 = v1056 + v1861;
-  const uint v1864 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1866 = v1059 + v1864;
-  const bool v1867 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1868 = v1866 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v37.m[3][7].thread_elements()[0];
-    const uint v1872 = v1863 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1873 = v1872 + v1866;
-    out[v1873] = v1870;
-  }
-  const uint v1874 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1876 = v1056 + v1874;
-  const uint v1877 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1879 = v1059 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1881 = v1879 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v37.m[3][7].thread_elements()[1];
-    const uint v1885 = v1876 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1886 = v1885 + v1879;
-    out[v1886] = v1883;
-  }
-  const uint v1887 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1889 = v1056 + v1887;
-  const uint v1890 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1892 = v1059 + v1890;
-  const bool v1893 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1894 = v1892 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v37.m[4][0].thread_elements()[0];
-    const uint v1898 = v1889 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1899 = v1898 + v1892;
-    out[v1899] = v1896;
-  }
-  const uint v1900 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1902 = v1056 + v1900;
-  const uint v1903 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1905 = v1059 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v37.m[4][0].thread_elements()[1];
-    const uint v1911 = v1902 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1912 = v1911 + v1905;
-    out[v1912] = v1909;
-  }
-  const uint v1913 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1915 = v1056 + v1913;
-  const uint v1916 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1918 = v1059 + v1916;
-  const bool v1919 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1920 = v1918 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v37.m[4][1].thread_elements()[0];
-    const uint v1924 = v1915 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1925 = v1924 + v1918;
-    out[v1925] = v1922;
-  }
-  const uint v1926 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1928 = v1056 + v1926;
-  const uint v1929 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1931 = v1059 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v37.m[4][1].thread_elements()[1];
-    const uint v1937 = v1928 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1938 = v1937 + v1931;
-    out[v1938] = v1935;
-  }
-  const uint v1939 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1941 = v1056 + v1939;
-  const uint v1942 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1944 = v1059 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1946 = v1944 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v37.m[4][2].thread_elements()[0];
-    const uint v1950 = v1941 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1951 = v1950 + v1944;
-    out[v1951] = v1948;
-  }
-  const uint v1952 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1954 = v1056 + v1952;
-  const uint v1955 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1957 = v1059 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1959 = v1957 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v37.m[4][2].thread_elements()[1];
-    const uint v1963 = v1954 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1964 = v1963 + v1957;
-    out[v1964] = v1961;
-  }
-  const uint v1965 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1967 = v1056 + v1965;
-  const uint v1968 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1970 = v1059 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v37.m[4][3].thread_elements()[0];
-    const uint v1976 = v1967 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1977 = v1976 + v1970;
-    out[v1977] = v1974;
-  }
-  const uint v1978 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1980 = v1056 + v1978;
-  const uint v1981 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1983 = v1059 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1985 = v1983 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v37.m[4][3].thread_elements()[1];
-    const uint v1989 = v1980 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1990 = v1989 + v1983;
-    out[v1990] = v1987;
-  }
-  const uint v1991 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1993 = v1056 + v1991;
-  const uint v1994 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1996 = v1059 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1998 = v1996 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v37.m[4][4].thread_elements()[0];
-    const uint v2002 = v1993 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2003 = v2002 + v1996;
-    out[v2003] = v2000;
-  }
-  const uint v2004 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2006 = v1056 + v2004;
-  const uint v2007 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2009 = v1059 + v2007;
-  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2011 = v2009 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v37.m[4][4].thread_elements()[1];
-    const uint v2015 = v2006 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2016 = v2015 + v2009;
-    out[v2016] = v2013;
-  }
-  const uint v2017 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2019 = v1056 + v2017;
-  const uint v2020 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2022 = v1059 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2024 = v2022 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v37.m[4][5].thread_elements()[0];
-    const uint v2028 = v2019 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2029 = v2028 + v2022;
-    out[v2029] = v2026;
-  }
-  const uint v2030 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2032 = v1056 + v2030;
-  const uint v2033 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2035 = v1059 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v37.m[4][5].thread_elements()[1];
-    const uint v2041 = v2032 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2042 = v2041 + v2035;
-    out[v2042] = v2039;
-  }
-  const uint v2043 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2045 = v1056 + v2043;
-  const uint v2046 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2048 = v1059 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v37.m[4][6].thread_elements()[0];
-    const uint v2054 = v2045 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2055 = v2054 + v2048;
-    out[v2055] = v2052;
-  }
-  const uint v2056 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2058 = v1056 + v2056;
-  const uint v2059 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2061 = v1059 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v37.m[4][6].thread_elements()[1];
-    const uint v2067 = v2058 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2068 = v2067 + v2061;
-    out[v2068] = v2065;
-  }
-  const uint v2069 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2071 = v1056 + v2069;
-  const uint v2072 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2074 = v1059 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v37.m[4][7].thread_elements()[0];
-    const uint v2080 = v2071 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2081 = v2080 + v2074;
-    out[v2081] = v2078;
-  }
-  const uint v2082 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2084 = v1056 + v2082;
-  const uint v2085 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2087 = v1059 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v37.m[4][7].thread_elements()[1];
-    const uint v2093 = v2084 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2094 = v2093 + v2087;
-    out[v2094] = v2091;
-  }
-  const uint v2095 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2097 = v1056 + v2095;
-  const uint v2098 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2100 = v1059 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2102 = v2100 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v37.m[5][0].thread_elements()[0];
-    const uint v2106 = v2097 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2107 = v2106 + v2100;
-    out[v2107] = v2104;
-  }
-  const uint v2108 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2110 = v1056 + v2108;
-  const uint v2111 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2113 = v1059 + v2111;
-  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2115 = v2113 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v37.m[5][0].thread_elements()[1];
-    const uint v2119 = v2110 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2120 = v2119 + v2113;
-    out[v2120] = v2117;
-  }
-  const uint v2121 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2123 = v1056 + v2121;
-  const uint v2124 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2126 = v1059 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2128 = v2126 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v37.m[5][1].thread_elements()[0];
-    const uint v2132 = v2123 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2133 = v2132 + v2126;
-    out[v2133] = v2130;
-  }
-  const uint v2134 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2136 = v1056 + v2134;
-  const uint v2137 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2139 = v1059 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v37.m[5][1].thread_elements()[1];
-    const uint v2145 = v2136 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2146 = v2145 + v2139;
-    out[v2146] = v2143;
-  }
-  const uint v2147 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2149 = v1056 + v2147;
-  const uint v2150 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2152 = v1059 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2154 = v2152 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v37.m[5][2].thread_elements()[0];
-    const uint v2158 = v2149 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2159 = v2158 + v2152;
-    out[v2159] = v2156;
-  }
-  const uint v2160 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2162 = v1056 + v2160;
-  const uint v2163 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2165 = v1059 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v37.m[5][2].thread_elements()[1];
-    const uint v2171 = v2162 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2172 = v2171 + v2165;
-    out[v2172] = v2169;
-  }
-  const uint v2173 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2175 = v1056 + v2173;
-  const uint v2176 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2178 = v1059 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v37.m[5][3].thread_elements()[0];
-    const uint v2184 = v2175 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2185 = v2184 + v2178;
-    out[v2185] = v2182;
-  }
-  const uint v2186 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2188 = v1056 + v2186;
-  const uint v2189 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2191 = v1059 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2193 = v2191 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v37.m[5][3].thread_elements()[1];
-    const uint v2197 = v2188 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2198 = v2197 + v2191;
-    out[v2198] = v2195;
-  }
-  const uint v2199 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2201 = v1056 + v2199;
-  const uint v2202 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2204 = v1059 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2206 = v2204 < v1;
-  const bool v2207 = v2205 && v2206;
-  if (v2207) {
-    const float v2208 = v37.m[5][4].thread_elements()[0];
-    const uint v2210 = v2201 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2211 = v2210 + v2204;
-    out[v2211] = v2208;
-  }
-  const uint v2212 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2214 = v1056 + v2212;
-  const uint v2215 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2217 = v1059 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2219 = v2217 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v37.m[5][4].thread_elements()[1];
-    const uint v2223 = v2214 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2224 = v2223 + v2217;
-    out[v2224] = v2221;
-  }
-  const uint v2225 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2227 = v1056 + v2225;
-  const uint v2228 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2230 = v1059 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v37.m[5][5].thread_elements()[0];
-    const uint v2236 = v2227 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2237 = v2236 + v2230;
-    out[v2237] = v2234;
-  }
-  const uint v2238 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2240 = v1056 + v2238;
-  const uint v2241 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2243 = v1059 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v37.m[5][5].thread_elements()[1];
-    const uint v2249 = v2240 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2250 = v2249 + v2243;
-    out[v2250] = v2247;
-  }
-  const uint v2251 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2253 = v1056 + v2251;
-  const uint v2254 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2256 = v1059 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2258 = v2256 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v37.m[5][6].thread_elements()[0];
-    const uint v2262 = v2253 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2263 = v2262 + v2256;
-    out[v2263] = v2260;
-  }
-  const uint v2264 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2266 = v1056 + v2264;
-  const uint v2267 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2269 = v1059 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v37.m[5][6].thread_elements()[1];
-    const uint v2275 = v2266 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2276 = v2275 + v2269;
-    out[v2276] = v2273;
-  }
-  const uint v2277 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2279 = v1056 + v2277;
-  const uint v2280 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2282 = v1059 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v37.m[5][7].thread_elements()[0];
-    const uint v2288 = v2279 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2289 = v2288 + v2282;
-    out[v2289] = v2286;
-  }
-  const uint v2290 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2292 = v1056 + v2290;
-  const uint v2293 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2295 = v1059 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2297 = v2295 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v37.m[5][7].thread_elements()[1];
-    const uint v2301 = v2292 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2302 = v2301 + v2295;
-    out[v2302] = v2299;
-  }
-  const uint v2303 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2305 = v1056 + v2303;
-  const uint v2306 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2308 = v1059 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2310 = v2308 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v37.m[6][0].thread_elements()[0];
-    const uint v2314 = v2305 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2315 = v2314 + v2308;
-    out[v2315] = v2312;
-  }
-  const uint v2316 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2318 = v1056 + v2316;
-  const uint v2319 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2321 = v1059 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2323 = v2321 < v1;
-  const bool v2324 = v2322 && v2323;
-  if (v2324) {
-    const float v2325 = v37.m[6][0].thread_elements()[1];
-    const uint v2327 = v2318 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2328 = v2327 + v2321;
-    out[v2328] = v2325;
-  }
-  const uint v2329 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2331 = v1056 + v2329;
-  const uint v2332 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2334 = v1059 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v37.m[6][1].thread_elements()[0];
-    const uint v2340 = v2331 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2341 = v2340 + v2334;
-    out[v2341] = v2338;
-  }
-  const uint v2342 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2344 = v1056 + v2342;
-  const uint v2345 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2347 = v1059 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v37.m[6][1].thread_elements()[1];
-    const uint v2353 = v2344 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2354 = v2353 + v2347;
-    out[v2354] = v2351;
-  }
-  const uint v2355 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2357 = v1056 + v2355;
-  const uint v2358 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2360 = v1059 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2362 = v2360 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v37.m[6][2].thread_elements()[0];
-    const uint v2366 = v2357 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2367 = v2366 + v2360;
-    out[v2367] = v2364;
-  }
-  const uint v2368 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2370 = v1056 + v2368;
-  const uint v2371 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2373 = v1059 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2375 = v2373 < v1;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v37.m[6][2].thread_elements()[1];
-    const uint v2379 = v2370 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2380 = v2379 + v2373;
-    out[v2380] = v2377;
-  }
-  const uint v2381 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2383 = v1056 + v2381;
-  const uint v2384 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2386 = v1059 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v37.m[6][3].thread_elements()[0];
-    const uint v2392 = v2383 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2393 = v2392 + v2386;
-    out[v2393] = v2390;
-  }
-  const uint v2394 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2396 = v1056 + v2394;
-  const uint v2397 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2399 = v1059 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2401 = v2399 < v1;
-  const bool v2402 = v2400 && v2401;
-  if (v2402) {
-    const float v2403 = v37.m[6][3].thread_elements()[1];
-    const uint v2405 = v2396 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2406 = v2405 + v2399;
-    out[v2406] = v2403;
-  }
-  const uint v2407 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2409 = v1056 + v2407;
-  const uint v2410 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2412 = v1059 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2414 = v2412 < v1;
-  const bool v2415 = v2413 && v2414;
-  if (v2415) {
-    const float v2416 = v37.m[6][4].thread_elements()[0];
-    const uint v2418 = v2409 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2419 = v2418 + v2412;
-    out[v2419] = v2416;
-  }
-  const uint v2420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2422 = v1056 + v2420;
-  const uint v2423 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2425 = v1059 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2427 = v2425 < v1;
-  const bool v2428 = v2426 && v2427;
-  if (v2428) {
-    const float v2429 = v37.m[6][4].thread_elements()[1];
-    const uint v2431 = v2422 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2432 = v2431 + v2425;
-    out[v2432] = v2429;
-  }
-  const uint v2433 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2435 = v1056 + v2433;
-  const uint v2436 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2438 = v1059 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2440 = v2438 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v37.m[6][5].thread_elements()[0];
-    const uint v2444 = v2435 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2445 = v2444 + v2438;
-    out[v2445] = v2442;
-  }
-  const uint v2446 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2448 = v1056 + v2446;
-  const uint v2449 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2451 = v1059 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v37.m[6][5].thread_elements()[1];
-    const uint v2457 = v2448 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2458 = v2457 + v2451;
-    out[v2458] = v2455;
-  }
-  const uint v2459 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2461 = v1056 + v2459;
-  const uint v2462 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2464 = v1059 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v37.m[6][6].thread_elements()[0];
-    const uint v2470 = v2461 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2471 = v2470 + v2464;
-    out[v2471] = v2468;
-  }
-  const uint v2472 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2474 = v1056 + v2472;
-  const uint v2475 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2477 = v1059 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2479 = v2477 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v37.m[6][6].thread_elements()[1];
-    const uint v2483 = v2474 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2484 = v2483 + v2477;
-    out[v2484] = v2481;
-  }
-  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2487 = v1056 + v2485;
-  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2490 = v1059 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2492 = v2490 < v1;
-  const bool v2493 = v2491 && v2492;
-  if (v2493) {
-    const float v2494 = v37.m[6][7].thread_elements()[0];
-    const uint v2496 = v2487 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2497 = v2496 + v2490;
-    out[v2497] = v2494;
-  }
-  const uint v2498 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2500 = v1056 + v2498;
-  const uint v2501 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2503 = v1059 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2505 = v2503 < v1;
-  const bool v2506 = v2504 && v2505;
-  if (v2506) {
-    const float v2507 = v37.m[6][7].thread_elements()[1];
-    const uint v2509 = v2500 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2510 = v2509 + v2503;
-    out[v2510] = v2507;
-  }
-  const uint v2511 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2513 = v1056 + v2511;
-  const uint v2514 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2516 = v1059 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2518 = v2516 < v1;
-  const bool v2519 = v2517 && v2518;
-  if (v2519) {
-    const float v2520 = v37.m[7][0].thread_elements()[0];
-    const uint v2522 = v2513 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2523 = v2522 + v2516;
-    out[v2523] = v2520;
-  }
-  const uint v2524 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2526 = v1056 + v2524;
-  const uint v2527 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2529 = v1059 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2531 = v2529 < v1;
-  const bool v2532 = v2530 && v2531;
-  if (v2532) {
-    const float v2533 = v37.m[7][0].thread_elements()[1];
-    const uint v2535 = v2526 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2536 = v2535 + v2529;
-    out[v2536] = v2533;
-  }
-  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2539 = v1056 + v2537;
-  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2542 = v1059 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2544 = v2542 < v1;
-  const bool v2545 = v2543 && v2544;
-  if (v2545) {
-    const float v2546 = v37.m[7][1].thread_elements()[0];
-    const uint v2548 = v2539 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2549 = v2548 + v2542;
-    out[v2549] = v2546;
-  }
-  const uint v2550 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2552 = v1056 + v2550;
-  const uint v2553 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2555 = v1059 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v37.m[7][1].thread_elements()[1];
-    const uint v2561 = v2552 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2562 = v2561 + v2555;
-    out[v2562] = v2559;
-  }
-  const uint v2563 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2565 = v1056 + v2563;
-  const uint v2566 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2568 = v1059 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2570 = v2568 < v1;
-  const bool v2571 = v2569 && v2570;
-  if (v2571) {
-    const float v2572 = v37.m[7][2].thread_elements()[0];
-    const uint v2574 = v2565 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2575 = v2574 + v2568;
-    out[v2575] = v2572;
-  }
-  const uint v2576 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2578 = v1056 + v2576;
-  const uint v2579 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2581 = v1059 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2583 = v2581 < v1;
-  const bool v2584 = v2582 && v2583;
-  if (v2584) {
-    const float v2585 = v37.m[7][2].thread_elements()[1];
-    const uint v2587 = v2578 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2588 = v2587 + v2581;
-    out[v2588] = v2585;
-  }
-  const uint v2589 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2591 = v1056 + v2589;
-  const uint v2592 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2594 = v1059 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2596 = v2594 < v1;
-  const bool v2597 = v2595 && v2596;
-  if (v2597) {
-    const float v2598 = v37.m[7][3].thread_elements()[0];
-    const uint v2600 = v2591 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2601 = v2600 + v2594;
-    out[v2601] = v2598;
-  }
-  const uint v2602 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2604 = v1056 + v2602;
-  const uint v2605 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2607 = v1059 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v37.m[7][3].thread_elements()[1];
-    const uint v2613 = v2604 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2614 = v2613 + v2607;
-    out[v2614] = v2611;
-  }
-  const uint v2615 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2617 = v1056 + v2615;
-  const uint v2618 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2620 = v1059 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2622 = v2620 < v1;
-  const bool v2623 = v2621 && v2622;
-  if (v2623) {
-    const float v2624 = v37.m[7][4].thread_elements()[0];
-    const uint v2626 = v2617 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2627 = v2626 + v2620;
-    out[v2627] = v2624;
-  }
-  const uint v2628 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2630 = v1056 + v2628;
-  const uint v2631 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2633 = v1059 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2635 = v2633 < v1;
-  const bool v2636 = v2634 && v2635;
-  if (v2636) {
-    const float v2637 = v37.m[7][4].thread_elements()[1];
-    const uint v2639 = v2630 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2640 = v2639 + v2633;
-    out[v2640] = v2637;
-  }
-  const uint v2641 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2643 = v1056 + v2641;
-  const uint v2644 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2646 = v1059 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2648 = v2646 < v1;
-  const bool v2649 = v2647 && v2648;
-  if (v2649) {
-    const float v2650 = v37.m[7][5].thread_elements()[0];
-    const uint v2652 = v2643 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2653 = v2652 + v2646;
-    out[v2653] = v2650;
-  }
-  const uint v2654 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2656 = v1056 + v2654;
-  const uint v2657 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2659 = v1059 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2661 = v2659 < v1;
-  const bool v2662 = v2660 && v2661;
-  if (v2662) {
-    const float v2663 = v37.m[7][5].thread_elements()[1];
-    const uint v2665 = v2656 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2666 = v2665 + v2659;
-    out[v2666] = v2663;
-  }
-  const uint v2667 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2669 = v1056 + v2667;
-  const uint v2670 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2672 = v1059 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2674 = v2672 < v1;
-  const bool v2675 = v2673 && v2674;
-  if (v2675) {
-    const float v2676 = v37.m[7][6].thread_elements()[0];
-    const uint v2678 = v2669 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2679 = v2678 + v2672;
-    out[v2679] = v2676;
-  }
-  const uint v2680 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2682 = v1056 + v2680;
-  const uint v2683 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2685 = v1059 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2687 = v2685 < v1;
-  const bool v2688 = v2686 && v2687;
-  if (v2688) {
-    const float v2689 = v37.m[7][6].thread_elements()[1];
-    const uint v2691 = v2682 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2692 = v2691 + v2685;
-    out[v2692] = v2689;
-  }
-  const uint v2693 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2695 = v1056 + v2693;
-  const uint v2696 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2698 = v1059 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2700 = v2698 < v1;
-  const bool v2701 = v2699 && v2700;
-  if (v2701) {
-    const float v2702 = v37.m[7][7].thread_elements()[0];
-    const uint v2704 = v2695 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2705 = v2704 + v2698;
-    out[v2705] = v2702;
-  }
-  const uint v2706 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2708 = v1056 + v2706;
-  const uint v2709 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2711 = v1059 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v37.m[7][7].thread_elements()[1];
-    const uint v2717 = v2708 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2718 = v2717 + v2711;
-    out[v2718] = v2715;
+  const uint v911 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v912 = v22 + v31;
+  const uint v913 = v912 + v911;
+  const uint v914 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v915 = v26 + v35;
+  const uint v916 = v915 + v914;
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v918 = v916 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v37.m[0][0].thread_elements()[0];
+    const uint v922 = v913 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v923 = v922 + v916;
+    out[v923] = v920;
+  }
+  const uint v924 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v926 = v912 + v924;
+  const uint v927 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v929 = v915 + v927;
+  const bool v930 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v931 = v929 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v37.m[0][0].thread_elements()[1];
+    const uint v935 = v926 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v936 = v935 + v929;
+    out[v936] = v933;
+  }
+  const uint v937 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v939 = v912 + v937;
+  const uint v940 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v942 = v915 + v940;
+  const bool v943 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v944 = v942 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v37.m[0][1].thread_elements()[0];
+    const uint v948 = v939 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v949 = v948 + v942;
+    out[v949] = v946;
+  }
+  const uint v950 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v952 = v912 + v950;
+  const uint v953 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v955 = v915 + v953;
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v957 = v955 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v37.m[0][1].thread_elements()[1];
+    const uint v961 = v952 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v962 = v961 + v955;
+    out[v962] = v959;
+  }
+  const uint v963 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v965 = v912 + v963;
+  const uint v966 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v968 = v915 + v966;
+  const bool v969 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v970 = v968 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v37.m[0][2].thread_elements()[0];
+    const uint v974 = v965 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v975 = v974 + v968;
+    out[v975] = v972;
+  }
+  const uint v976 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v978 = v912 + v976;
+  const uint v979 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v981 = v915 + v979;
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v37.m[0][2].thread_elements()[1];
+    const uint v987 = v978 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v988 = v987 + v981;
+    out[v988] = v985;
+  }
+  const uint v989 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v991 = v912 + v989;
+  const uint v992 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v994 = v915 + v992;
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v996 = v994 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v37.m[0][3].thread_elements()[0];
+    const uint v1000 = v991 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1001 = v1000 + v994;
+    out[v1001] = v998;
+  }
+  const uint v1002 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1004 = v912 + v1002;
+  const uint v1005 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1007 = v915 + v1005;
+  const bool v1008 = v1004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1009 = v1007 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v37.m[0][3].thread_elements()[1];
+    const uint v1013 = v1004 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1014 = v1013 + v1007;
+    out[v1014] = v1011;
+  }
+  const uint v1015 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1017 = v912 + v1015;
+  const uint v1018 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1020 = v915 + v1018;
+  const bool v1021 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1022 = v1020 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v37.m[0][4].thread_elements()[0];
+    const uint v1026 = v1017 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1027 = v1026 + v1020;
+    out[v1027] = v1024;
+  }
+  const uint v1028 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1030 = v912 + v1028;
+  const uint v1031 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1033 = v915 + v1031;
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1035 = v1033 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v37.m[0][4].thread_elements()[1];
+    const uint v1039 = v1030 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1040 = v1039 + v1033;
+    out[v1040] = v1037;
+  }
+  const uint v1041 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1043 = v912 + v1041;
+  const uint v1044 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1046 = v915 + v1044;
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1048 = v1046 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v37.m[0][5].thread_elements()[0];
+    const uint v1052 = v1043 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1053 = v1052 + v1046;
+    out[v1053] = v1050;
+  }
+  const uint v1054 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1056 = v912 + v1054;
+  const uint v1057 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1059 = v915 + v1057;
+  const bool v1060 = v1056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v37.m[0][5].thread_elements()[1];
+    const uint v1065 = v1056 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1066 = v1065 + v1059;
+    out[v1066] = v1063;
+  }
+  const uint v1067 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1069 = v912 + v1067;
+  const uint v1070 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1072 = v915 + v1070;
+  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1074 = v1072 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v37.m[0][6].thread_elements()[0];
+    const uint v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1079 = v1078 + v1072;
+    out[v1079] = v1076;
+  }
+  const uint v1080 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1082 = v912 + v1080;
+  const uint v1083 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1085 = v915 + v1083;
+  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v37.m[0][6].thread_elements()[1];
+    const uint v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1092 = v1091 + v1085;
+    out[v1092] = v1089;
+  }
+  const uint v1093 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1095 = v912 + v1093;
+  const uint v1096 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1098 = v915 + v1096;
+  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1100 = v1098 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v37.m[0][7].thread_elements()[0];
+    const uint v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1105 = v1104 + v1098;
+    out[v1105] = v1102;
+  }
+  const uint v1106 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1108 = v912 + v1106;
+  const uint v1109 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1111 = v915 + v1109;
+  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v37.m[0][7].thread_elements()[1];
+    const uint v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1118 = v1117 + v1111;
+    out[v1118] = v1115;
+  }
+  const uint v1119 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1121 = v912 + v1119;
+  const uint v1122 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1124 = v915 + v1122;
+  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1126 = v1124 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v37.m[1][0].thread_elements()[0];
+    const uint v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1131 = v1130 + v1124;
+    out[v1131] = v1128;
+  }
+  const uint v1132 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1134 = v912 + v1132;
+  const uint v1135 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1137 = v915 + v1135;
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v37.m[1][0].thread_elements()[1];
+    const uint v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1144 = v1143 + v1137;
+    out[v1144] = v1141;
+  }
+  const uint v1145 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1147 = v912 + v1145;
+  const uint v1148 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1150 = v915 + v1148;
+  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1152 = v1150 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v37.m[1][1].thread_elements()[0];
+    const uint v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1157 = v1156 + v1150;
+    out[v1157] = v1154;
+  }
+  const uint v1158 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1160 = v912 + v1158;
+  const uint v1161 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1163 = v915 + v1161;
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1165 = v1163 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v37.m[1][1].thread_elements()[1];
+    const uint v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1170 = v1169 + v1163;
+    out[v1170] = v1167;
+  }
+  const uint v1171 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1173 = v912 + v1171;
+  const uint v1174 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1176 = v915 + v1174;
+  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1178 = v1176 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v37.m[1][2].thread_elements()[0];
+    const uint v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1183 = v1182 + v1176;
+    out[v1183] = v1180;
+  }
+  const uint v1184 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1186 = v912 + v1184;
+  const uint v1187 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1189 = v915 + v1187;
+  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1191 = v1189 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v37.m[1][2].thread_elements()[1];
+    const uint v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1196 = v1195 + v1189;
+    out[v1196] = v1193;
+  }
+  const uint v1197 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1199 = v912 + v1197;
+  const uint v1200 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1202 = v915 + v1200;
+  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1204 = v1202 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v37.m[1][3].thread_elements()[0];
+    const uint v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1209 = v1208 + v1202;
+    out[v1209] = v1206;
+  }
+  const uint v1210 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1212 = v912 + v1210;
+  const uint v1213 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1215 = v915 + v1213;
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v37.m[1][3].thread_elements()[1];
+    const uint v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1222 = v1221 + v1215;
+    out[v1222] = v1219;
+  }
+  const uint v1223 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1225 = v912 + v1223;
+  const uint v1226 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1228 = v915 + v1226;
+  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1230 = v1228 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v37.m[1][4].thread_elements()[0];
+    const uint v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1235 = v1234 + v1228;
+    out[v1235] = v1232;
+  }
+  const uint v1236 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1238 = v912 + v1236;
+  const uint v1239 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1241 = v915 + v1239;
+  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1243 = v1241 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v37.m[1][4].thread_elements()[1];
+    const uint v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1248 = v1247 + v1241;
+    out[v1248] = v1245;
+  }
+  const uint v1249 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1251 = v912 + v1249;
+  const uint v1252 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1254 = v915 + v1252;
+  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1256 = v1254 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v37.m[1][5].thread_elements()[0];
+    const uint v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1261 = v1260 + v1254;
+    out[v1261] = v1258;
+  }
+  const uint v1262 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1264 = v912 + v1262;
+  const uint v1265 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1267 = v915 + v1265;
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v37.m[1][5].thread_elements()[1];
+    const uint v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1274 = v1273 + v1267;
+    out[v1274] = v1271;
+  }
+  const uint v1275 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1277 = v912 + v1275;
+  const uint v1278 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1280 = v915 + v1278;
+  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v37.m[1][6].thread_elements()[0];
+    const uint v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1287 = v1286 + v1280;
+    out[v1287] = v1284;
+  }
+  const uint v1288 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1290 = v912 + v1288;
+  const uint v1291 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1293 = v915 + v1291;
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1295 = v1293 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v37.m[1][6].thread_elements()[1];
+    const uint v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1300 = v1299 + v1293;
+    out[v1300] = v1297;
+  }
+  const uint v1301 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1303 = v912 + v1301;
+  const uint v1304 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1306 = v915 + v1304;
+  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1308 = v1306 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v37.m[1][7].thread_elements()[0];
+    const uint v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1313 = v1312 + v1306;
+    out[v1313] = v1310;
+  }
+  const uint v1314 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1316 = v912 + v1314;
+  const uint v1317 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1319 = v915 + v1317;
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v37.m[1][7].thread_elements()[1];
+    const uint v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1326 = v1325 + v1319;
+    out[v1326] = v1323;
+  }
+  const uint v1327 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1329 = v912 + v1327;
+  const uint v1330 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1332 = v915 + v1330;
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1334 = v1332 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v37.m[2][0].thread_elements()[0];
+    const uint v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1339 = v1338 + v1332;
+    out[v1339] = v1336;
+  }
+  const uint v1340 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1342 = v912 + v1340;
+  const uint v1343 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1345 = v915 + v1343;
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v37.m[2][0].thread_elements()[1];
+    const uint v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1352 = v1351 + v1345;
+    out[v1352] = v1349;
+  }
+  const uint v1353 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1355 = v912 + v1353;
+  const uint v1356 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1358 = v915 + v1356;
+  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1360 = v1358 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v37.m[2][1].thread_elements()[0];
+    const uint v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1365 = v1364 + v1358;
+    out[v1365] = v1362;
+  }
+  const uint v1366 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1368 = v912 + v1366;
+  const uint v1369 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1371 = v915 + v1369;
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v37.m[2][1].thread_elements()[1];
+    const uint v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1378 = v1377 + v1371;
+    out[v1378] = v1375;
+  }
+  const uint v1379 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1381 = v912 + v1379;
+  const uint v1382 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1384 = v915 + v1382;
+  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1386 = v1384 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v37.m[2][2].thread_elements()[0];
+    const uint v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1391 = v1390 + v1384;
+    out[v1391] = v1388;
+  }
+  const uint v1392 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1394 = v912 + v1392;
+  const uint v1395 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1397 = v915 + v1395;
+  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1399 = v1397 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v37.m[2][2].thread_elements()[1];
+    const uint v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1404 = v1403 + v1397;
+    out[v1404] = v1401;
+  }
+  const uint v1405 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1407 = v912 + v1405;
+  const uint v1408 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1410 = v915 + v1408;
+  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1412 = v1410 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v37.m[2][3].thread_elements()[0];
+    const uint v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1417 = v1416 + v1410;
+    out[v1417] = v1414;
+  }
+  const uint v1418 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1420 = v912 + v1418;
+  const uint v1421 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1423 = v915 + v1421;
+  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v37.m[2][3].thread_elements()[1];
+    const uint v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1430 = v1429 + v1423;
+    out[v1430] = v1427;
+  }
+  const uint v1431 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1433 = v912 + v1431;
+  const uint v1434 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1436 = v915 + v1434;
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1438 = v1436 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v37.m[2][4].thread_elements()[0];
+    const uint v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1443 = v1442 + v1436;
+    out[v1443] = v1440;
+  }
+  const uint v1444 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1446 = v912 + v1444;
+  const uint v1447 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1449 = v915 + v1447;
+  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1451 = v1449 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v37.m[2][4].thread_elements()[1];
+    const uint v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1456 = v1455 + v1449;
+    out[v1456] = v1453;
+  }
+  const uint v1457 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1459 = v912 + v1457;
+  const uint v1460 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1462 = v915 + v1460;
+  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1464 = v1462 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v37.m[2][5].thread_elements()[0];
+    const uint v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1469 = v1468 + v1462;
+    out[v1469] = v1466;
+  }
+  const uint v1470 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1472 = v912 + v1470;
+  const uint v1473 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1475 = v915 + v1473;
+  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v37.m[2][5].thread_elements()[1];
+    const uint v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1482 = v1481 + v1475;
+    out[v1482] = v1479;
+  }
+  const uint v1483 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1485 = v912 + v1483;
+  const uint v1486 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1488 = v915 + v1486;
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1490 = v1488 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v37.m[2][6].thread_elements()[0];
+    const uint v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1495 = v1494 + v1488;
+    out[v1495] = v1492;
+  }
+  const uint v1496 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1498 = v912 + v1496;
+  const uint v1499 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1501 = v915 + v1499;
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v37.m[2][6].thread_elements()[1];
+    const uint v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1508 = v1507 + v1501;
+    out[v1508] = v1505;
+  }
+  const uint v1509 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1511 = v912 + v1509;
+  const uint v1512 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1514 = v915 + v1512;
+  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1516 = v1514 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v37.m[2][7].thread_elements()[0];
+    const uint v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1521 = v1520 + v1514;
+    out[v1521] = v1518;
+  }
+  const uint v1522 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1524 = v912 + v1522;
+  const uint v1525 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1527 = v915 + v1525;
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v37.m[2][7].thread_elements()[1];
+    const uint v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1534 = v1533 + v1527;
+    out[v1534] = v1531;
+  }
+  const uint v1535 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1537 = v912 + v1535;
+  const uint v1538 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1540 = v915 + v1538;
+  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1542 = v1540 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v37.m[3][0].thread_elements()[0];
+    const uint v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1547 = v1546 + v1540;
+    out[v1547] = v1544;
+  }
+  const uint v1548 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1550 = v912 + v1548;
+  const uint v1551 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1553 = v915 + v1551;
+  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1555 = v1553 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v37.m[3][0].thread_elements()[1];
+    const uint v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1560 = v1559 + v1553;
+    out[v1560] = v1557;
+  }
+  const uint v1561 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1563 = v912 + v1561;
+  const uint v1564 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1566 = v915 + v1564;
+  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1568 = v1566 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v37.m[3][1].thread_elements()[0];
+    const uint v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1573 = v1572 + v1566;
+    out[v1573] = v1570;
+  }
+  const uint v1574 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1576 = v912 + v1574;
+  const uint v1577 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1579 = v915 + v1577;
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v37.m[3][1].thread_elements()[1];
+    const uint v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1586 = v1585 + v1579;
+    out[v1586] = v1583;
+  }
+  const uint v1587 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1589 = v912 + v1587;
+  const uint v1590 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1592 = v915 + v1590;
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1594 = v1592 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v37.m[3][2].thread_elements()[0];
+    const uint v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1599 = v1598 + v1592;
+    out[v1599] = v1596;
+  }
+  const uint v1600 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1602 = v912 + v1600;
+  const uint v1603 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1605 = v915 + v1603;
+  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1607 = v1605 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v37.m[3][2].thread_elements()[1];
+    const uint v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1612 = v1611 + v1605;
+    out[v1612] = v1609;
+  }
+  const uint v1613 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1615 = v912 + v1613;
+  const uint v1616 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1618 = v915 + v1616;
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1620 = v1618 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v37.m[3][3].thread_elements()[0];
+    const uint v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1625 = v1624 + v1618;
+    out[v1625] = v1622;
+  }
+  const uint v1626 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1628 = v912 + v1626;
+  const uint v1629 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1631 = v915 + v1629;
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1633 = v1631 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v37.m[3][3].thread_elements()[1];
+    const uint v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1638 = v1637 + v1631;
+    out[v1638] = v1635;
+  }
+  const uint v1639 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1641 = v912 + v1639;
+  const uint v1642 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1644 = v915 + v1642;
+  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1646 = v1644 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v37.m[3][4].thread_elements()[0];
+    const uint v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1651 = v1650 + v1644;
+    out[v1651] = v1648;
+  }
+  const uint v1652 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1654 = v912 + v1652;
+  const uint v1655 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1657 = v915 + v1655;
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1659 = v1657 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v37.m[3][4].thread_elements()[1];
+    const uint v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1664 = v1663 + v1657;
+    out[v1664] = v1661;
+  }
+  const uint v1665 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1667 = v912 + v1665;
+  const uint v1668 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1670 = v915 + v1668;
+  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v37.m[3][5].thread_elements()[0];
+    const uint v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1677 = v1676 + v1670;
+    out[v1677] = v1674;
+  }
+  const uint v1678 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1680 = v912 + v1678;
+  const uint v1681 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1683 = v915 + v1681;
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v37.m[3][5].thread_elements()[1];
+    const uint v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1690 = v1689 + v1683;
+    out[v1690] = v1687;
+  }
+  const uint v1691 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1693 = v912 + v1691;
+  const uint v1694 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1696 = v915 + v1694;
+  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v37.m[3][6].thread_elements()[0];
+    const uint v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1703 = v1702 + v1696;
+    out[v1703] = v1700;
+  }
+  const uint v1704 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1706 = v912 + v1704;
+  const uint v1707 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1709 = v915 + v1707;
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v37.m[3][6].thread_elements()[1];
+    const uint v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1716 = v1715 + v1709;
+    out[v1716] = v1713;
+  }
+  const uint v1717 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1719 = v912 + v1717;
+  const uint v1720 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1722 = v915 + v1720;
+  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1724 = v1722 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v37.m[3][7].thread_elements()[0];
+    const uint v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1729 = v1728 + v1722;
+    out[v1729] = v1726;
+  }
+  const uint v1730 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1732 = v912 + v1730;
+  const uint v1733 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1735 = v915 + v1733;
+  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v37.m[3][7].thread_elements()[1];
+    const uint v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1742 = v1741 + v1735;
+    out[v1742] = v1739;
+  }
+  const uint v1743 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1745 = v912 + v1743;
+  const uint v1746 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1748 = v915 + v1746;
+  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1750 = v1748 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v37.m[4][0].thread_elements()[0];
+    const uint v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1755 = v1754 + v1748;
+    out[v1755] = v1752;
+  }
+  const uint v1756 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1758 = v912 + v1756;
+  const uint v1759 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1761 = v915 + v1759;
+  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1763 = v1761 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v37.m[4][0].thread_elements()[1];
+    const uint v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1768 = v1767 + v1761;
+    out[v1768] = v1765;
+  }
+  const uint v1769 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1771 = v912 + v1769;
+  const uint v1772 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1774 = v915 + v1772;
+  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1776 = v1774 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v37.m[4][1].thread_elements()[0];
+    const uint v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1781 = v1780 + v1774;
+    out[v1781] = v1778;
+  }
+  const uint v1782 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1784 = v912 + v1782;
+  const uint v1785 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1787 = v915 + v1785;
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1789 = v1787 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v37.m[4][1].thread_elements()[1];
+    const uint v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1794 = v1793 + v1787;
+    out[v1794] = v1791;
+  }
+  const uint v1795 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1797 = v912 + v1795;
+  const uint v1798 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1800 = v915 + v1798;
+  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1802 = v1800 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v37.m[4][2].thread_elements()[0];
+    const uint v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1807 = v1806 + v1800;
+    out[v1807] = v1804;
+  }
+  const uint v1808 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1810 = v912 + v1808;
+  const uint v1811 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1813 = v915 + v1811;
+  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1815 = v1813 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v37.m[4][2].thread_elements()[1];
+    const uint v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1820 = v1819 + v1813;
+    out[v1820] = v1817;
+  }
+  const uint v1821 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1823 = v912 + v1821;
+  const uint v1824 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1826 = v915 + v1824;
+  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1828 = v1826 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v37.m[4][3].thread_elements()[0];
+    const uint v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1833 = v1832 + v1826;
+    out[v1833] = v1830;
+  }
+  const uint v1834 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1836 = v912 + v1834;
+  const uint v1837 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1839 = v915 + v1837;
+  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v37.m[4][3].thread_elements()[1];
+    const uint v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1846 = v1845 + v1839;
+    out[v1846] = v1843;
+  }
+  const uint v1847 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1849 = v912 + v1847;
+  const uint v1850 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1852 = v915 + v1850;
+  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1854 = v1852 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v37.m[4][4].thread_elements()[0];
+    const uint v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1859 = v1858 + v1852;
+    out[v1859] = v1856;
+  }
+  const uint v1860 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1862 = v912 + v1860;
+  const uint v1863 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1865 = v915 + v1863;
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v37.m[4][4].thread_elements()[1];
+    const uint v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1872 = v1871 + v1865;
+    out[v1872] = v1869;
+  }
+  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1875 = v912 + v1873;
+  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1878 = v915 + v1876;
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1880 = v1878 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v37.m[4][5].thread_elements()[0];
+    const uint v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1885 = v1884 + v1878;
+    out[v1885] = v1882;
+  }
+  const uint v1886 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1888 = v912 + v1886;
+  const uint v1889 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1891 = v915 + v1889;
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v37.m[4][5].thread_elements()[1];
+    const uint v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1898 = v1897 + v1891;
+    out[v1898] = v1895;
+  }
+  const uint v1899 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1901 = v912 + v1899;
+  const uint v1902 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1904 = v915 + v1902;
+  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1906 = v1904 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v37.m[4][6].thread_elements()[0];
+    const uint v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1911 = v1910 + v1904;
+    out[v1911] = v1908;
+  }
+  const uint v1912 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1914 = v912 + v1912;
+  const uint v1915 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1917 = v915 + v1915;
+  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1919 = v1917 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v37.m[4][6].thread_elements()[1];
+    const uint v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1924 = v1923 + v1917;
+    out[v1924] = v1921;
+  }
+  const uint v1925 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1927 = v912 + v1925;
+  const uint v1928 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1930 = v915 + v1928;
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1932 = v1930 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v37.m[4][7].thread_elements()[0];
+    const uint v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1937 = v1936 + v1930;
+    out[v1937] = v1934;
+  }
+  const uint v1938 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1940 = v912 + v1938;
+  const uint v1941 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1943 = v915 + v1941;
+  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1945 = v1943 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v37.m[4][7].thread_elements()[1];
+    const uint v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1950 = v1949 + v1943;
+    out[v1950] = v1947;
+  }
+  const uint v1951 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1953 = v912 + v1951;
+  const uint v1954 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1956 = v915 + v1954;
+  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1958 = v1956 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v37.m[5][0].thread_elements()[0];
+    const uint v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1963 = v1962 + v1956;
+    out[v1963] = v1960;
+  }
+  const uint v1964 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1966 = v912 + v1964;
+  const uint v1967 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1969 = v915 + v1967;
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1971 = v1969 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v37.m[5][0].thread_elements()[1];
+    const uint v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1976 = v1975 + v1969;
+    out[v1976] = v1973;
+  }
+  const uint v1977 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1979 = v912 + v1977;
+  const uint v1980 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1982 = v915 + v1980;
+  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1984 = v1982 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v37.m[5][1].thread_elements()[0];
+    const uint v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1989 = v1988 + v1982;
+    out[v1989] = v1986;
+  }
+  const uint v1990 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1992 = v912 + v1990;
+  const uint v1993 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1995 = v915 + v1993;
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v37.m[5][1].thread_elements()[1];
+    const uint v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2002 = v2001 + v1995;
+    out[v2002] = v1999;
+  }
+  const uint v2003 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2005 = v912 + v2003;
+  const uint v2006 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2008 = v915 + v2006;
+  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2010 = v2008 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v37.m[5][2].thread_elements()[0];
+    const uint v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2015 = v2014 + v2008;
+    out[v2015] = v2012;
+  }
+  const uint v2016 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2018 = v912 + v2016;
+  const uint v2019 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2021 = v915 + v2019;
+  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2023 = v2021 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v37.m[5][2].thread_elements()[1];
+    const uint v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2028 = v2027 + v2021;
+    out[v2028] = v2025;
+  }
+  const uint v2029 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2031 = v912 + v2029;
+  const uint v2032 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2034 = v915 + v2032;
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2036 = v2034 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v37.m[5][3].thread_elements()[0];
+    const uint v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2041 = v2040 + v2034;
+    out[v2041] = v2038;
+  }
+  const uint v2042 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2044 = v912 + v2042;
+  const uint v2045 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2047 = v915 + v2045;
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v37.m[5][3].thread_elements()[1];
+    const uint v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2054 = v2053 + v2047;
+    out[v2054] = v2051;
+  }
+  const uint v2055 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2057 = v912 + v2055;
+  const uint v2058 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2060 = v915 + v2058;
+  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v37.m[5][4].thread_elements()[0];
+    const uint v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2067 = v2066 + v2060;
+    out[v2067] = v2064;
+  }
+  const uint v2068 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2070 = v912 + v2068;
+  const uint v2071 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2073 = v915 + v2071;
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v37.m[5][4].thread_elements()[1];
+    const uint v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2080 = v2079 + v2073;
+    out[v2080] = v2077;
+  }
+  const uint v2081 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2083 = v912 + v2081;
+  const uint v2084 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2086 = v915 + v2084;
+  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2088 = v2086 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v37.m[5][5].thread_elements()[0];
+    const uint v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2093 = v2092 + v2086;
+    out[v2093] = v2090;
+  }
+  const uint v2094 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2096 = v912 + v2094;
+  const uint v2097 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2099 = v915 + v2097;
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2101 = v2099 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v37.m[5][5].thread_elements()[1];
+    const uint v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2106 = v2105 + v2099;
+    out[v2106] = v2103;
+  }
+  const uint v2107 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2109 = v912 + v2107;
+  const uint v2110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2112 = v915 + v2110;
+  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2114 = v2112 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v37.m[5][6].thread_elements()[0];
+    const uint v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2119 = v2118 + v2112;
+    out[v2119] = v2116;
+  }
+  const uint v2120 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2122 = v912 + v2120;
+  const uint v2123 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2125 = v915 + v2123;
+  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2127 = v2125 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v37.m[5][6].thread_elements()[1];
+    const uint v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2132 = v2131 + v2125;
+    out[v2132] = v2129;
+  }
+  const uint v2133 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2135 = v912 + v2133;
+  const uint v2136 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2138 = v915 + v2136;
+  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2140 = v2138 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v37.m[5][7].thread_elements()[0];
+    const uint v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2145 = v2144 + v2138;
+    out[v2145] = v2142;
+  }
+  const uint v2146 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2148 = v912 + v2146;
+  const uint v2149 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2151 = v915 + v2149;
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2153 = v2151 < v1;
+  const bool v2154 = v2152 && v2153;
+  if (v2154) {
+    const float v2155 = v37.m[5][7].thread_elements()[1];
+    const uint v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2158 = v2157 + v2151;
+    out[v2158] = v2155;
+  }
+  const uint v2159 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2161 = v912 + v2159;
+  const uint v2162 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2164 = v915 + v2162;
+  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2166 = v2164 < v1;
+  const bool v2167 = v2165 && v2166;
+  if (v2167) {
+    const float v2168 = v37.m[6][0].thread_elements()[0];
+    const uint v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2171 = v2170 + v2164;
+    out[v2171] = v2168;
+  }
+  const uint v2172 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2174 = v912 + v2172;
+  const uint v2175 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2177 = v915 + v2175;
+  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2179 = v2177 < v1;
+  const bool v2180 = v2178 && v2179;
+  if (v2180) {
+    const float v2181 = v37.m[6][0].thread_elements()[1];
+    const uint v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2184 = v2183 + v2177;
+    out[v2184] = v2181;
+  }
+  const uint v2185 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2187 = v912 + v2185;
+  const uint v2188 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2190 = v915 + v2188;
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2192 = v2190 < v1;
+  const bool v2193 = v2191 && v2192;
+  if (v2193) {
+    const float v2194 = v37.m[6][1].thread_elements()[0];
+    const uint v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2197 = v2196 + v2190;
+    out[v2197] = v2194;
+  }
+  const uint v2198 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2200 = v912 + v2198;
+  const uint v2201 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2203 = v915 + v2201;
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2205 = v2203 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v37.m[6][1].thread_elements()[1];
+    const uint v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2210 = v2209 + v2203;
+    out[v2210] = v2207;
+  }
+  const uint v2211 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2213 = v912 + v2211;
+  const uint v2214 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2216 = v915 + v2214;
+  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2218 = v2216 < v1;
+  const bool v2219 = v2217 && v2218;
+  if (v2219) {
+    const float v2220 = v37.m[6][2].thread_elements()[0];
+    const uint v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2223 = v2222 + v2216;
+    out[v2223] = v2220;
+  }
+  const uint v2224 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2226 = v912 + v2224;
+  const uint v2227 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2229 = v915 + v2227;
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v37.m[6][2].thread_elements()[1];
+    const uint v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2236 = v2235 + v2229;
+    out[v2236] = v2233;
+  }
+  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2239 = v912 + v2237;
+  const uint v2240 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2242 = v915 + v2240;
+  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2244 = v2242 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v37.m[6][3].thread_elements()[0];
+    const uint v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2249 = v2248 + v2242;
+    out[v2249] = v2246;
+  }
+  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2252 = v912 + v2250;
+  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2255 = v915 + v2253;
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v37.m[6][3].thread_elements()[1];
+    const uint v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2262 = v2261 + v2255;
+    out[v2262] = v2259;
+  }
+  const uint v2263 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2265 = v912 + v2263;
+  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2268 = v915 + v2266;
+  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2270 = v2268 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v37.m[6][4].thread_elements()[0];
+    const uint v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2275 = v2274 + v2268;
+    out[v2275] = v2272;
+  }
+  const uint v2276 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2278 = v912 + v2276;
+  const uint v2279 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2281 = v915 + v2279;
+  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2283 = v2281 < v1;
+  const bool v2284 = v2282 && v2283;
+  if (v2284) {
+    const float v2285 = v37.m[6][4].thread_elements()[1];
+    const uint v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2288 = v2287 + v2281;
+    out[v2288] = v2285;
+  }
+  const uint v2289 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2291 = v912 + v2289;
+  const uint v2292 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2294 = v915 + v2292;
+  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2296 = v2294 < v1;
+  const bool v2297 = v2295 && v2296;
+  if (v2297) {
+    const float v2298 = v37.m[6][5].thread_elements()[0];
+    const uint v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2301 = v2300 + v2294;
+    out[v2301] = v2298;
+  }
+  const uint v2302 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2304 = v912 + v2302;
+  const uint v2305 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2307 = v915 + v2305;
+  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2309 = v2307 < v1;
+  const bool v2310 = v2308 && v2309;
+  if (v2310) {
+    const float v2311 = v37.m[6][5].thread_elements()[1];
+    const uint v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2314 = v2313 + v2307;
+    out[v2314] = v2311;
+  }
+  const uint v2315 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2317 = v912 + v2315;
+  const uint v2318 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2320 = v915 + v2318;
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2322 = v2320 < v1;
+  const bool v2323 = v2321 && v2322;
+  if (v2323) {
+    const float v2324 = v37.m[6][6].thread_elements()[0];
+    const uint v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2327 = v2326 + v2320;
+    out[v2327] = v2324;
+  }
+  const uint v2328 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2330 = v912 + v2328;
+  const uint v2331 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2333 = v915 + v2331;
+  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2335 = v2333 < v1;
+  const bool v2336 = v2334 && v2335;
+  if (v2336) {
+    const float v2337 = v37.m[6][6].thread_elements()[1];
+    const uint v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2340 = v2339 + v2333;
+    out[v2340] = v2337;
+  }
+  const uint v2341 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2343 = v912 + v2341;
+  const uint v2344 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2346 = v915 + v2344;
+  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2348 = v2346 < v1;
+  const bool v2349 = v2347 && v2348;
+  if (v2349) {
+    const float v2350 = v37.m[6][7].thread_elements()[0];
+    const uint v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2353 = v2352 + v2346;
+    out[v2353] = v2350;
+  }
+  const uint v2354 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2356 = v912 + v2354;
+  const uint v2357 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2359 = v915 + v2357;
+  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2361 = v2359 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v37.m[6][7].thread_elements()[1];
+    const uint v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2366 = v2365 + v2359;
+    out[v2366] = v2363;
+  }
+  const uint v2367 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2369 = v912 + v2367;
+  const uint v2370 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2372 = v915 + v2370;
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2374 = v2372 < v1;
+  const bool v2375 = v2373 && v2374;
+  if (v2375) {
+    const float v2376 = v37.m[7][0].thread_elements()[0];
+    const uint v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2379 = v2378 + v2372;
+    out[v2379] = v2376;
+  }
+  const uint v2380 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2382 = v912 + v2380;
+  const uint v2383 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2385 = v915 + v2383;
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2387 = v2385 < v1;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v37.m[7][0].thread_elements()[1];
+    const uint v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2392 = v2391 + v2385;
+    out[v2392] = v2389;
+  }
+  const uint v2393 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2395 = v912 + v2393;
+  const uint v2396 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2398 = v915 + v2396;
+  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v37.m[7][1].thread_elements()[0];
+    const uint v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2405 = v2404 + v2398;
+    out[v2405] = v2402;
+  }
+  const uint v2406 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2408 = v912 + v2406;
+  const uint v2409 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2411 = v915 + v2409;
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v37.m[7][1].thread_elements()[1];
+    const uint v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2418 = v2417 + v2411;
+    out[v2418] = v2415;
+  }
+  const uint v2419 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2421 = v912 + v2419;
+  const uint v2422 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2424 = v915 + v2422;
+  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2426 = v2424 < v1;
+  const bool v2427 = v2425 && v2426;
+  if (v2427) {
+    const float v2428 = v37.m[7][2].thread_elements()[0];
+    const uint v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2431 = v2430 + v2424;
+    out[v2431] = v2428;
+  }
+  const uint v2432 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2434 = v912 + v2432;
+  const uint v2435 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2437 = v915 + v2435;
+  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2439 = v2437 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v37.m[7][2].thread_elements()[1];
+    const uint v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2444 = v2443 + v2437;
+    out[v2444] = v2441;
+  }
+  const uint v2445 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2447 = v912 + v2445;
+  const uint v2448 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2450 = v915 + v2448;
+  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v37.m[7][3].thread_elements()[0];
+    const uint v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2457 = v2456 + v2450;
+    out[v2457] = v2454;
+  }
+  const uint v2458 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2460 = v912 + v2458;
+  const uint v2461 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2463 = v915 + v2461;
+  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2465 = v2463 < v1;
+  const bool v2466 = v2464 && v2465;
+  if (v2466) {
+    const float v2467 = v37.m[7][3].thread_elements()[1];
+    const uint v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2470 = v2469 + v2463;
+    out[v2470] = v2467;
+  }
+  const uint v2471 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2473 = v912 + v2471;
+  const uint v2474 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2476 = v915 + v2474;
+  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2478 = v2476 < v1;
+  const bool v2479 = v2477 && v2478;
+  if (v2479) {
+    const float v2480 = v37.m[7][4].thread_elements()[0];
+    const uint v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2483 = v2482 + v2476;
+    out[v2483] = v2480;
+  }
+  const uint v2484 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2486 = v912 + v2484;
+  const uint v2487 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2489 = v915 + v2487;
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2491 = v2489 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v37.m[7][4].thread_elements()[1];
+    const uint v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2496 = v2495 + v2489;
+    out[v2496] = v2493;
+  }
+  const uint v2497 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2499 = v912 + v2497;
+  const uint v2500 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2502 = v915 + v2500;
+  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2504 = v2502 < v1;
+  const bool v2505 = v2503 && v2504;
+  if (v2505) {
+    const float v2506 = v37.m[7][5].thread_elements()[0];
+    const uint v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2509 = v2508 + v2502;
+    out[v2509] = v2506;
+  }
+  const uint v2510 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2512 = v912 + v2510;
+  const uint v2513 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2515 = v915 + v2513;
+  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2517 = v2515 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v37.m[7][5].thread_elements()[1];
+    const uint v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2522 = v2521 + v2515;
+    out[v2522] = v2519;
+  }
+  const uint v2523 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2525 = v912 + v2523;
+  const uint v2526 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2528 = v915 + v2526;
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2530 = v2528 < v1;
+  const bool v2531 = v2529 && v2530;
+  if (v2531) {
+    const float v2532 = v37.m[7][6].thread_elements()[0];
+    const uint v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2535 = v2534 + v2528;
+    out[v2535] = v2532;
+  }
+  const uint v2536 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2538 = v912 + v2536;
+  const uint v2539 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2541 = v915 + v2539;
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v37.m[7][6].thread_elements()[1];
+    const uint v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2548 = v2547 + v2541;
+    out[v2548] = v2545;
+  }
+  const uint v2549 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2551 = v912 + v2549;
+  const uint v2552 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2554 = v915 + v2552;
+  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2556 = v2554 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v37.m[7][7].thread_elements()[0];
+    const uint v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2561 = v2560 + v2554;
+    out[v2561] = v2558;
+  }
+  const uint v2562 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2564 = v912 + v2562;
+  const uint v2565 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2567 = v915 + v2565;
+  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2569 = v2567 < v1;
+  const bool v2570 = v2568 && v2569;
+  if (v2570) {
+    const float v2571 = v37.m[7][7].thread_elements()[1];
+    const uint v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2574 = v2573 + v2567;
+    out[v2574] = v2571;
   }
 }

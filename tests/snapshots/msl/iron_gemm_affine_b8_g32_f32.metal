@@ -80,7 +80,7 @@ kernel void iron_gemm_affine_b8_g32_f32(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
-  threadgroup float shm1[2560];
+  alignas(16) threadgroup float shm1[2560];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:63
   const uint v1 = n;
@@ -116,2187 +116,2139 @@ kernel void iron_gemm_affine_b8_g32_f32(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v2739 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2742 = v2739 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2745 = v2739 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2746 = v2745 << 2u;
-    const uint v2747 = v22 + v2742;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2748 = v2747 < v0;
-    const uint v2753 = v2747 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2759 = v2742 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2764 = v2739 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2766 = v2764 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2769 = v2764 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2770 = v2769 << 2u;
-    const uint v2771 = v22 + v2766;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2772 = v2771 < v0;
-    const uint v2777 = v2771 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2783 = v2766 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2788 = v2739 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2790 = v2788 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2793 = v2788 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2794 = v2793 << 2u;
-    const uint v2795 = v22 + v2790;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2796 = v2795 < v0;
-    const uint v2801 = v2795 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2807 = v2790 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2812 = v2739 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v2814 = v2812 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2817 = v2812 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2818 = v2817 << 2u;
-    const uint v2819 = v22 + v2814;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v2820 = v2819 < v0;
-    const uint v2825 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v2831 = v2814 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2840 = v2739 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v2843 = v2739 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v2844 = v2843 << 3u;
-    const uint v2845 = v26 + v2840;  // kernels/gemm/quant_b.hpp:124
-    const bool v2846 = v2845 < v1;
-    const uint v2851 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v2855 = v1 - 1u;
-    const uint v2857 = min(v2845, v2855);
-    const uint v2861 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v2862 = v2857 * v2861;
-    const uint v2873 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v2874 = v2857 * v2873;
-    const uint v2981 = v2840 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3052 = v2764 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v3055 = v2764 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3056 = v3055 << 3u;
-    const uint v3057 = v26 + v3052;  // kernels/gemm/quant_b.hpp:124
-    const bool v3058 = v3057 < v1;
-    const uint v3069 = min(v3057, v2855);  // kernels/gemm/quant_b.hpp:125
-    const uint v3074 = v3069 * v2861;  // kernels/gemm/quant_b.hpp:35
-    const uint v3086 = v3069 * v2873;  // kernels/gemm/quant_b.hpp:38
-    const uint v3193 = v3052 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3267 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3273 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2595 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2598 = v2595 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2601 = v2595 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2602 = v2601 << 2u;
+    const uint v2603 = v22 + v2598;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2604 = v2603 < v0;
+    const uint v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2615 = v2598 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2620 = v2595 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2622 = v2620 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2625 = v2620 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2626 = v2625 << 2u;
+    const uint v2627 = v22 + v2622;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2628 = v2627 < v0;
+    const uint v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2639 = v2622 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2644 = v2595 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2646 = v2644 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2649 = v2644 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2650 = v2649 << 2u;
+    const uint v2651 = v22 + v2646;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2652 = v2651 < v0;
+    const uint v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2663 = v2646 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2668 = v2595 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2670 = v2668 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2673 = v2668 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2674 = v2673 << 2u;
+    const uint v2675 = v22 + v2670;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2676 = v2675 < v0;
+    const uint v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2687 = v2670 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2696 = v2595 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2699 = v2595 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2700 = v2699 << 3u;
+    const uint v2701 = v26 + v2696;  // kernels/gemm/quant_b.hpp:124
+    const bool v2702 = v2701 < v1;
+    const uint v2707 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v2711 = v1 - 1u;
+    const uint v2713 = min(v2701, v2711);
+    const uint v2717 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v2718 = v2713 * v2717;
+    const uint v2729 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v2730 = v2713 * v2729;
+    const uint v2846 = v2696 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v2872 = v2620 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2875 = v2620 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2876 = v2875 << 3u;
+    const uint v2877 = v26 + v2872;  // kernels/gemm/quant_b.hpp:124
+    const bool v2878 = v2877 < v1;
+    const uint v2889 = min(v2877, v2711);  // kernels/gemm/quant_b.hpp:125
+    const uint v2894 = v2889 * v2717;  // kernels/gemm/quant_b.hpp:35
+    const uint v2906 = v2889 * v2729;  // kernels/gemm/quant_b.hpp:38
+    const uint v3022 = v2872 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v3051 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3057 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v2731 = 0u; v2731 < v2; v2731 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v2733 = v2731 >> 4u;
-      const uint v2735 = v2733 % 1u;
+    for (uint v2587 = 0u; v2587 < v2; v2587 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v2589 = v2587 >> 4u;
+      const uint v2591 = v2589 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2737 = v2735 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2749 = v2731 + v2746;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2750 = v2749 < v2;
-      const bool v2751 = v2748 && v2750;
-      const uint v2755 = v2753 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2756 = v2755 + v2746;
-      const uint v2757 = v2751 ? v2756 : 0u;
-      const uint v2760 = v2737 + v2759;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2761 = v2760 + v2746;
+      const uint v2593 = v2591 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v2605 = v2587 + v2602;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2606 = v2605 < v2;
+      const bool v2607 = v2604 && v2606;
+      const uint v2611 = v2609 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2612 = v2611 + v2602;
+      const uint v2613 = v2607 ? v2612 : 0u;
+      const uint v2616 = v2593 + v2615;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2617 = v2616 + v2602;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2761 + e] = v2751 ? x[v2757 + e] : float(0);
+        shm0[v2617 + e] = v2607 ? x[v2613 + e] : float(0);
       }
-      const uint v2773 = v2731 + v2770;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2774 = v2773 < v2;
-      const bool v2775 = v2772 && v2774;
-      const uint v2779 = v2777 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2780 = v2779 + v2770;
-      const uint v2781 = v2775 ? v2780 : 0u;
-      const uint v2784 = v2737 + v2783;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2785 = v2784 + v2770;
+      const uint v2629 = v2587 + v2626;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2628 && v2630;
+      const uint v2635 = v2633 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2636 = v2635 + v2626;
+      const uint v2637 = v2631 ? v2636 : 0u;
+      const uint v2640 = v2593 + v2639;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2641 = v2640 + v2626;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2785 + e] = v2775 ? x[v2781 + e] : float(0);
+        shm0[v2641 + e] = v2631 ? x[v2637 + e] : float(0);
       }
-      const uint v2797 = v2731 + v2794;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2798 = v2797 < v2;
-      const bool v2799 = v2796 && v2798;
-      const uint v2803 = v2801 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2804 = v2803 + v2794;
-      const uint v2805 = v2799 ? v2804 : 0u;
-      const uint v2808 = v2737 + v2807;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2809 = v2808 + v2794;
+      const uint v2653 = v2587 + v2650;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2652 && v2654;
+      const uint v2659 = v2657 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2660 = v2659 + v2650;
+      const uint v2661 = v2655 ? v2660 : 0u;
+      const uint v2664 = v2593 + v2663;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2665 = v2664 + v2650;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2809 + e] = v2799 ? x[v2805 + e] : float(0);
+        shm0[v2665 + e] = v2655 ? x[v2661 + e] : float(0);
       }
-      const uint v2821 = v2731 + v2818;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v2822 = v2821 < v2;
-      const bool v2823 = v2820 && v2822;
-      const uint v2827 = v2825 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2828 = v2827 + v2818;
-      const uint v2829 = v2823 ? v2828 : 0u;
-      const uint v2832 = v2737 + v2831;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2833 = v2832 + v2818;
+      const uint v2677 = v2587 + v2674;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2678 = v2677 < v2;
+      const bool v2679 = v2676 && v2678;
+      const uint v2683 = v2681 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2684 = v2683 + v2674;
+      const uint v2685 = v2679 ? v2684 : 0u;
+      const uint v2688 = v2593 + v2687;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2689 = v2688 + v2674;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v2833 + e] = v2823 ? x[v2829 + e] : float(0);
+        shm0[v2689 + e] = v2679 ? x[v2685 + e] : float(0);
       }
-      const uint v2847 = v2731 + v2844;  // kernels/gemm/quant_b.hpp:124
-      const bool v2848 = v2847 < v2;
-      const bool v2849 = v2846 && v2848;
-      const uint v2853 = min(v2847, v2851);  // kernels/gemm/quant_b.hpp:125
-      const uint v2859 = v2853 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v2863 = v2862 + v2859;
-      const uint v2866 = packed[v2863];  // kernels/gemm/quant_b.hpp:37
-      const uint v2868 = v2863 + 1u;
-      const uint v2869 = packed[v2868];
-      const uint v2871 = v2853 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v2875 = v2874 + v2871;
-      const float v2876 = scales[v2875];  // kernels/gemm/quant_b.hpp:39
-      const float v2878 = biases[v2875];  // kernels/gemm/quant_b.hpp:40
-      const uint v2884 = v2866 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2885 = v2884 & 255u;
-      const uint v2888 = v2885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2889 = as_type<float>(v2888);
-      const float v2890 = v2889 - 8388608.0f;
-      const float v2891 = fma(v2890, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2896 = v2866 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2897 = v2896 & 255u;
-      const uint v2900 = v2897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2901 = as_type<float>(v2900);
-      const float v2902 = v2901 - 8388608.0f;
-      const float v2903 = fma(v2902, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2908 = v2866 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2909 = v2908 & 255u;
-      const uint v2912 = v2909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2913 = as_type<float>(v2912);
-      const float v2914 = v2913 - 8388608.0f;
-      const float v2915 = fma(v2914, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2920 = v2866 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2921 = v2920 & 255u;
-      const uint v2924 = v2921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2925 = as_type<float>(v2924);
-      const float v2926 = v2925 - 8388608.0f;
-      const float v2927 = fma(v2926, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2932 = v2869 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2933 = v2932 & 255u;
-      const uint v2936 = v2933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2937 = as_type<float>(v2936);
-      const float v2938 = v2937 - 8388608.0f;
-      const float v2939 = fma(v2938, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2944 = v2869 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2945 = v2944 & 255u;
-      const uint v2948 = v2945 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2949 = as_type<float>(v2948);
-      const float v2950 = v2949 - 8388608.0f;
-      const float v2951 = fma(v2950, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2956 = v2869 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2957 = v2956 & 255u;
-      const uint v2960 = v2957 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2961 = as_type<float>(v2960);
-      const float v2962 = v2961 - 8388608.0f;
-      const float v2963 = fma(v2962, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const uint v2968 = v2869 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v2969 = v2968 & 255u;
-      const uint v2972 = v2969 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v2973 = as_type<float>(v2972);
-      const float v2974 = v2973 - 8388608.0f;
-      const float v2975 = fma(v2974, v2876, v2878);  // kernels/gemm/quant_b.hpp:44
-      const float v2977 = v2849 ? v2891 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v2982 = v2737 + v2981;
-      const uint v2983 = v2982 + v2844;
-      shm1[v2983] = v2977;
-      const float v2986 = v2849 ? v2903 : 0.0f;
-      const uint v2993 = v2983 + 1u;
-      shm1[v2993] = v2986;
-      const float v2995 = v2849 ? v2915 : 0.0f;
-      const uint v3002 = v2983 + 2u;
-      shm1[v3002] = v2995;
-      const float v3004 = v2849 ? v2927 : 0.0f;
-      const uint v3011 = v2983 + 3u;
-      shm1[v3011] = v3004;
-      const float v3013 = v2849 ? v2939 : 0.0f;
-      const uint v3020 = v2983 + 4u;
-      shm1[v3020] = v3013;
-      const float v3022 = v2849 ? v2951 : 0.0f;
-      const uint v3029 = v2983 + 5u;
-      shm1[v3029] = v3022;
-      const float v3031 = v2849 ? v2963 : 0.0f;
-      const uint v3038 = v2983 + 6u;
-      shm1[v3038] = v3031;
-      const float v3040 = v2849 ? v2975 : 0.0f;
-      const uint v3047 = v2983 + 7u;
-      shm1[v3047] = v3040;
-      const uint v3059 = v2731 + v3056;  // kernels/gemm/quant_b.hpp:124
-      const bool v3060 = v3059 < v2;
-      const bool v3061 = v3058 && v3060;
-      const uint v3065 = min(v3059, v2851);  // kernels/gemm/quant_b.hpp:125
-      const uint v3071 = v3065 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3075 = v3074 + v3071;
-      const uint v3078 = packed[v3075];  // kernels/gemm/quant_b.hpp:37
-      const uint v3080 = v3075 + 1u;
-      const uint v3081 = packed[v3080];
-      const uint v3083 = v3065 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3087 = v3086 + v3083;
-      const float v3088 = scales[v3087];  // kernels/gemm/quant_b.hpp:39
-      const float v3090 = biases[v3087];  // kernels/gemm/quant_b.hpp:40
-      const uint v3096 = v3078 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3097 = v3096 & 255u;
-      const uint v3100 = v3097 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3101 = as_type<float>(v3100);
-      const float v3102 = v3101 - 8388608.0f;
-      const float v3103 = fma(v3102, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3108 = v3078 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3109 = v3108 & 255u;
-      const uint v3112 = v3109 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3113 = as_type<float>(v3112);
-      const float v3114 = v3113 - 8388608.0f;
-      const float v3115 = fma(v3114, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3120 = v3078 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3121 = v3120 & 255u;
-      const uint v3124 = v3121 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3125 = as_type<float>(v3124);
-      const float v3126 = v3125 - 8388608.0f;
-      const float v3127 = fma(v3126, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3132 = v3078 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3133 = v3132 & 255u;
-      const uint v3136 = v3133 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3137 = as_type<float>(v3136);
-      const float v3138 = v3137 - 8388608.0f;
-      const float v3139 = fma(v3138, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3144 = v3081 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3145 = v3144 & 255u;
-      const uint v3148 = v3145 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3149 = as_type<float>(v3148);
-      const float v3150 = v3149 - 8388608.0f;
-      const float v3151 = fma(v3150, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3156 = v3081 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3157 = v3156 & 255u;
-      const uint v3160 = v3157 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3161 = as_type<float>(v3160);
-      const float v3162 = v3161 - 8388608.0f;
-      const float v3163 = fma(v3162, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3168 = v3081 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3169 = v3168 & 255u;
-      const uint v3172 = v3169 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3173 = as_type<float>(v3172);
-      const float v3174 = v3173 - 8388608.0f;
-      const float v3175 = fma(v3174, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const uint v3180 = v3081 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3181 = v3180 & 255u;
-      const uint v3184 = v3181 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3185 = as_type<float>(v3184);
-      const float v3186 = v3185 - 8388608.0f;
-      const float v3187 = fma(v3186, v3088, v3090);  // kernels/gemm/quant_b.hpp:44
-      const float v3189 = v3061 ? v3103 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v3194 = v2737 + v3193;
-      const uint v3195 = v3194 + v3056;
-      shm1[v3195] = v3189;
-      const float v3198 = v3061 ? v3115 : 0.0f;
-      const uint v3205 = v3195 + 1u;
-      shm1[v3205] = v3198;
-      const float v3207 = v3061 ? v3127 : 0.0f;
-      const uint v3214 = v3195 + 2u;
-      shm1[v3214] = v3207;
-      const float v3216 = v3061 ? v3139 : 0.0f;
-      const uint v3223 = v3195 + 3u;
-      shm1[v3223] = v3216;
-      const float v3225 = v3061 ? v3151 : 0.0f;
-      const uint v3232 = v3195 + 4u;
-      shm1[v3232] = v3225;
-      const float v3234 = v3061 ? v3163 : 0.0f;
-      const uint v3241 = v3195 + 5u;
-      shm1[v3241] = v3234;
-      const float v3243 = v3061 ? v3175 : 0.0f;
-      const uint v3250 = v3195 + 6u;
-      shm1[v3250] = v3243;
-      const float v3252 = v3061 ? v3187 : 0.0f;
-      const uint v3259 = v3195 + 7u;
-      shm1[v3259] = v3252;
+      const uint v2703 = v2587 + v2700;  // kernels/gemm/quant_b.hpp:124
+      const bool v2704 = v2703 < v2;
+      const bool v2705 = v2702 && v2704;
+      const uint v2709 = min(v2703, v2707);  // kernels/gemm/quant_b.hpp:125
+      const uint v2715 = v2709 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2719 = v2718 + v2715;
+      const uint v2722 = packed[v2719];  // kernels/gemm/quant_b.hpp:37
+      const uint v2724 = v2719 + 1u;
+      const uint v2725 = packed[v2724];
+      const uint v2727 = v2709 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2731 = v2730 + v2727;
+      const float v2732 = scales[v2731];  // kernels/gemm/quant_b.hpp:39
+      const float v2734 = biases[v2731];  // kernels/gemm/quant_b.hpp:40
+      const uint v2740 = v2722 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2741 = v2740 & 255u;
+      const uint v2744 = v2741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2745 = as_type<float>(v2744);
+      const float v2746 = v2745 - 8388608.0f;
+      const float v2747 = fma(v2746, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2752 = v2722 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2753 = v2752 & 255u;
+      const uint v2756 = v2753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2757 = as_type<float>(v2756);
+      const float v2758 = v2757 - 8388608.0f;
+      const float v2759 = fma(v2758, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2764 = v2722 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2765 = v2764 & 255u;
+      const uint v2768 = v2765 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2769 = as_type<float>(v2768);
+      const float v2770 = v2769 - 8388608.0f;
+      const float v2771 = fma(v2770, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2776 = v2722 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2777 = v2776 & 255u;
+      const uint v2780 = v2777 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2781 = as_type<float>(v2780);
+      const float v2782 = v2781 - 8388608.0f;
+      const float v2783 = fma(v2782, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2788 = v2725 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2789 = v2788 & 255u;
+      const uint v2792 = v2789 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2793 = as_type<float>(v2792);
+      const float v2794 = v2793 - 8388608.0f;
+      const float v2795 = fma(v2794, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2800 = v2725 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2801 = v2800 & 255u;
+      const uint v2804 = v2801 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2805 = as_type<float>(v2804);
+      const float v2806 = v2805 - 8388608.0f;
+      const float v2807 = fma(v2806, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2812 = v2725 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2813 = v2812 & 255u;
+      const uint v2816 = v2813 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2817 = as_type<float>(v2816);
+      const float v2818 = v2817 - 8388608.0f;
+      const float v2819 = fma(v2818, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const uint v2824 = v2725 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2825 = v2824 & 255u;
+      const uint v2828 = v2825 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2829 = as_type<float>(v2828);
+      const float v2830 = v2829 - 8388608.0f;
+      const float v2831 = fma(v2830, v2732, v2734);  // kernels/gemm/quant_b.hpp:44
+      const float v2833 = v2705 ? v2747 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2836 = v2705 ? v2759 : 0.0f;
+      const float v2839 = v2705 ? v2771 : 0.0f;
+      const float v2842 = v2705 ? v2783 : 0.0f;
+      const uint v2847 = v2593 + v2846;  // kernels/gemm/quant_b.hpp:133
+      const uint v2848 = v2847 + v2700;
+      *(threadgroup float4*)(shm1 + v2848) = float4(v2833, v2836, v2839, v2842);
+      const float v2851 = v2705 ? v2795 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2854 = v2705 ? v2807 : 0.0f;
+      const float v2857 = v2705 ? v2819 : 0.0f;
+      const float v2860 = v2705 ? v2831 : 0.0f;
+      const uint v2867 = v2848 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v2867) = float4(v2851, v2854, v2857, v2860);
+      const uint v2879 = v2587 + v2876;  // kernels/gemm/quant_b.hpp:124
+      const bool v2880 = v2879 < v2;
+      const bool v2881 = v2878 && v2880;
+      const uint v2885 = min(v2879, v2707);  // kernels/gemm/quant_b.hpp:125
+      const uint v2891 = v2885 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v2895 = v2894 + v2891;
+      const uint v2898 = packed[v2895];  // kernels/gemm/quant_b.hpp:37
+      const uint v2900 = v2895 + 1u;
+      const uint v2901 = packed[v2900];
+      const uint v2903 = v2885 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v2907 = v2906 + v2903;
+      const float v2908 = scales[v2907];  // kernels/gemm/quant_b.hpp:39
+      const float v2910 = biases[v2907];  // kernels/gemm/quant_b.hpp:40
+      const uint v2916 = v2898 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2917 = v2916 & 255u;
+      const uint v2920 = v2917 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2921 = as_type<float>(v2920);
+      const float v2922 = v2921 - 8388608.0f;
+      const float v2923 = fma(v2922, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2928 = v2898 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2929 = v2928 & 255u;
+      const uint v2932 = v2929 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2933 = as_type<float>(v2932);
+      const float v2934 = v2933 - 8388608.0f;
+      const float v2935 = fma(v2934, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2940 = v2898 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2941 = v2940 & 255u;
+      const uint v2944 = v2941 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2945 = as_type<float>(v2944);
+      const float v2946 = v2945 - 8388608.0f;
+      const float v2947 = fma(v2946, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2952 = v2898 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2953 = v2952 & 255u;
+      const uint v2956 = v2953 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2957 = as_type<float>(v2956);
+      const float v2958 = v2957 - 8388608.0f;
+      const float v2959 = fma(v2958, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2964 = v2901 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2965 = v2964 & 255u;
+      const uint v2968 = v2965 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2969 = as_type<float>(v2968);
+      const float v2970 = v2969 - 8388608.0f;
+      const float v2971 = fma(v2970, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2976 = v2901 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2977 = v2976 & 255u;
+      const uint v2980 = v2977 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2981 = as_type<float>(v2980);
+      const float v2982 = v2981 - 8388608.0f;
+      const float v2983 = fma(v2982, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v2988 = v2901 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v2989 = v2988 & 255u;
+      const uint v2992 = v2989 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v2993 = as_type<float>(v2992);
+      const float v2994 = v2993 - 8388608.0f;
+      const float v2995 = fma(v2994, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const uint v3000 = v2901 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3001 = v3000 & 255u;
+      const uint v3004 = v3001 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3005 = as_type<float>(v3004);
+      const float v3006 = v3005 - 8388608.0f;
+      const float v3007 = fma(v3006, v2908, v2910);  // kernels/gemm/quant_b.hpp:44
+      const float v3009 = v2881 ? v2923 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3012 = v2881 ? v2935 : 0.0f;
+      const float v3015 = v2881 ? v2947 : 0.0f;
+      const float v3018 = v2881 ? v2959 : 0.0f;
+      const uint v3023 = v2593 + v3022;  // kernels/gemm/quant_b.hpp:133
+      const uint v3024 = v3023 + v2876;
+      *(threadgroup float4*)(shm1 + v3024) = float4(v3009, v3012, v3015, v3018);
+      const float v3027 = v2881 ? v2971 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3030 = v2881 ? v2983 : 0.0f;
+      const float v3033 = v2881 ? v2995 : 0.0f;
+      const float v3036 = v2881 ? v3007 : 0.0f;
+      const uint v3043 = v3024 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v3043) = float4(v3027, v3030, v3033, v3036);
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3268 = v2737 + v3267;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v3268), long(20u));
-      const uint v3274 = v2737 + v3273;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v3274), long(20u));
+      const uint v3052 = v2593 + v3051;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v3052), long(20u));
+      const uint v3058 = v2593 + v3057;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v3058), long(20u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v602 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v603 = iron_tid.x;
-    const uint v633 = v603 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v636 = v603 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v637 = v636 << 3u;
-    const uint v638 = v26 + v633;  // kernels/gemm/quant_b.hpp:124
-    const bool v639 = v638 < v1;
-    const uint v644 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v648 = v1 - 1u;
-    const uint v650 = min(v638, v648);
-    const uint v654 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v655 = v650 * v654;
-    const uint v666 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v667 = v650 * v666;
-    const uint v774 = v633 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v776 = v774 + v637;
-    const uint v786 = v776 + 1u;
-    const uint v795 = v776 + 2u;
-    const uint v804 = v776 + 3u;
-    const uint v813 = v776 + 4u;
-    const uint v822 = v776 + 5u;
-    const uint v831 = v776 + 6u;
-    const uint v840 = v776 + 7u;
-    const uint v843 = v603 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v845 = v843 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v848 = v843 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v849 = v848 << 3u;
-    const uint v850 = v26 + v845;  // kernels/gemm/quant_b.hpp:124
-    const bool v851 = v850 < v1;
-    const uint v862 = min(v850, v648);  // kernels/gemm/quant_b.hpp:125
-    const uint v867 = v862 * v654;  // kernels/gemm/quant_b.hpp:35
-    const uint v879 = v862 * v666;  // kernels/gemm/quant_b.hpp:38
-    const uint v986 = v845 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v988 = v986 + v849;
-    const uint v998 = v988 + 1u;
-    const uint v1007 = v988 + 2u;
-    const uint v1016 = v988 + 3u;
-    const uint v1025 = v988 + 4u;
-    const uint v1034 = v988 + 5u;
-    const uint v1043 = v988 + 6u;
-    const uint v1052 = v988 + 7u;
-    const uint v1058 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1064 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v530 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v531 = iron_tid.x;
+    const uint v561 = v531 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v564 = v531 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v565 = v564 << 3u;
+    const uint v566 = v26 + v561;  // kernels/gemm/quant_b.hpp:124
+    const bool v567 = v566 < v1;
+    const uint v572 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v576 = v1 - 1u;
+    const uint v578 = min(v566, v576);
+    const uint v582 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v583 = v578 * v582;
+    const uint v594 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v595 = v578 * v594;
+    const uint v711 = v561 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v713 = v711 + v565;
+    const uint v732 = v713 + 4u;
+    const uint v735 = v531 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v737 = v735 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v740 = v735 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v741 = v740 << 3u;
+    const uint v742 = v26 + v737;  // kernels/gemm/quant_b.hpp:124
+    const bool v743 = v742 < v1;
+    const uint v754 = min(v742, v576);  // kernels/gemm/quant_b.hpp:125
+    const uint v759 = v754 * v582;  // kernels/gemm/quant_b.hpp:35
+    const uint v771 = v754 * v594;  // kernels/gemm/quant_b.hpp:38
+    const uint v887 = v737 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v889 = v887 + v741;
+    const uint v908 = v889 + 4u;
+    const uint v914 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v920 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v601 = 0u; v601 < v2; v601 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v605 = v603; v605 < 2048u; v605 += v602) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v607 = v605 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v609 = v605 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v610 = v22 + v607;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v611 = v610 < v0;
-        const uint v612 = v601 + v609;
-        const bool v613 = v612 < v2;
-        const bool v614 = v611 && v613;
-        if (v614) {
-          const uint v616 = v610 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v618 = v616 + v601;
-          const uint v619 = v618 + v609;
-          const float v620 = x[v619];
-          const uint v622 = v607 * 20u;
-          const uint v623 = v622 + v609;
-          shm0[v623] = v620;
+    for (uint v529 = 0u; v529 < v2; v529 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v533 = v531; v533 < 2048u; v533 += v530) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v535 = v533 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v537 = v533 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v538 = v22 + v535;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v539 = v538 < v0;
+        const uint v540 = v529 + v537;
+        const bool v541 = v540 < v2;
+        const bool v542 = v539 && v541;
+        if (v542) {
+          const uint v544 = v538 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v546 = v544 + v529;
+          const uint v547 = v546 + v537;
+          const float v548 = x[v547];
+          const uint v550 = v535 * 20u;
+          const uint v551 = v550 + v537;
+          shm0[v551] = v548;
         } else {
-          const uint v625 = v607 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v626 = v625 + v609;
-          shm0[v626] = 0.0f;
+          const uint v553 = v535 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v554 = v553 + v537;
+          shm0[v554] = 0.0f;
         }
       }
-      const uint v640 = v601 + v637;  // kernels/gemm/quant_b.hpp:124
-      const bool v641 = v640 < v2;
-      const bool v642 = v639 && v641;
-      const uint v646 = min(v640, v644);  // kernels/gemm/quant_b.hpp:125
-      const uint v652 = v646 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v656 = v655 + v652;
-      const uint v659 = packed[v656];  // kernels/gemm/quant_b.hpp:37
-      const uint v661 = v656 + 1u;
-      const uint v662 = packed[v661];
-      const uint v664 = v646 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v668 = v667 + v664;
-      const float v669 = scales[v668];  // kernels/gemm/quant_b.hpp:39
-      const float v671 = biases[v668];  // kernels/gemm/quant_b.hpp:40
-      const uint v677 = v659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v568 = v529 + v565;  // kernels/gemm/quant_b.hpp:124
+      const bool v569 = v568 < v2;
+      const bool v570 = v567 && v569;
+      const uint v574 = min(v568, v572);  // kernels/gemm/quant_b.hpp:125
+      const uint v580 = v574 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v584 = v583 + v580;
+      const uint v587 = packed[v584];  // kernels/gemm/quant_b.hpp:37
+      const uint v589 = v584 + 1u;
+      const uint v590 = packed[v589];
+      const uint v592 = v574 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v596 = v595 + v592;
+      const float v597 = scales[v596];  // kernels/gemm/quant_b.hpp:39
+      const float v599 = biases[v596];  // kernels/gemm/quant_b.hpp:40
+      const uint v605 = v587 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v606 = v605 & 255u;
+      const uint v609 = v606 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v610 = as_type<float>(v609);
+      const float v611 = v610 - 8388608.0f;
+      const float v612 = fma(v611, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v617 = v587 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v618 = v617 & 255u;
+      const uint v621 = v618 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v622 = as_type<float>(v621);
+      const float v623 = v622 - 8388608.0f;
+      const float v624 = fma(v623, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v629 = v587 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v630 = v629 & 255u;
+      const uint v633 = v630 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v634 = as_type<float>(v633);
+      const float v635 = v634 - 8388608.0f;
+      const float v636 = fma(v635, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v641 = v587 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v642 = v641 & 255u;
+      const uint v645 = v642 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v646 = as_type<float>(v645);
+      const float v647 = v646 - 8388608.0f;
+      const float v648 = fma(v647, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v653 = v590 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v654 = v653 & 255u;
+      const uint v657 = v654 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v658 = as_type<float>(v657);
+      const float v659 = v658 - 8388608.0f;
+      const float v660 = fma(v659, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v665 = v590 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v666 = v665 & 255u;
+      const uint v669 = v666 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v670 = as_type<float>(v669);
+      const float v671 = v670 - 8388608.0f;
+      const float v672 = fma(v671, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v677 = v590 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v678 = v677 & 255u;
       const uint v681 = v678 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v682 = as_type<float>(v681);
       const float v683 = v682 - 8388608.0f;
-      const float v684 = fma(v683, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v689 = v659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v684 = fma(v683, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const uint v689 = v590 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v690 = v689 & 255u;
       const uint v693 = v690 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v694 = as_type<float>(v693);
       const float v695 = v694 - 8388608.0f;
-      const float v696 = fma(v695, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v701 = v659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v702 = v701 & 255u;
-      const uint v705 = v702 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v706 = as_type<float>(v705);
-      const float v707 = v706 - 8388608.0f;
-      const float v708 = fma(v707, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v713 = v659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v714 = v713 & 255u;
-      const uint v717 = v714 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v718 = as_type<float>(v717);
-      const float v719 = v718 - 8388608.0f;
-      const float v720 = fma(v719, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v725 = v662 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v726 = v725 & 255u;
-      const uint v729 = v726 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v730 = as_type<float>(v729);
-      const float v731 = v730 - 8388608.0f;
-      const float v732 = fma(v731, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v737 = v662 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v738 = v737 & 255u;
-      const uint v741 = v738 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v742 = as_type<float>(v741);
-      const float v743 = v742 - 8388608.0f;
-      const float v744 = fma(v743, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v749 = v662 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v750 = v749 & 255u;
-      const uint v753 = v750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v754 = as_type<float>(v753);
-      const float v755 = v754 - 8388608.0f;
-      const float v756 = fma(v755, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const uint v761 = v662 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v762 = v761 & 255u;
-      const uint v765 = v762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v766 = as_type<float>(v765);
-      const float v767 = v766 - 8388608.0f;
-      const float v768 = fma(v767, v669, v671);  // kernels/gemm/quant_b.hpp:44
-      const float v770 = v642 ? v684 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v776] = v770;
-      const float v779 = v642 ? v696 : 0.0f;
-      shm1[v786] = v779;
-      const float v788 = v642 ? v708 : 0.0f;
-      shm1[v795] = v788;
-      const float v797 = v642 ? v720 : 0.0f;
-      shm1[v804] = v797;
-      const float v806 = v642 ? v732 : 0.0f;
-      shm1[v813] = v806;
-      const float v815 = v642 ? v744 : 0.0f;
-      shm1[v822] = v815;
-      const float v824 = v642 ? v756 : 0.0f;
-      shm1[v831] = v824;
-      const float v833 = v642 ? v768 : 0.0f;
-      shm1[v840] = v833;
-      const uint v852 = v601 + v849;  // kernels/gemm/quant_b.hpp:124
-      const bool v853 = v852 < v2;
-      const bool v854 = v851 && v853;
-      const uint v858 = min(v852, v644);  // kernels/gemm/quant_b.hpp:125
-      const uint v864 = v858 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v868 = v867 + v864;
-      const uint v871 = packed[v868];  // kernels/gemm/quant_b.hpp:37
-      const uint v873 = v868 + 1u;
-      const uint v874 = packed[v873];
-      const uint v876 = v858 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v880 = v879 + v876;
-      const float v881 = scales[v880];  // kernels/gemm/quant_b.hpp:39
-      const float v883 = biases[v880];  // kernels/gemm/quant_b.hpp:40
-      const uint v889 = v871 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v890 = v889 & 255u;
-      const uint v893 = v890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v894 = as_type<float>(v893);
-      const float v895 = v894 - 8388608.0f;
-      const float v896 = fma(v895, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v901 = v871 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v902 = v901 & 255u;
-      const uint v905 = v902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v906 = as_type<float>(v905);
-      const float v907 = v906 - 8388608.0f;
-      const float v908 = fma(v907, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v913 = v871 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v914 = v913 & 255u;
-      const uint v917 = v914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v918 = as_type<float>(v917);
-      const float v919 = v918 - 8388608.0f;
-      const float v920 = fma(v919, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v925 = v871 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v926 = v925 & 255u;
-      const uint v929 = v926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v930 = as_type<float>(v929);
-      const float v931 = v930 - 8388608.0f;
-      const float v932 = fma(v931, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v937 = v874 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v938 = v937 & 255u;
-      const uint v941 = v938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v942 = as_type<float>(v941);
-      const float v943 = v942 - 8388608.0f;
-      const float v944 = fma(v943, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v949 = v874 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v950 = v949 & 255u;
-      const uint v953 = v950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v954 = as_type<float>(v953);
-      const float v955 = v954 - 8388608.0f;
-      const float v956 = fma(v955, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v961 = v874 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v962 = v961 & 255u;
-      const uint v965 = v962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v966 = as_type<float>(v965);
-      const float v967 = v966 - 8388608.0f;
-      const float v968 = fma(v967, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const uint v973 = v874 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v974 = v973 & 255u;
-      const uint v977 = v974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v978 = as_type<float>(v977);
-      const float v979 = v978 - 8388608.0f;
-      const float v980 = fma(v979, v881, v883);  // kernels/gemm/quant_b.hpp:44
-      const float v982 = v854 ? v896 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v988] = v982;
-      const float v991 = v854 ? v908 : 0.0f;
-      shm1[v998] = v991;
-      const float v1000 = v854 ? v920 : 0.0f;
-      shm1[v1007] = v1000;
-      const float v1009 = v854 ? v932 : 0.0f;
-      shm1[v1016] = v1009;
-      const float v1018 = v854 ? v944 : 0.0f;
-      shm1[v1025] = v1018;
-      const float v1027 = v854 ? v956 : 0.0f;
-      shm1[v1034] = v1027;
-      const float v1036 = v854 ? v968 : 0.0f;
-      shm1[v1043] = v1036;
-      const float v1045 = v854 ? v980 : 0.0f;
-      shm1[v1052] = v1045;
+      const float v696 = fma(v695, v597, v599);  // kernels/gemm/quant_b.hpp:44
+      const float v698 = v570 ? v612 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v701 = v570 ? v624 : 0.0f;
+      const float v704 = v570 ? v636 : 0.0f;
+      const float v707 = v570 ? v648 : 0.0f;
+      *(threadgroup float4*)(shm1 + v713) = float4(v698, v701, v704, v707);  // kernels/gemm/quant_b.hpp:133
+      const float v716 = v570 ? v660 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v719 = v570 ? v672 : 0.0f;
+      const float v722 = v570 ? v684 : 0.0f;
+      const float v725 = v570 ? v696 : 0.0f;
+      *(threadgroup float4*)(shm1 + v732) = float4(v716, v719, v722, v725);  // kernels/gemm/quant_b.hpp:133
+      const uint v744 = v529 + v741;  // kernels/gemm/quant_b.hpp:124
+      const bool v745 = v744 < v2;
+      const bool v746 = v743 && v745;
+      const uint v750 = min(v744, v572);  // kernels/gemm/quant_b.hpp:125
+      const uint v756 = v750 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v760 = v759 + v756;
+      const uint v763 = packed[v760];  // kernels/gemm/quant_b.hpp:37
+      const uint v765 = v760 + 1u;
+      const uint v766 = packed[v765];
+      const uint v768 = v750 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v772 = v771 + v768;
+      const float v773 = scales[v772];  // kernels/gemm/quant_b.hpp:39
+      const float v775 = biases[v772];  // kernels/gemm/quant_b.hpp:40
+      const uint v781 = v763 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v782 = v781 & 255u;
+      const uint v785 = v782 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v786 = as_type<float>(v785);
+      const float v787 = v786 - 8388608.0f;
+      const float v788 = fma(v787, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v793 = v763 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v794 = v793 & 255u;
+      const uint v797 = v794 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v798 = as_type<float>(v797);
+      const float v799 = v798 - 8388608.0f;
+      const float v800 = fma(v799, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v805 = v763 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v806 = v805 & 255u;
+      const uint v809 = v806 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v810 = as_type<float>(v809);
+      const float v811 = v810 - 8388608.0f;
+      const float v812 = fma(v811, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v817 = v763 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v818 = v817 & 255u;
+      const uint v821 = v818 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v822 = as_type<float>(v821);
+      const float v823 = v822 - 8388608.0f;
+      const float v824 = fma(v823, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v829 = v766 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v830 = v829 & 255u;
+      const uint v833 = v830 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v834 = as_type<float>(v833);
+      const float v835 = v834 - 8388608.0f;
+      const float v836 = fma(v835, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v841 = v766 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v842 = v841 & 255u;
+      const uint v845 = v842 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v846 = as_type<float>(v845);
+      const float v847 = v846 - 8388608.0f;
+      const float v848 = fma(v847, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v853 = v766 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v854 = v853 & 255u;
+      const uint v857 = v854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v858 = as_type<float>(v857);
+      const float v859 = v858 - 8388608.0f;
+      const float v860 = fma(v859, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const uint v865 = v766 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v866 = v865 & 255u;
+      const uint v869 = v866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v870 = as_type<float>(v869);
+      const float v871 = v870 - 8388608.0f;
+      const float v872 = fma(v871, v773, v775);  // kernels/gemm/quant_b.hpp:44
+      const float v874 = v746 ? v788 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v877 = v746 ? v800 : 0.0f;
+      const float v880 = v746 ? v812 : 0.0f;
+      const float v883 = v746 ? v824 : 0.0f;
+      *(threadgroup float4*)(shm1 + v889) = float4(v874, v877, v880, v883);  // kernels/gemm/quant_b.hpp:133
+      const float v892 = v746 ? v836 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v895 = v746 ? v848 : 0.0f;
+      const float v898 = v746 ? v860 : 0.0f;
+      const float v901 = v746 ? v872 : 0.0f;
+      *(threadgroup float4*)(shm1 + v908) = float4(v892, v895, v898, v901);  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1058), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1064), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v914), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v920), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1067 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1068 = v22 + v31;
-  const uint v1069 = v1068 + v1067;
-  const uint v1070 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1071 = v26 + v35;
-  const uint v1072 = v1071 + v1070;
-  const bool v1073 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1074 = v1072 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v37.m[0][0].thread_elements()[0];
-    const uint v1078 = v1069 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1079 = v1078 + v1072;
-    out[v1079] = v1076;
-  }
-  const uint v1080 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1082 = v1068 + v1080;
-  const uint v1083 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1085 = v1071 + v1083;
-  const bool v1086 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1087 = v1085 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v37.m[0][0].thread_elements()[1];
-    const uint v1091 = v1082 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1092 = v1091 + v1085;
-    out[v1092] = v1089;
-  }
-  const uint v1093 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1095 = v1068 + v1093;
-  const uint v1096 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1098 = v1071 + v1096;
-  const bool v1099 = v1095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1100 = v1098 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v37.m[0][1].thread_elements()[0];
-    const uint v1104 = v1095 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1105 = v1104 + v1098;
-    out[v1105] = v1102;
-  }
-  const uint v1106 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1108 = v1068 + v1106;
-  const uint v1109 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1111 = v1071 + v1109;
-  const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1113 = v1111 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v37.m[0][1].thread_elements()[1];
-    const uint v1117 = v1108 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1118 = v1117 + v1111;
-    out[v1118] = v1115;
-  }
-  const uint v1119 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1121 = v1068 + v1119;
-  const uint v1122 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1124 = v1071 + v1122;
-  const bool v1125 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1126 = v1124 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v37.m[0][2].thread_elements()[0];
-    const uint v1130 = v1121 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1131 = v1130 + v1124;
-    out[v1131] = v1128;
-  }
-  const uint v1132 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1134 = v1068 + v1132;
-  const uint v1135 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1137 = v1071 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v37.m[0][2].thread_elements()[1];
-    const uint v1143 = v1134 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1144 = v1143 + v1137;
-    out[v1144] = v1141;
-  }
-  const uint v1145 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1147 = v1068 + v1145;
-  const uint v1148 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1150 = v1071 + v1148;
-  const bool v1151 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1152 = v1150 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v37.m[0][3].thread_elements()[0];
-    const uint v1156 = v1147 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1157 = v1156 + v1150;
-    out[v1157] = v1154;
-  }
-  const uint v1158 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1160 = v1068 + v1158;
-  const uint v1161 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1163 = v1071 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v37.m[0][3].thread_elements()[1];
-    const uint v1169 = v1160 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1170 = v1169 + v1163;
-    out[v1170] = v1167;
-  }
-  const uint v1171 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1173 = v1068 + v1171;
-  const uint v1174 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1176 = v1071 + v1174;
-  const bool v1177 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1178 = v1176 < v1;
-  const bool v1179 = v1177 && v1178;
-  if (v1179) {
-    const float v1180 = v37.m[0][4].thread_elements()[0];
-    const uint v1182 = v1173 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1183 = v1182 + v1176;
-    out[v1183] = v1180;
-  }
-  const uint v1184 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1186 = v1068 + v1184;
-  const uint v1187 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1189 = v1071 + v1187;
-  const bool v1190 = v1186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1191 = v1189 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v37.m[0][4].thread_elements()[1];
-    const uint v1195 = v1186 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1196 = v1195 + v1189;
-    out[v1196] = v1193;
-  }
-  const uint v1197 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1199 = v1068 + v1197;
-  const uint v1200 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1202 = v1071 + v1200;
-  const bool v1203 = v1199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1204 = v1202 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v37.m[0][5].thread_elements()[0];
-    const uint v1208 = v1199 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1209 = v1208 + v1202;
-    out[v1209] = v1206;
-  }
-  const uint v1210 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1212 = v1068 + v1210;
-  const uint v1213 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1215 = v1071 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1217 = v1215 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v37.m[0][5].thread_elements()[1];
-    const uint v1221 = v1212 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1222 = v1221 + v1215;
-    out[v1222] = v1219;
-  }
-  const uint v1223 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1225 = v1068 + v1223;
-  const uint v1226 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1228 = v1071 + v1226;
-  const bool v1229 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1230 = v1228 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v37.m[0][6].thread_elements()[0];
-    const uint v1234 = v1225 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1235 = v1234 + v1228;
-    out[v1235] = v1232;
-  }
-  const uint v1236 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1238 = v1068 + v1236;
-  const uint v1239 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1241 = v1071 + v1239;
-  const bool v1242 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1243 = v1241 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v37.m[0][6].thread_elements()[1];
-    const uint v1247 = v1238 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1248 = v1247 + v1241;
-    out[v1248] = v1245;
-  }
-  const uint v1249 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1251 = v1068 + v1249;
-  const uint v1252 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1254 = v1071 + v1252;
-  const bool v1255 = v1251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1256 = v1254 < v1;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v37.m[0][7].thread_elements()[0];
-    const uint v1260 = v1251 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1261 = v1260 + v1254;
-    out[v1261] = v1258;
-  }
-  const uint v1262 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1264 = v1068 + v1262;
-  const uint v1265 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1267 = v1071 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1269 = v1267 < v1;
-  const bool v1270 = v1268 && v1269;
-  if (v1270) {
-    const float v1271 = v37.m[0][7].thread_elements()[1];
-    const uint v1273 = v1264 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1274 = v1273 + v1267;
-    out[v1274] = v1271;
-  }
-  const uint v1275 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1277 = v1068 + v1275;
-  const uint v1278 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1280 = v1071 + v1278;
-  const bool v1281 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1282 = v1280 < v1;
-  const bool v1283 = v1281 && v1282;
-  if (v1283) {
-    const float v1284 = v37.m[1][0].thread_elements()[0];
-    const uint v1286 = v1277 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1287 = v1286 + v1280;
-    out[v1287] = v1284;
-  }
-  const uint v1288 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1290 = v1068 + v1288;
-  const uint v1291 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1293 = v1071 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1295 = v1293 < v1;
-  const bool v1296 = v1294 && v1295;
-  if (v1296) {
-    const float v1297 = v37.m[1][0].thread_elements()[1];
-    const uint v1299 = v1290 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1300 = v1299 + v1293;
-    out[v1300] = v1297;
-  }
-  const uint v1301 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1303 = v1068 + v1301;
-  const uint v1304 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1306 = v1071 + v1304;
-  const bool v1307 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1308 = v1306 < v1;
-  const bool v1309 = v1307 && v1308;
-  if (v1309) {
-    const float v1310 = v37.m[1][1].thread_elements()[0];
-    const uint v1312 = v1303 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1313 = v1312 + v1306;
-    out[v1313] = v1310;
-  }
-  const uint v1314 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1316 = v1068 + v1314;
-  const uint v1317 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1319 = v1071 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v37.m[1][1].thread_elements()[1];
-    const uint v1325 = v1316 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1326 = v1325 + v1319;
-    out[v1326] = v1323;
-  }
-  const uint v1327 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1329 = v1068 + v1327;
-  const uint v1330 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1332 = v1071 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1334 = v1332 < v1;
-  const bool v1335 = v1333 && v1334;
-  if (v1335) {
-    const float v1336 = v37.m[1][2].thread_elements()[0];
-    const uint v1338 = v1329 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1339 = v1338 + v1332;
-    out[v1339] = v1336;
-  }
-  const uint v1340 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1342 = v1068 + v1340;
-  const uint v1343 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1345 = v1071 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v37.m[1][2].thread_elements()[1];
-    const uint v1351 = v1342 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1352 = v1351 + v1345;
-    out[v1352] = v1349;
-  }
-  const uint v1353 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1355 = v1068 + v1353;
-  const uint v1356 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1358 = v1071 + v1356;
-  const bool v1359 = v1355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1360 = v1358 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v37.m[1][3].thread_elements()[0];
-    const uint v1364 = v1355 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1365 = v1364 + v1358;
-    out[v1365] = v1362;
-  }
-  const uint v1366 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1368 = v1068 + v1366;
-  const uint v1369 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1371 = v1071 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v37.m[1][3].thread_elements()[1];
-    const uint v1377 = v1368 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1378 = v1377 + v1371;
-    out[v1378] = v1375;
-  }
-  const uint v1379 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1381 = v1068 + v1379;
-  const uint v1382 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1384 = v1071 + v1382;
-  const bool v1385 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1386 = v1384 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v37.m[1][4].thread_elements()[0];
-    const uint v1390 = v1381 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1391 = v1390 + v1384;
-    out[v1391] = v1388;
-  }
-  const uint v1392 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1394 = v1068 + v1392;
-  const uint v1395 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1397 = v1071 + v1395;
-  const bool v1398 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1399 = v1397 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v37.m[1][4].thread_elements()[1];
-    const uint v1403 = v1394 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1404 = v1403 + v1397;
-    out[v1404] = v1401;
-  }
-  const uint v1405 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1407 = v1068 + v1405;
-  const uint v1408 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1410 = v1071 + v1408;
-  const bool v1411 = v1407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1412 = v1410 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v37.m[1][5].thread_elements()[0];
-    const uint v1416 = v1407 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1417 = v1416 + v1410;
-    out[v1417] = v1414;
-  }
-  const uint v1418 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1420 = v1068 + v1418;
-  const uint v1421 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1423 = v1071 + v1421;
-  const bool v1424 = v1420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1425 = v1423 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v37.m[1][5].thread_elements()[1];
-    const uint v1429 = v1420 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1430 = v1429 + v1423;
-    out[v1430] = v1427;
-  }
-  const uint v1431 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1433 = v1068 + v1431;
-  const uint v1434 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1436 = v1071 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v37.m[1][6].thread_elements()[0];
-    const uint v1442 = v1433 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1443 = v1442 + v1436;
-    out[v1443] = v1440;
-  }
-  const uint v1444 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1446 = v1068 + v1444;
-  const uint v1447 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1449 = v1071 + v1447;
-  const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1451 = v1449 < v1;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v37.m[1][6].thread_elements()[1];
-    const uint v1455 = v1446 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1456 = v1455 + v1449;
-    out[v1456] = v1453;
-  }
-  const uint v1457 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1459 = v1068 + v1457;
-  const uint v1460 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1462 = v1071 + v1460;
-  const bool v1463 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1464 = v1462 < v1;
-  const bool v1465 = v1463 && v1464;
-  if (v1465) {
-    const float v1466 = v37.m[1][7].thread_elements()[0];
-    const uint v1468 = v1459 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1469 = v1468 + v1462;
-    out[v1469] = v1466;
-  }
-  const uint v1470 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1472 = v1068 + v1470;
-  const uint v1473 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1475 = v1071 + v1473;
-  const bool v1476 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1477 = v1475 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v37.m[1][7].thread_elements()[1];
-    const uint v1481 = v1472 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1482 = v1481 + v1475;
-    out[v1482] = v1479;
-  }
-  const uint v1483 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1485 = v1068 + v1483;
-  const uint v1486 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1488 = v1071 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1490 = v1488 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v37.m[2][0].thread_elements()[0];
-    const uint v1494 = v1485 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1495 = v1494 + v1488;
-    out[v1495] = v1492;
-  }
-  const uint v1496 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1498 = v1068 + v1496;
-  const uint v1499 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1501 = v1071 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v37.m[2][0].thread_elements()[1];
-    const uint v1507 = v1498 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1508 = v1507 + v1501;
-    out[v1508] = v1505;
-  }
-  const uint v1509 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1511 = v1068 + v1509;
-  const uint v1512 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1514 = v1071 + v1512;
-  const bool v1515 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1516 = v1514 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v37.m[2][1].thread_elements()[0];
-    const uint v1520 = v1511 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1521 = v1520 + v1514;
-    out[v1521] = v1518;
-  }
-  const uint v1522 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1524 = v1068 + v1522;
-  const uint v1525 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1527 = v1071 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1529 = v1527 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v37.m[2][1].thread_elements()[1];
-    const uint v1533 = v1524 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1534 = v1533 + v1527;
-    out[v1534] = v1531;
-  }
-  const uint v1535 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1537 = v1068 + v1535;
-  const uint v1538 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1540 = v1071 + v1538;
-  const bool v1541 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1542 = v1540 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v37.m[2][2].thread_elements()[0];
-    const uint v1546 = v1537 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1547 = v1546 + v1540;
-    out[v1547] = v1544;
-  }
-  const uint v1548 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1550 = v1068 + v1548;
-  const uint v1551 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1553 = v1071 + v1551;
-  const bool v1554 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1555 = v1553 < v1;
-  const bool v1556 = v1554 && v1555;
-  if (v1556) {
-    const float v1557 = v37.m[2][2].thread_elements()[1];
-    const uint v1559 = v1550 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1560 = v1559 + v1553;
-    out[v1560] = v1557;
-  }
-  const uint v1561 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1563 = v1068 + v1561;
-  const uint v1564 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1566 = v1071 + v1564;
-  const bool v1567 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1568 = v1566 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v37.m[2][3].thread_elements()[0];
-    const uint v1572 = v1563 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1573 = v1572 + v1566;
-    out[v1573] = v1570;
-  }
-  const uint v1574 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1576 = v1068 + v1574;
-  const uint v1577 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1579 = v1071 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v37.m[2][3].thread_elements()[1];
-    const uint v1585 = v1576 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1586 = v1585 + v1579;
-    out[v1586] = v1583;
-  }
-  const uint v1587 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1589 = v1068 + v1587;
-  const uint v1590 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1592 = v1071 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1594 = v1592 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v37.m[2][4].thread_elements()[0];
-    const uint v1598 = v1589 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1599 = v1598 + v1592;
-    out[v1599] = v1596;
-  }
-  const uint v1600 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1602 = v1068 + v1600;
-  const uint v1603 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1605 = v1071 + v1603;
-  const bool v1606 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1607 = v1605 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v37.m[2][4].thread_elements()[1];
-    const uint v1611 = v1602 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1612 = v1611 + v1605;
-    out[v1612] = v1609;
-  }
-  const uint v1613 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1615 = v1068 + v1613;
-  const uint v1616 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1618 = v1071 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1620 = v1618 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v37.m[2][5].thread_elements()[0];
-    const uint v1624 = v1615 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1625 = v1624 + v1618;
-    out[v1625] = v1622;
-  }
-  const uint v1626 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1628 = v1068 + v1626;
-  const uint v1629 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1631 = v1071 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1633 = v1631 < v1;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v37.m[2][5].thread_elements()[1];
-    const uint v1637 = v1628 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1638 = v1637 + v1631;
-    out[v1638] = v1635;
-  }
-  const uint v1639 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1641 = v1068 + v1639;
-  const uint v1642 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1644 = v1071 + v1642;
-  const bool v1645 = v1641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1646 = v1644 < v1;
-  const bool v1647 = v1645 && v1646;
-  if (v1647) {
-    const float v1648 = v37.m[2][6].thread_elements()[0];
-    const uint v1650 = v1641 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1651 = v1650 + v1644;
-    out[v1651] = v1648;
-  }
-  const uint v1652 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1654 = v1068 + v1652;
-  const uint v1655 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1657 = v1071 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v37.m[2][6].thread_elements()[1];
-    const uint v1663 = v1654 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1664 = v1663 + v1657;
-    out[v1664] = v1661;
-  }
-  const uint v1665 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1667 = v1068 + v1665;
-  const uint v1668 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1670 = v1071 + v1668;
-  const bool v1671 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1672 = v1670 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v37.m[2][7].thread_elements()[0];
-    const uint v1676 = v1667 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1677 = v1676 + v1670;
-    out[v1677] = v1674;
-  }
-  const uint v1678 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1680 = v1068 + v1678;
-  const uint v1681 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1683 = v1071 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v37.m[2][7].thread_elements()[1];
-    const uint v1689 = v1680 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1690 = v1689 + v1683;
-    out[v1690] = v1687;
-  }
-  const uint v1691 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1693 = v1068 + v1691;
-  const uint v1694 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1696 = v1071 + v1694;
-  const bool v1697 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1698 = v1696 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v37.m[3][0].thread_elements()[0];
-    const uint v1702 = v1693 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1703 = v1702 + v1696;
-    out[v1703] = v1700;
-  }
-  const uint v1704 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1706 = v1068 + v1704;
-  const uint v1707 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1709 = v1071 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v37.m[3][0].thread_elements()[1];
-    const uint v1715 = v1706 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1716 = v1715 + v1709;
-    out[v1716] = v1713;
-  }
-  const uint v1717 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1719 = v1068 + v1717;
-  const uint v1720 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1722 = v1071 + v1720;
-  const bool v1723 = v1719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1724 = v1722 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v37.m[3][1].thread_elements()[0];
-    const uint v1728 = v1719 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1729 = v1728 + v1722;
-    out[v1729] = v1726;
-  }
-  const uint v1730 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1732 = v1068 + v1730;
-  const uint v1733 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1735 = v1071 + v1733;
-  const bool v1736 = v1732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1737 = v1735 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v37.m[3][1].thread_elements()[1];
-    const uint v1741 = v1732 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1742 = v1741 + v1735;
-    out[v1742] = v1739;
-  }
-  const uint v1743 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1745 = v1068 + v1743;
-  const uint v1746 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1748 = v1071 + v1746;
-  const bool v1749 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1750 = v1748 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v37.m[3][2].thread_elements()[0];
-    const uint v1754 = v1745 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1755 = v1754 + v1748;
-    out[v1755] = v1752;
-  }
-  const uint v1756 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1758 = v1068 + v1756;
-  const uint v1759 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1761 = v1071 + v1759;
-  const bool v1762 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1763 = v1761 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v37.m[3][2].thread_elements()[1];
-    const uint v1767 = v1758 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1768 = v1767 + v1761;
-    out[v1768] = v1765;
-  }
-  const uint v1769 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1771 = v1068 + v1769;
-  const uint v1772 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1774 = v1071 + v1772;
-  const bool v1775 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1776 = v1774 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v37.m[3][3].thread_elements()[0];
-    const uint v1780 = v1771 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1781 = v1780 + v1774;
-    out[v1781] = v1778;
-  }
-  const uint v1782 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1784 = v1068 + v1782;
-  const uint v1785 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1787 = v1071 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v37.m[3][3].thread_elements()[1];
-    const uint v1793 = v1784 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1794 = v1793 + v1787;
-    out[v1794] = v1791;
-  }
-  const uint v1795 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1797 = v1068 + v1795;
-  const uint v1798 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1800 = v1071 + v1798;
-  const bool v1801 = v1797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1802 = v1800 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v37.m[3][4].thread_elements()[0];
-    const uint v1806 = v1797 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1807 = v1806 + v1800;
-    out[v1807] = v1804;
-  }
-  const uint v1808 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1810 = v1068 + v1808;
-  const uint v1811 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1813 = v1071 + v1811;
-  const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1815 = v1813 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v37.m[3][4].thread_elements()[1];
-    const uint v1819 = v1810 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1820 = v1819 + v1813;
-    out[v1820] = v1817;
-  }
-  const uint v1821 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1823 = v1068 + v1821;
-  const uint v1824 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1826 = v1071 + v1824;
-  const bool v1827 = v1823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1828 = v1826 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v37.m[3][5].thread_elements()[0];
-    const uint v1832 = v1823 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1833 = v1832 + v1826;
-    out[v1833] = v1830;
-  }
-  const uint v1834 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1836 = v1068 + v1834;
-  const uint v1837 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1839 = v1071 + v1837;
-  const bool v1840 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1841 = v1839 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v37.m[3][5].thread_elements()[1];
-    const uint v1845 = v1836 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1846 = v1845 + v1839;
-    out[v1846] = v1843;
-  }
-  const uint v1847 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1849 = v1068 + v1847;
-  const uint v1850 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1852 = v1071 + v1850;
-  const bool v1853 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1854 = v1852 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v37.m[3][6].thread_elements()[0];
-    const uint v1858 = v1849 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1859 = v1858 + v1852;
-    out[v1859] = v1856;
-  }
-  const uint v1860 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1862 = v1068 + v1860;
-  const uint v1863 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1865 = v1071 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v37.m[3][6].thread_elements()[1];
-    const uint v1871 = v1862 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1872 = v1871 + v1865;
-    out[v1872] = v1869;
-  }
-  const uint v1873 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1875 = v1068 + v1873;
-  const uint v1876 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1878 = v1071 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1880 = v1878 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v37.m[3][7].thread_elements()[0];
-    const uint v1884 = v1875 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1885 = v1884 + v1878;
-    out[v1885] = v1882;
-  }
-  const uint v1886 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1888 = v1068 + v1886;
-  const uint v1889 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1891 = v1071 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v37.m[3][7].thread_elements()[1];
-    const uint v1897 = v1888 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1898 = v1897 + v1891;
-    out[v1898] = v1895;
-  }
-  const uint v1899 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1901 = v1068 + v1899;
-  const uint v1902 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1904 = v1071 + v1902;
-  const bool v1905 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1906 = v1904 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v37.m[4][0].thread_elements()[0];
-    const uint v1910 = v1901 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1911 = v1910 + v1904;
-    out[v1911] = v1908;
-  }
-  const uint v1912 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1914 = v1068 + v1912;
-  const uint v1915 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1917 = v1071 + v1915;
-  const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1919 = v1917 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v37.m[4][0].thread_elements()[1];
-    const uint v1923 = v1914 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1924 = v1923 + v1917;
-    out[v1924] = v1921;
-  }
-  const uint v1925 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1927 = v1068 + v1925;
-  const uint v1928 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1930 = v1071 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1932 = v1930 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v37.m[4][1].thread_elements()[0];
-    const uint v1936 = v1927 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1937 = v1936 + v1930;
-    out[v1937] = v1934;
-  }
-  const uint v1938 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1940 = v1068 + v1938;
-  const uint v1941 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1943 = v1071 + v1941;
-  const bool v1944 = v1940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1945 = v1943 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v37.m[4][1].thread_elements()[1];
-    const uint v1949 = v1940 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1950 = v1949 + v1943;
-    out[v1950] = v1947;
-  }
-  const uint v1951 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1953 = v1068 + v1951;
-  const uint v1954 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1956 = v1071 + v1954;
-  const bool v1957 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1958 = v1956 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v37.m[4][2].thread_elements()[0];
-    const uint v1962 = v1953 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1963 = v1962 + v1956;
-    out[v1963] = v1960;
-  }
-  const uint v1964 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1966 = v1068 + v1964;
-  const uint v1967 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1969 = v1071 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1971 = v1969 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v37.m[4][2].thread_elements()[1];
-    const uint v1975 = v1966 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1976 = v1975 + v1969;
-    out[v1976] = v1973;
-  }
-  const uint v1977 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1979 = v1068 + v1977;
-  const uint v1980 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1982 = v1071 + v1980;
-  const bool v1983 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1984 = v1982 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v37.m[4][3].thread_elements()[0];
-    const uint v1988 = v1979 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1989 = v1988 + v1982;
-    out[v1989] = v1986;
-  }
-  const uint v1990 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1992 = v1068 + v1990;
-  const uint v1993 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1995 = v1071 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v37.m[4][3].thread_elements()[1];
-    const uint v2001 = v1992 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2002 = v2001 + v1995;
-    out[v2002] = v1999;
-  }
-  const uint v2003 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2005 = v1068 + v2003;
-  const uint v2006 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2008 = v1071 + v2006;
-  const bool v2009 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2010 = v2008 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v37.m[4][4].thread_elements()[0];
-    const uint v2014 = v2005 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2015 = v2014 + v2008;
-    out[v2015] = v2012;
-  }
-  const uint v2016 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2018 = v1068 + v2016;
-  const uint v2019 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2021 = v1071 + v2019;
-  const bool v2022 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2023 = v2021 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v37.m[4][4].thread_elements()[1];
-    const uint v2027 = v2018 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2028 = v2027 + v2021;
-    out[v2028] = v2025;
-  }
-  const uint v2029 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2031 = v1068 + v2029;
-  const uint v2032 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2034 = v1071 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2036 = v2034 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v37.m[4][5].thread_elements()[0];
-    const uint v2040 = v2031 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2041 = v2040 + v2034;
-    out[v2041] = v2038;
-  }
-  const uint v2042 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2044 = v1068 + v2042;
-  const uint v2045 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2047 = v1071 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2049 = v2047 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v37.m[4][5].thread_elements()[1];
-    const uint v2053 = v2044 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2054 = v2053 + v2047;
-    out[v2054] = v2051;
-  }
-  const uint v2055 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2057 = v1068 + v2055;
-  const uint v2058 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2060 = v1071 + v2058;
-  const bool v2061 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2062 = v2060 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v37.m[4][6].thread_elements()[0];
-    const uint v2066 = v2057 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2067 = v2066 + v2060;
-    out[v2067] = v2064;
-  }
-  const uint v2068 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2070 = v1068 + v2068;
-  const uint v2071 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2073 = v1071 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v37.m[4][6].thread_elements()[1];
-    const uint v2079 = v2070 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2080 = v2079 + v2073;
-    out[v2080] = v2077;
-  }
-  const uint v2081 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2083 = v1068 + v2081;
-  const uint v2084 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2086 = v1071 + v2084;
-  const bool v2087 = v2083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2088 = v2086 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v37.m[4][7].thread_elements()[0];
-    const uint v2092 = v2083 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2093 = v2092 + v2086;
-    out[v2093] = v2090;
-  }
-  const uint v2094 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2096 = v1068 + v2094;
-  const uint v2097 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2099 = v1071 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2101 = v2099 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v37.m[4][7].thread_elements()[1];
-    const uint v2105 = v2096 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2106 = v2105 + v2099;
-    out[v2106] = v2103;
-  }
-  const uint v2107 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2109 = v1068 + v2107;
-  const uint v2110 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2112 = v1071 + v2110;
-  const bool v2113 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2114 = v2112 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v37.m[5][0].thread_elements()[0];
-    const uint v2118 = v2109 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2119 = v2118 + v2112;
-    out[v2119] = v2116;
-  }
-  const uint v2120 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2122 = v1068 + v2120;
-  const uint v2123 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2125 = v1071 + v2123;
-  const bool v2126 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2127 = v2125 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v37.m[5][0].thread_elements()[1];
-    const uint v2131 = v2122 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2132 = v2131 + v2125;
-    out[v2132] = v2129;
-  }
-  const uint v2133 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2135 = v1068 + v2133;
-  const uint v2136 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2138 = v1071 + v2136;
-  const bool v2139 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2140 = v2138 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v37.m[5][1].thread_elements()[0];
-    const uint v2144 = v2135 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2145 = v2144 + v2138;
-    out[v2145] = v2142;
-  }
-  const uint v2146 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2148 = v1068 + v2146;
-  const uint v2149 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2151 = v1071 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2153 = v2151 < v1;
-  const bool v2154 = v2152 && v2153;
-  if (v2154) {
-    const float v2155 = v37.m[5][1].thread_elements()[1];
-    const uint v2157 = v2148 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2158 = v2157 + v2151;
-    out[v2158] = v2155;
-  }
-  const uint v2159 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2161 = v1068 + v2159;
-  const uint v2162 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2164 = v1071 + v2162;
-  const bool v2165 = v2161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2166 = v2164 < v1;
-  const bool v2167 = v2165 && v2166;
-  if (v2167) {
-    const float v2168 = v37.m[5][2].thread_elements()[0];
-    const uint v2170 = v2161 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2171 = v2170 + v2164;
-    out[v2171] = v2168;
-  }
-  const uint v2172 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2174 = v1068 + v2172;
-  const uint v2175 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2177 = v1071 + v2175;
-  const bool v2178 = v2174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2179 = v2177 < v1;
-  const bool v2180 = v2178 && v2179;
-  if (v2180) {
-    const float v2181 = v37.m[5][2].thread_elements()[1];
-    const uint v2183 = v2174 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2184 = v2183 + v2177;
-    out[v2184] = v2181;
-  }
-  const uint v2185 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2187 = v1068 + v2185;
-  const uint v2188 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2190 = v1071 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2192 = v2190 < v1;
-  const bool v2193 = v2191 && v2192;
-  if (v2193) {
-    const float v2194 = v37.m[5][3].thread_elements()[0];
-    const uint v2196 = v2187 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2197 = v2196 + v2190;
-    out[v2197] = v2194;
-  }
-  const uint v2198 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2200 = v1068 + v2198;
-  const uint v2201 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2203 = v1071 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v37.m[5][3].thread_elements()[1];
-    const uint v2209 = v2200 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2210 = v2209 + v2203;
-    out[v2210] = v2207;
-  }
-  const uint v2211 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2213 = v1068 + v2211;
-  const uint v2214 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2216 = v1071 + v2214;
-  const bool v2217 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2218 = v2216 < v1;
-  const bool v2219 = v2217 && v2218;
-  if (v2219) {
-    const float v2220 = v37.m[5][4].thread_elements()[0];
-    const uint v2222 = v2213 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2223 = v2222 + v2216;
-    out[v2223] = v2220;
-  }
-  const uint v2224 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2226 = v1068 + v2224;
-  const uint v2227 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2229 = v1071 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v37.m[5][4].thread_elements()[1];
-    const uint v2235 = v2226 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2236 = v2235 + v2229;
-    out[v2236] = v2233;
-  }
-  const uint v2237 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2239 = v1068 + v2237;
-  const uint v2240 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2242 = v1071 + v2240;
-  const bool v2243 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2244 = v2242 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v37.m[5][5].thread_elements()[0];
-    const uint v2248 = v2239 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2249 = v2248 + v2242;
-    out[v2249] = v2246;
-  }
-  const uint v2250 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2252 = v1068 + v2250;
-  const uint v2253 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2255 = v1071 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v37.m[5][5].thread_elements()[1];
-    const uint v2261 = v2252 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2262 = v2261 + v2255;
-    out[v2262] = v2259;
-  }
-  const uint v2263 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2265 = v1068 + v2263;
-  const uint v2266 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2268 = v1071 + v2266;
-  const bool v2269 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2270 = v2268 < v1;
-  const bool v2271 = v2269 && v2270;
-  if (v2271) {
-    const float v2272 = v37.m[5][6].thread_elements()[0];
-    const uint v2274 = v2265 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2275 = v2274 + v2268;
-    out[v2275] = v2272;
-  }
-  const uint v2276 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2278 = v1068 + v2276;
-  const uint v2279 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2281 = v1071 + v2279;
-  const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2283 = v2281 < v1;
-  const bool v2284 = v2282 && v2283;
-  if (v2284) {
-    const float v2285 = v37.m[5][6].thread_elements()[1];
-    const uint v2287 = v2278 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2288 = v2287 + v2281;
-    out[v2288] = v2285;
-  }
-  const uint v2289 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2291 = v1068 + v2289;
-  const uint v2292 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2294 = v1071 + v2292;
-  const bool v2295 = v2291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2296 = v2294 < v1;
-  const bool v2297 = v2295 && v2296;
-  if (v2297) {
-    const float v2298 = v37.m[5][7].thread_elements()[0];
-    const uint v2300 = v2291 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2301 = v2300 + v2294;
-    out[v2301] = v2298;
-  }
-  const uint v2302 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2304 = v1068 + v2302;
-  const uint v2305 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2307 = v1071 + v2305;
-  const bool v2308 = v2304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2309 = v2307 < v1;
-  const bool v2310 = v2308 && v2309;
-  if (v2310) {
-    const float v2311 = v37.m[5][7].thread_elements()[1];
-    const uint v2313 = v2304 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2314 = v2313 + v2307;
-    out[v2314] = v2311;
-  }
-  const uint v2315 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2317 = v1068 + v2315;
-  const uint v2318 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2320 = v1071 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2322 = v2320 < v1;
-  const bool v2323 = v2321 && v2322;
-  if (v2323) {
-    const float v2324 = v37.m[6][0].thread_elements()[0];
-    const uint v2326 = v2317 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2327 = v2326 + v2320;
-    out[v2327] = v2324;
-  }
-  const uint v2328 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2330 = v1068 + v2328;
-  const uint v2331 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2333 = v1071 + v2331;
-  const bool v2334 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2335 = v2333 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v37.m[6][0].thread_elements()[1];
-    const uint v2339 = v2330 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2340 = v2339 + v2333;
-    out[v2340] = v2337;
-  }
-  const uint v2341 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2343 = v1068 + v2341;
-  const uint v2344 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2346 = v1071 + v2344;
-  const bool v2347 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2348 = v2346 < v1;
-  const bool v2349 = v2347 && v2348;
-  if (v2349) {
-    const float v2350 = v37.m[6][1].thread_elements()[0];
-    const uint v2352 = v2343 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2353 = v2352 + v2346;
-    out[v2353] = v2350;
-  }
-  const uint v2354 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2356 = v1068 + v2354;
-  const uint v2357 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2359 = v1071 + v2357;
-  const bool v2360 = v2356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2361 = v2359 < v1;
-  const bool v2362 = v2360 && v2361;
-  if (v2362) {
-    const float v2363 = v37.m[6][1].thread_elements()[1];
-    const uint v2365 = v2356 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2366 = v2365 + v2359;
-    out[v2366] = v2363;
-  }
-  const uint v2367 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2369 = v1068 + v2367;
-  const uint v2370 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2372 = v1071 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2374 = v2372 < v1;
-  const bool v2375 = v2373 && v2374;
-  if (v2375) {
-    const float v2376 = v37.m[6][2].thread_elements()[0];
-    const uint v2378 = v2369 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2379 = v2378 + v2372;
-    out[v2379] = v2376;
-  }
-  const uint v2380 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2382 = v1068 + v2380;
-  const uint v2383 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2385 = v1071 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2387 = v2385 < v1;
-  const bool v2388 = v2386 && v2387;
-  if (v2388) {
-    const float v2389 = v37.m[6][2].thread_elements()[1];
-    const uint v2391 = v2382 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2392 = v2391 + v2385;
-    out[v2392] = v2389;
-  }
-  const uint v2393 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2395 = v1068 + v2393;
-  const uint v2396 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2398 = v1071 + v2396;
-  const bool v2399 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2400 = v2398 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v37.m[6][3].thread_elements()[0];
-    const uint v2404 = v2395 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2405 = v2404 + v2398;
-    out[v2405] = v2402;
-  }
-  const uint v2406 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2408 = v1068 + v2406;
-  const uint v2409 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2411 = v1071 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v37.m[6][3].thread_elements()[1];
-    const uint v2417 = v2408 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2418 = v2417 + v2411;
-    out[v2418] = v2415;
-  }
-  const uint v2419 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2421 = v1068 + v2419;
-  const uint v2422 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2424 = v1071 + v2422;
-  const bool v2425 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2426 = v2424 < v1;
-  const bool v2427 = v2425 && v2426;
-  if (v2427) {
-    const float v2428 = v37.m[6][4].thread_elements()[0];
-    const uint v2430 = v2421 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2431 = v2430 + v2424;
-    out[v2431] = v2428;
-  }
-  const uint v2432 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2434 = v1068 + v2432;
-  const uint v2435 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2437 = v1071 + v2435;
-  const bool v2438 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2439 = v2437 < v1;
-  const bool v2440 = v2438 && v2439;
-  if (v2440) {
-    const float v2441 = v37.m[6][4].thread_elements()[1];
-    const uint v2443 = v2434 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2444 = v2443 + v2437;
-    out[v2444] = v2441;
-  }
-  const uint v2445 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2447 = v1068 + v2445;
-  const uint v2448 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2450 = v1071 + v2448;
-  const bool v2451 = v2447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2452 = v2450 < v1;
-  const bool v2453 = v2451 && v2452;
-  if (v2453) {
-    const float v2454 = v37.m[6][5].thread_elements()[0];
-    const uint v2456 = v2447 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2457 = v2456 + v2450;
-    out[v2457] = v2454;
-  }
-  const uint v2458 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2460 = v1068 + v2458;
-  const uint v2461 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2463 = v1071 + v2461;
-  const bool v2464 = v2460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2465 = v2463 < v1;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v37.m[6][5].thread_elements()[1];
-    const uint v2469 = v2460 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2470 = v2469 + v2463;
-    out[v2470] = v2467;
-  }
-  const uint v2471 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2473 = v1068 + v2471;
-  const uint v2474 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2476 = v1071 + v2474;
-  const bool v2477 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2478 = v2476 < v1;
-  const bool v2479 = v2477 && v2478;
-  if (v2479) {
-    const float v2480 = v37.m[6][6].thread_elements()[0];
-    const uint v2482 = v2473 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2483 = v2482 + v2476;
-    out[v2483] = v2480;
-  }
-  const uint v2484 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2486 = v1068 + v2484;
-  const uint v2487 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2489 = v1071 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2491 = v2489 < v1;
-  const bool v2492 = v2490 && v2491;
-  if (v2492) {
-    const float v2493 = v37.m[6][6].thread_elements()[1];
-    const uint v2495 = v2486 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2496 = v2495 + v2489;
-    out[v2496] = v2493;
-  }
-  const uint v2497 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2499 = v1068 + v2497;
-  const uint v2500 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2502 = v1071 + v2500;
-  const bool v2503 = v2499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2504 = v2502 < v1;
-  const bool v2505 = v2503 && v2504;
-  if (v2505) {
-    const float v2506 = v37.m[6][7].thread_elements()[0];
-    const uint v2508 = v2499 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2509 = v2508 + v2502;
-    out[v2509] = v2506;
-  }
-  const uint v2510 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2512 = v1068 + v2510;
-  const uint v2513 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2515 = v1071 + v2513;
-  const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2517 = v2515 < v1;
-  const bool v2518 = v2516 && v2517;
-  if (v2518) {
-    const float v2519 = v37.m[6][7].thread_elements()[1];
-    const uint v2521 = v2512 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2522 = v2521 + v2515;
-    out[v2522] = v2519;
-  }
-  const uint v2523 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2525 = v1068 + v2523;
-  const uint v2526 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2528 = v1071 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2530 = v2528 < v1;
-  const bool v2531 = v2529 && v2530;
-  if (v2531) {
-    const float v2532 = v37.m[7][0].thread_elements()[0];
-    const uint v2534 = v2525 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2535 = v2534 + v2528;
-    out[v2535] = v2532;
-  }
-  const uint v2536 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2538 = v1068 + v2536;
-  const uint v2539 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2541 = v1071 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2543 = v2541 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v37.m[7][0].thread_elements()[1];
-    const uint v2547 = v2538 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2548 = v2547 + v2541;
-    out[v2548] = v2545;
-  }
-  const uint v2549 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2551 = v1068 + v2549;
-  const uint v2552 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2554 = v1071 + v2552;
-  const bool v2555 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2556 = v2554 < v1;
-  const bool v2557 = v2555 && v2556;
-  if (v2557) {
-    const float v2558 = v37.m[7][1].thread_elements()[0];
-    const uint v2560 = v2551 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2561 = v2560 + v2554;
-    out[v2561] = v2558;
-  }
-  const uint v2562 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2564 = v1068 + v2562;
-  const uint v2565 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2567 = v1071 + v2565;
-  const bool v2568 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2569 = v2567 < v1;
-  const bool v2570 = v2568 && v2569;
-  if (v2570) {
-    const float v2571 = v37.m[7][1].thread_elements()[1];
-    const uint v2573 = v2564 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2574 = v2573 + v2567;
-    out[v2574] = v2571;
-  }
-  const uint v2575 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2577 = v1068 + v2575;
-  const uint v2578 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2580 = v1071 + v2578;
-  const bool v2581 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2582 = v2580 < v1;
-  const bool v2583 = v2581 && v2582;
-  if (v2583) {
-    const float v2584 = v37.m[7][2].thread_elements()[0];
-    const uint v2586 = v2577 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2587 = v2586 + v2580;
-    out[v2587] = v2584;
-  }
-  const uint v2588 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2590 = v1068 + v2588;
-  const uint v2591 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2593 = v1071 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2595 = v2593 < v1;
-  const bool v2596 = v2594 && v2595;
-  if (v2596) {
-    const float v2597 = v37.m[7][2].thread_elements()[1];
-    const uint v2599 = v2590 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2600 = v2599 + v2593;
-    out[v2600] = v2597;
-  }
-  const uint v2601 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2603 = v1068 + v2601;
-  const uint v2604 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2606 = v1071 + v2604;
-  const bool v2607 = v2603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2608 = v2606 < v1;
-  const bool v2609 = v2607 && v2608;
-  if (v2609) {
-    const float v2610 = v37.m[7][3].thread_elements()[0];
-    const uint v2612 = v2603 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2613 = v2612 + v2606;
-    out[v2613] = v2610;
-  }
-  const uint v2614 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2616 = v1068 + v2614;
-  const uint v2617 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2619 = v1071 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v37.m[7][3].thread_elements()[1];
-    const uint v2625 = v2616 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2626 = v2625 + v2619;
-    out[v2626] = v2623;
-  }
-  const uint v2627 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2629 = v1068 + v2627;
-  const uint v2630 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2632 = v1071 + v2630;
-  const bool v2633 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2634 = v2632 < v1;
-  const bool v2635 = v2633 && v2634;
-  if (v2635) {
-    const float v2636 = v37.m[7][4].thread_elements()[0];
-    const uint v2638 = v2629 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2639 = v2638 + v2632;
-    out[v2639] = v2636;
-  }
-  const uint v2640 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2642 = v1068 + v2640;
-  const uint v2643 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2645 = v1071 + v2643;
-  const bool v2646 = v2642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2647 = v2645 < v1;
-  const bool v2648 = v2646 && v2647;
-  if (v2648) {
-    const float v2649 = v37.m[7][4].thread_elements()[1];
-    const uint v2651 = v2642 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2652 = v2651 + v2645;
-    out[v2652] = v2649;
-  }
-  const uint v2653 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2655 = v1068 + v2653;
-  const uint v2656 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2658 = v1071 + v2656;
-  const bool v2659 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2660 = v2658 < v1;
-  const bool v2661 = v2659 && v2660;
-  if (v2661) {
-    const float v2662 = v37.m[7][5].thread_elements()[0];
-    const uint v2664 = v2655 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2665 = v2664 + v2658;
-    out[v2665] = v2662;
-  }
-  const uint v2666 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2668 = v1068 + v2666;
-  const uint v2669 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2671 = v1071 + v2669;
-  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2673 = v2671 < v1;
-  const bool v2674 = v2672 && v2673;
-  if (v2674) {
-    const float v2675 = v37.m[7][5].thread_elements()[1];
-    const uint v2677 = v2668 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2678 = v2677 + v2671;
-    out[v2678] = v2675;
-  }
-  const uint v2679 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2681 = v1068 + v2679;
-  const uint v2682 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2684 = v1071 + v2682;
-  const bool v2685 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2686 = v2684 < v1;
-  const bool v2687 = v2685 && v2686;
-  if (v2687) {
-    const float v2688 = v37.m[7][6].thread_elements()[0];
-    const uint v2690 = v2681 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2691 = v2690 + v2684;
-    out[v2691] = v2688;
-  }
-  const uint v2692 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2694 = v1068 + v2692;
-  const uint v2695 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2697 = v1071 + v2695;
-  const bool v2698 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2699 = v2697 < v1;
-  const bool v2700 = v2698 && v2699;
-  if (v2700) {
-    const float v2701 = v37.m[7][6].thread_elements()[1];
-    const uint v2703 = v2694 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2704 = v2703 + v2697;
-    out[v2704] = v2701;
-  }
-  const uint v2705 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2707 = v1068 + v2705;
-  const uint v2708 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2710 = v1071 + v2708;
-  const bool v2711 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2712 = v2710 < v1;
-  const bool v2713 = v2711 && v2712;
-  if (v2713) {
-    const float v2714 = v37.m[7][7].thread_elements()[0];
-    const uint v2716 = v2707 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2717 = v2716 + v2710;
-    out[v2717] = v2714;
-  }
-  const uint v2718 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2720 = v1068 + v2718;
-  const uint v2721 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2723 = v1071 + v2721;
-  const bool v2724 = v2720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2725 = v2723 < v1;
-  const bool v2726 = v2724 && v2725;
-  if (v2726) {
-    const float v2727 = v37.m[7][7].thread_elements()[1];
-    const uint v2729 = v2720 * v1;  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2730 = v2729 + v2723;
-    out[v2730] = v2727;
+  const uint v923 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v924 = v22 + v31;
+  const uint v925 = v924 + v923;
+  const uint v926 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v927 = v26 + v35;
+  const uint v928 = v927 + v926;
+  const bool v929 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v930 = v928 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v37.m[0][0].thread_elements()[0];
+    const uint v934 = v925 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v935 = v934 + v928;
+    out[v935] = v932;
+  }
+  const uint v936 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v938 = v924 + v936;
+  const uint v939 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v941 = v927 + v939;
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v943 = v941 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v37.m[0][0].thread_elements()[1];
+    const uint v947 = v938 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v948 = v947 + v941;
+    out[v948] = v945;
+  }
+  const uint v949 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v951 = v924 + v949;
+  const uint v952 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v954 = v927 + v952;
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v956 = v954 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v37.m[0][1].thread_elements()[0];
+    const uint v960 = v951 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v961 = v960 + v954;
+    out[v961] = v958;
+  }
+  const uint v962 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v964 = v924 + v962;
+  const uint v965 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v967 = v927 + v965;
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v37.m[0][1].thread_elements()[1];
+    const uint v973 = v964 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v974 = v973 + v967;
+    out[v974] = v971;
+  }
+  const uint v975 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v977 = v924 + v975;
+  const uint v978 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v980 = v927 + v978;
+  const bool v981 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v37.m[0][2].thread_elements()[0];
+    const uint v986 = v977 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v987 = v986 + v980;
+    out[v987] = v984;
+  }
+  const uint v988 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v990 = v924 + v988;
+  const uint v991 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v993 = v927 + v991;
+  const bool v994 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v995 = v993 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v37.m[0][2].thread_elements()[1];
+    const uint v999 = v990 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1000 = v999 + v993;
+    out[v1000] = v997;
+  }
+  const uint v1001 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1003 = v924 + v1001;
+  const uint v1004 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1006 = v927 + v1004;
+  const bool v1007 = v1003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1008 = v1006 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v37.m[0][3].thread_elements()[0];
+    const uint v1012 = v1003 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1013 = v1012 + v1006;
+    out[v1013] = v1010;
+  }
+  const uint v1014 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1016 = v924 + v1014;
+  const uint v1017 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1019 = v927 + v1017;
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1021 = v1019 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v37.m[0][3].thread_elements()[1];
+    const uint v1025 = v1016 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1026 = v1025 + v1019;
+    out[v1026] = v1023;
+  }
+  const uint v1027 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1029 = v924 + v1027;
+  const uint v1030 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1032 = v927 + v1030;
+  const bool v1033 = v1029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1034 = v1032 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v37.m[0][4].thread_elements()[0];
+    const uint v1038 = v1029 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1039 = v1038 + v1032;
+    out[v1039] = v1036;
+  }
+  const uint v1040 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1042 = v924 + v1040;
+  const uint v1043 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1045 = v927 + v1043;
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1047 = v1045 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v37.m[0][4].thread_elements()[1];
+    const uint v1051 = v1042 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1052 = v1051 + v1045;
+    out[v1052] = v1049;
+  }
+  const uint v1053 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1055 = v924 + v1053;
+  const uint v1056 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1058 = v927 + v1056;
+  const bool v1059 = v1055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1060 = v1058 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v37.m[0][5].thread_elements()[0];
+    const uint v1064 = v1055 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1065 = v1064 + v1058;
+    out[v1065] = v1062;
+  }
+  const uint v1066 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1068 = v924 + v1066;
+  const uint v1069 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1071 = v927 + v1069;
+  const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v37.m[0][5].thread_elements()[1];
+    const uint v1077 = v1068 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1078 = v1077 + v1071;
+    out[v1078] = v1075;
+  }
+  const uint v1079 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1081 = v924 + v1079;
+  const uint v1082 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1084 = v927 + v1082;
+  const bool v1085 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1086 = v1084 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v37.m[0][6].thread_elements()[0];
+    const uint v1090 = v1081 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1091 = v1090 + v1084;
+    out[v1091] = v1088;
+  }
+  const uint v1092 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1094 = v924 + v1092;
+  const uint v1095 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1097 = v927 + v1095;
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1099 = v1097 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v37.m[0][6].thread_elements()[1];
+    const uint v1103 = v1094 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1104 = v1103 + v1097;
+    out[v1104] = v1101;
+  }
+  const uint v1105 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1107 = v924 + v1105;
+  const uint v1108 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1110 = v927 + v1108;
+  const bool v1111 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1112 = v1110 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v37.m[0][7].thread_elements()[0];
+    const uint v1116 = v1107 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1117 = v1116 + v1110;
+    out[v1117] = v1114;
+  }
+  const uint v1118 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1120 = v924 + v1118;
+  const uint v1121 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1123 = v927 + v1121;
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v37.m[0][7].thread_elements()[1];
+    const uint v1129 = v1120 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1130 = v1129 + v1123;
+    out[v1130] = v1127;
+  }
+  const uint v1131 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1133 = v924 + v1131;
+  const uint v1134 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1136 = v927 + v1134;
+  const bool v1137 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1138 = v1136 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v37.m[1][0].thread_elements()[0];
+    const uint v1142 = v1133 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1143 = v1142 + v1136;
+    out[v1143] = v1140;
+  }
+  const uint v1144 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1146 = v924 + v1144;
+  const uint v1147 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1149 = v927 + v1147;
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v37.m[1][0].thread_elements()[1];
+    const uint v1155 = v1146 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1156 = v1155 + v1149;
+    out[v1156] = v1153;
+  }
+  const uint v1157 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1159 = v924 + v1157;
+  const uint v1160 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1162 = v927 + v1160;
+  const bool v1163 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1164 = v1162 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v37.m[1][1].thread_elements()[0];
+    const uint v1168 = v1159 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1169 = v1168 + v1162;
+    out[v1169] = v1166;
+  }
+  const uint v1170 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1172 = v924 + v1170;
+  const uint v1173 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1175 = v927 + v1173;
+  const bool v1176 = v1172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v37.m[1][1].thread_elements()[1];
+    const uint v1181 = v1172 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1182 = v1181 + v1175;
+    out[v1182] = v1179;
+  }
+  const uint v1183 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1185 = v924 + v1183;
+  const uint v1186 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1188 = v927 + v1186;
+  const bool v1189 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1190 = v1188 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v37.m[1][2].thread_elements()[0];
+    const uint v1194 = v1185 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1195 = v1194 + v1188;
+    out[v1195] = v1192;
+  }
+  const uint v1196 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1198 = v924 + v1196;
+  const uint v1199 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1201 = v927 + v1199;
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1203 = v1201 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v37.m[1][2].thread_elements()[1];
+    const uint v1207 = v1198 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1208 = v1207 + v1201;
+    out[v1208] = v1205;
+  }
+  const uint v1209 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1211 = v924 + v1209;
+  const uint v1212 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1214 = v927 + v1212;
+  const bool v1215 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1216 = v1214 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v37.m[1][3].thread_elements()[0];
+    const uint v1220 = v1211 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1221 = v1220 + v1214;
+    out[v1221] = v1218;
+  }
+  const uint v1222 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1224 = v924 + v1222;
+  const uint v1225 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1227 = v927 + v1225;
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v37.m[1][3].thread_elements()[1];
+    const uint v1233 = v1224 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1234 = v1233 + v1227;
+    out[v1234] = v1231;
+  }
+  const uint v1235 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1237 = v924 + v1235;
+  const uint v1238 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1240 = v927 + v1238;
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1242 = v1240 < v1;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v37.m[1][4].thread_elements()[0];
+    const uint v1246 = v1237 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1247 = v1246 + v1240;
+    out[v1247] = v1244;
+  }
+  const uint v1248 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1250 = v924 + v1248;
+  const uint v1251 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1253 = v927 + v1251;
+  const bool v1254 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1255 = v1253 < v1;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v37.m[1][4].thread_elements()[1];
+    const uint v1259 = v1250 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1260 = v1259 + v1253;
+    out[v1260] = v1257;
+  }
+  const uint v1261 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1263 = v924 + v1261;
+  const uint v1264 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1266 = v927 + v1264;
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1268 = v1266 < v1;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v37.m[1][5].thread_elements()[0];
+    const uint v1272 = v1263 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1273 = v1272 + v1266;
+    out[v1273] = v1270;
+  }
+  const uint v1274 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1276 = v924 + v1274;
+  const uint v1277 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1279 = v927 + v1277;
+  const bool v1280 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v37.m[1][5].thread_elements()[1];
+    const uint v1285 = v1276 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1286 = v1285 + v1279;
+    out[v1286] = v1283;
+  }
+  const uint v1287 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1289 = v924 + v1287;
+  const uint v1290 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1292 = v927 + v1290;
+  const bool v1293 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1294 = v1292 < v1;
+  const bool v1295 = v1293 && v1294;
+  if (v1295) {
+    const float v1296 = v37.m[1][6].thread_elements()[0];
+    const uint v1298 = v1289 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1299 = v1298 + v1292;
+    out[v1299] = v1296;
+  }
+  const uint v1300 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1302 = v924 + v1300;
+  const uint v1303 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1305 = v927 + v1303;
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1307 = v1305 < v1;
+  const bool v1308 = v1306 && v1307;
+  if (v1308) {
+    const float v1309 = v37.m[1][6].thread_elements()[1];
+    const uint v1311 = v1302 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1312 = v1311 + v1305;
+    out[v1312] = v1309;
+  }
+  const uint v1313 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1315 = v924 + v1313;
+  const uint v1316 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1318 = v927 + v1316;
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1320 = v1318 < v1;
+  const bool v1321 = v1319 && v1320;
+  if (v1321) {
+    const float v1322 = v37.m[1][7].thread_elements()[0];
+    const uint v1324 = v1315 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1325 = v1324 + v1318;
+    out[v1325] = v1322;
+  }
+  const uint v1326 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1328 = v924 + v1326;
+  const uint v1329 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1331 = v927 + v1329;
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v37.m[1][7].thread_elements()[1];
+    const uint v1337 = v1328 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1338 = v1337 + v1331;
+    out[v1338] = v1335;
+  }
+  const uint v1339 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1341 = v924 + v1339;
+  const uint v1342 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1344 = v927 + v1342;
+  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1346 = v1344 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v37.m[2][0].thread_elements()[0];
+    const uint v1350 = v1341 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1351 = v1350 + v1344;
+    out[v1351] = v1348;
+  }
+  const uint v1352 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1354 = v924 + v1352;
+  const uint v1355 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1357 = v927 + v1355;
+  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1359 = v1357 < v1;
+  const bool v1360 = v1358 && v1359;
+  if (v1360) {
+    const float v1361 = v37.m[2][0].thread_elements()[1];
+    const uint v1363 = v1354 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1364 = v1363 + v1357;
+    out[v1364] = v1361;
+  }
+  const uint v1365 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1367 = v924 + v1365;
+  const uint v1368 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1370 = v927 + v1368;
+  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v37.m[2][1].thread_elements()[0];
+    const uint v1376 = v1367 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1377 = v1376 + v1370;
+    out[v1377] = v1374;
+  }
+  const uint v1378 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1380 = v924 + v1378;
+  const uint v1381 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1383 = v927 + v1381;
+  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1385 = v1383 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v37.m[2][1].thread_elements()[1];
+    const uint v1389 = v1380 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1390 = v1389 + v1383;
+    out[v1390] = v1387;
+  }
+  const uint v1391 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1393 = v924 + v1391;
+  const uint v1394 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1396 = v927 + v1394;
+  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1398 = v1396 < v1;
+  const bool v1399 = v1397 && v1398;
+  if (v1399) {
+    const float v1400 = v37.m[2][2].thread_elements()[0];
+    const uint v1402 = v1393 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1403 = v1402 + v1396;
+    out[v1403] = v1400;
+  }
+  const uint v1404 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1406 = v924 + v1404;
+  const uint v1407 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1409 = v927 + v1407;
+  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1411 = v1409 < v1;
+  const bool v1412 = v1410 && v1411;
+  if (v1412) {
+    const float v1413 = v37.m[2][2].thread_elements()[1];
+    const uint v1415 = v1406 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1416 = v1415 + v1409;
+    out[v1416] = v1413;
+  }
+  const uint v1417 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1419 = v924 + v1417;
+  const uint v1420 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1422 = v927 + v1420;
+  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1424 = v1422 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v37.m[2][3].thread_elements()[0];
+    const uint v1428 = v1419 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1429 = v1428 + v1422;
+    out[v1429] = v1426;
+  }
+  const uint v1430 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1432 = v924 + v1430;
+  const uint v1433 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1435 = v927 + v1433;
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v37.m[2][3].thread_elements()[1];
+    const uint v1441 = v1432 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1442 = v1441 + v1435;
+    out[v1442] = v1439;
+  }
+  const uint v1443 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1445 = v924 + v1443;
+  const uint v1446 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1448 = v927 + v1446;
+  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1450 = v1448 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v37.m[2][4].thread_elements()[0];
+    const uint v1454 = v1445 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1455 = v1454 + v1448;
+    out[v1455] = v1452;
+  }
+  const uint v1456 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1458 = v924 + v1456;
+  const uint v1459 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1461 = v927 + v1459;
+  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1463 = v1461 < v1;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v37.m[2][4].thread_elements()[1];
+    const uint v1467 = v1458 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1468 = v1467 + v1461;
+    out[v1468] = v1465;
+  }
+  const uint v1469 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1471 = v924 + v1469;
+  const uint v1472 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1474 = v927 + v1472;
+  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1476 = v1474 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v37.m[2][5].thread_elements()[0];
+    const uint v1480 = v1471 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1481 = v1480 + v1474;
+    out[v1481] = v1478;
+  }
+  const uint v1482 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1484 = v924 + v1482;
+  const uint v1485 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1487 = v927 + v1485;
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v37.m[2][5].thread_elements()[1];
+    const uint v1493 = v1484 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1494 = v1493 + v1487;
+    out[v1494] = v1491;
+  }
+  const uint v1495 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1497 = v924 + v1495;
+  const uint v1498 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1500 = v927 + v1498;
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1502 = v1500 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v37.m[2][6].thread_elements()[0];
+    const uint v1506 = v1497 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1507 = v1506 + v1500;
+    out[v1507] = v1504;
+  }
+  const uint v1508 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1510 = v924 + v1508;
+  const uint v1511 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1513 = v927 + v1511;
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v37.m[2][6].thread_elements()[1];
+    const uint v1519 = v1510 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1520 = v1519 + v1513;
+    out[v1520] = v1517;
+  }
+  const uint v1521 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1523 = v924 + v1521;
+  const uint v1524 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1526 = v927 + v1524;
+  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1528 = v1526 < v1;
+  const bool v1529 = v1527 && v1528;
+  if (v1529) {
+    const float v1530 = v37.m[2][7].thread_elements()[0];
+    const uint v1532 = v1523 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1533 = v1532 + v1526;
+    out[v1533] = v1530;
+  }
+  const uint v1534 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1536 = v924 + v1534;
+  const uint v1537 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1539 = v927 + v1537;
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v37.m[2][7].thread_elements()[1];
+    const uint v1545 = v1536 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1546 = v1545 + v1539;
+    out[v1546] = v1543;
+  }
+  const uint v1547 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1549 = v924 + v1547;
+  const uint v1550 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1552 = v927 + v1550;
+  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1554 = v1552 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v37.m[3][0].thread_elements()[0];
+    const uint v1558 = v1549 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1559 = v1558 + v1552;
+    out[v1559] = v1556;
+  }
+  const uint v1560 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1562 = v924 + v1560;
+  const uint v1563 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1565 = v927 + v1563;
+  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v37.m[3][0].thread_elements()[1];
+    const uint v1571 = v1562 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1572 = v1571 + v1565;
+    out[v1572] = v1569;
+  }
+  const uint v1573 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1575 = v924 + v1573;
+  const uint v1576 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1578 = v927 + v1576;
+  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1580 = v1578 < v1;
+  const bool v1581 = v1579 && v1580;
+  if (v1581) {
+    const float v1582 = v37.m[3][1].thread_elements()[0];
+    const uint v1584 = v1575 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1585 = v1584 + v1578;
+    out[v1585] = v1582;
+  }
+  const uint v1586 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1588 = v924 + v1586;
+  const uint v1589 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1591 = v927 + v1589;
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1593 = v1591 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v37.m[3][1].thread_elements()[1];
+    const uint v1597 = v1588 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1598 = v1597 + v1591;
+    out[v1598] = v1595;
+  }
+  const uint v1599 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1601 = v924 + v1599;
+  const uint v1602 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1604 = v927 + v1602;
+  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1606 = v1604 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v37.m[3][2].thread_elements()[0];
+    const uint v1610 = v1601 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1611 = v1610 + v1604;
+    out[v1611] = v1608;
+  }
+  const uint v1612 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1614 = v924 + v1612;
+  const uint v1615 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1617 = v927 + v1615;
+  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1619 = v1617 < v1;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v37.m[3][2].thread_elements()[1];
+    const uint v1623 = v1614 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1624 = v1623 + v1617;
+    out[v1624] = v1621;
+  }
+  const uint v1625 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1627 = v924 + v1625;
+  const uint v1628 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1630 = v927 + v1628;
+  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1632 = v1630 < v1;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v37.m[3][3].thread_elements()[0];
+    const uint v1636 = v1627 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1637 = v1636 + v1630;
+    out[v1637] = v1634;
+  }
+  const uint v1638 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1640 = v924 + v1638;
+  const uint v1641 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1643 = v927 + v1641;
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1645 = v1643 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v37.m[3][3].thread_elements()[1];
+    const uint v1649 = v1640 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1650 = v1649 + v1643;
+    out[v1650] = v1647;
+  }
+  const uint v1651 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1653 = v924 + v1651;
+  const uint v1654 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1656 = v927 + v1654;
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1658 = v1656 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v37.m[3][4].thread_elements()[0];
+    const uint v1662 = v1653 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1663 = v1662 + v1656;
+    out[v1663] = v1660;
+  }
+  const uint v1664 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1666 = v924 + v1664;
+  const uint v1667 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1669 = v927 + v1667;
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1671 = v1669 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v37.m[3][4].thread_elements()[1];
+    const uint v1675 = v1666 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1676 = v1675 + v1669;
+    out[v1676] = v1673;
+  }
+  const uint v1677 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1679 = v924 + v1677;
+  const uint v1680 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1682 = v927 + v1680;
+  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1684 = v1682 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v37.m[3][5].thread_elements()[0];
+    const uint v1688 = v1679 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1689 = v1688 + v1682;
+    out[v1689] = v1686;
+  }
+  const uint v1690 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1692 = v924 + v1690;
+  const uint v1693 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1695 = v927 + v1693;
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v37.m[3][5].thread_elements()[1];
+    const uint v1701 = v1692 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1702 = v1701 + v1695;
+    out[v1702] = v1699;
+  }
+  const uint v1703 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1705 = v924 + v1703;
+  const uint v1706 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1708 = v927 + v1706;
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1710 = v1708 < v1;
+  const bool v1711 = v1709 && v1710;
+  if (v1711) {
+    const float v1712 = v37.m[3][6].thread_elements()[0];
+    const uint v1714 = v1705 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1715 = v1714 + v1708;
+    out[v1715] = v1712;
+  }
+  const uint v1716 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1718 = v924 + v1716;
+  const uint v1719 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1721 = v927 + v1719;
+  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1723 = v1721 < v1;
+  const bool v1724 = v1722 && v1723;
+  if (v1724) {
+    const float v1725 = v37.m[3][6].thread_elements()[1];
+    const uint v1727 = v1718 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1728 = v1727 + v1721;
+    out[v1728] = v1725;
+  }
+  const uint v1729 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1731 = v924 + v1729;
+  const uint v1732 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1734 = v927 + v1732;
+  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1736 = v1734 < v1;
+  const bool v1737 = v1735 && v1736;
+  if (v1737) {
+    const float v1738 = v37.m[3][7].thread_elements()[0];
+    const uint v1740 = v1731 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1741 = v1740 + v1734;
+    out[v1741] = v1738;
+  }
+  const uint v1742 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1744 = v924 + v1742;
+  const uint v1745 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1747 = v927 + v1745;
+  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v37.m[3][7].thread_elements()[1];
+    const uint v1753 = v1744 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1754 = v1753 + v1747;
+    out[v1754] = v1751;
+  }
+  const uint v1755 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1757 = v924 + v1755;
+  const uint v1758 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1760 = v927 + v1758;
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v37.m[4][0].thread_elements()[0];
+    const uint v1766 = v1757 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1767 = v1766 + v1760;
+    out[v1767] = v1764;
+  }
+  const uint v1768 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1770 = v924 + v1768;
+  const uint v1771 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1773 = v927 + v1771;
+  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1775 = v1773 < v1;
+  const bool v1776 = v1774 && v1775;
+  if (v1776) {
+    const float v1777 = v37.m[4][0].thread_elements()[1];
+    const uint v1779 = v1770 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1780 = v1779 + v1773;
+    out[v1780] = v1777;
+  }
+  const uint v1781 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1783 = v924 + v1781;
+  const uint v1784 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1786 = v927 + v1784;
+  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1788 = v1786 < v1;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v37.m[4][1].thread_elements()[0];
+    const uint v1792 = v1783 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1793 = v1792 + v1786;
+    out[v1793] = v1790;
+  }
+  const uint v1794 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1796 = v924 + v1794;
+  const uint v1797 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1799 = v927 + v1797;
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1801 = v1799 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v37.m[4][1].thread_elements()[1];
+    const uint v1805 = v1796 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1806 = v1805 + v1799;
+    out[v1806] = v1803;
+  }
+  const uint v1807 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1809 = v924 + v1807;
+  const uint v1810 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1812 = v927 + v1810;
+  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1814 = v1812 < v1;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v37.m[4][2].thread_elements()[0];
+    const uint v1818 = v1809 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1819 = v1818 + v1812;
+    out[v1819] = v1816;
+  }
+  const uint v1820 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1822 = v924 + v1820;
+  const uint v1823 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1825 = v927 + v1823;
+  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1827 = v1825 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v37.m[4][2].thread_elements()[1];
+    const uint v1831 = v1822 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1832 = v1831 + v1825;
+    out[v1832] = v1829;
+  }
+  const uint v1833 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1835 = v924 + v1833;
+  const uint v1836 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1838 = v927 + v1836;
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1840 = v1838 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v37.m[4][3].thread_elements()[0];
+    const uint v1844 = v1835 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1845 = v1844 + v1838;
+    out[v1845] = v1842;
+  }
+  const uint v1846 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1848 = v924 + v1846;
+  const uint v1849 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1851 = v927 + v1849;
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v37.m[4][3].thread_elements()[1];
+    const uint v1857 = v1848 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1858 = v1857 + v1851;
+    out[v1858] = v1855;
+  }
+  const uint v1859 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1861 = v924 + v1859;
+  const uint v1862 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1864 = v927 + v1862;
+  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1866 = v1864 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v37.m[4][4].thread_elements()[0];
+    const uint v1870 = v1861 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1871 = v1870 + v1864;
+    out[v1871] = v1868;
+  }
+  const uint v1872 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1874 = v924 + v1872;
+  const uint v1875 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1877 = v927 + v1875;
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v37.m[4][4].thread_elements()[1];
+    const uint v1883 = v1874 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1884 = v1883 + v1877;
+    out[v1884] = v1881;
+  }
+  const uint v1885 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1887 = v924 + v1885;
+  const uint v1888 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1890 = v927 + v1888;
+  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1892 = v1890 < v1;
+  const bool v1893 = v1891 && v1892;
+  if (v1893) {
+    const float v1894 = v37.m[4][5].thread_elements()[0];
+    const uint v1896 = v1887 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1897 = v1896 + v1890;
+    out[v1897] = v1894;
+  }
+  const uint v1898 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1900 = v924 + v1898;
+  const uint v1901 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1903 = v927 + v1901;
+  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v37.m[4][5].thread_elements()[1];
+    const uint v1909 = v1900 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1910 = v1909 + v1903;
+    out[v1910] = v1907;
+  }
+  const uint v1911 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1913 = v924 + v1911;
+  const uint v1914 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1916 = v927 + v1914;
+  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v37.m[4][6].thread_elements()[0];
+    const uint v1922 = v1913 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1923 = v1922 + v1916;
+    out[v1923] = v1920;
+  }
+  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1926 = v924 + v1924;
+  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1929 = v927 + v1927;
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1931 = v1929 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v37.m[4][6].thread_elements()[1];
+    const uint v1935 = v1926 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1936 = v1935 + v1929;
+    out[v1936] = v1933;
+  }
+  const uint v1937 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1939 = v924 + v1937;
+  const uint v1940 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1942 = v927 + v1940;
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1944 = v1942 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v37.m[4][7].thread_elements()[0];
+    const uint v1948 = v1939 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1949 = v1948 + v1942;
+    out[v1949] = v1946;
+  }
+  const uint v1950 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1952 = v924 + v1950;
+  const uint v1953 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1955 = v927 + v1953;
+  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v37.m[4][7].thread_elements()[1];
+    const uint v1961 = v1952 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1962 = v1961 + v1955;
+    out[v1962] = v1959;
+  }
+  const uint v1963 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1965 = v924 + v1963;
+  const uint v1966 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1968 = v927 + v1966;
+  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1970 = v1968 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v37.m[5][0].thread_elements()[0];
+    const uint v1974 = v1965 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1975 = v1974 + v1968;
+    out[v1975] = v1972;
+  }
+  const uint v1976 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1978 = v924 + v1976;
+  const uint v1979 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1981 = v927 + v1979;
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1983 = v1981 < v1;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v37.m[5][0].thread_elements()[1];
+    const uint v1987 = v1978 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1988 = v1987 + v1981;
+    out[v1988] = v1985;
+  }
+  const uint v1989 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1991 = v924 + v1989;
+  const uint v1992 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1994 = v927 + v1992;
+  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1996 = v1994 < v1;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v37.m[5][1].thread_elements()[0];
+    const uint v2000 = v1991 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2001 = v2000 + v1994;
+    out[v2001] = v1998;
+  }
+  const uint v2002 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2004 = v924 + v2002;
+  const uint v2005 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2007 = v927 + v2005;
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2009 = v2007 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v37.m[5][1].thread_elements()[1];
+    const uint v2013 = v2004 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2014 = v2013 + v2007;
+    out[v2014] = v2011;
+  }
+  const uint v2015 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2017 = v924 + v2015;
+  const uint v2018 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2020 = v927 + v2018;
+  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2022 = v2020 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v37.m[5][2].thread_elements()[0];
+    const uint v2026 = v2017 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2027 = v2026 + v2020;
+    out[v2027] = v2024;
+  }
+  const uint v2028 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2030 = v924 + v2028;
+  const uint v2031 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2033 = v927 + v2031;
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2035 = v2033 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v37.m[5][2].thread_elements()[1];
+    const uint v2039 = v2030 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2040 = v2039 + v2033;
+    out[v2040] = v2037;
+  }
+  const uint v2041 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2043 = v924 + v2041;
+  const uint v2044 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2046 = v927 + v2044;
+  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v37.m[5][3].thread_elements()[0];
+    const uint v2052 = v2043 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2053 = v2052 + v2046;
+    out[v2053] = v2050;
+  }
+  const uint v2054 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2056 = v924 + v2054;
+  const uint v2057 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2059 = v927 + v2057;
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v37.m[5][3].thread_elements()[1];
+    const uint v2065 = v2056 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2066 = v2065 + v2059;
+    out[v2066] = v2063;
+  }
+  const uint v2067 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2069 = v924 + v2067;
+  const uint v2070 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2072 = v927 + v2070;
+  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2074 = v2072 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v37.m[5][4].thread_elements()[0];
+    const uint v2078 = v2069 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2079 = v2078 + v2072;
+    out[v2079] = v2076;
+  }
+  const uint v2080 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2082 = v924 + v2080;
+  const uint v2083 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2085 = v927 + v2083;
+  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2087 = v2085 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v37.m[5][4].thread_elements()[1];
+    const uint v2091 = v2082 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2092 = v2091 + v2085;
+    out[v2092] = v2089;
+  }
+  const uint v2093 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2095 = v924 + v2093;
+  const uint v2096 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2098 = v927 + v2096;
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2100 = v2098 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v37.m[5][5].thread_elements()[0];
+    const uint v2104 = v2095 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2105 = v2104 + v2098;
+    out[v2105] = v2102;
+  }
+  const uint v2106 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2108 = v924 + v2106;
+  const uint v2109 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2111 = v927 + v2109;
+  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2113 = v2111 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v37.m[5][5].thread_elements()[1];
+    const uint v2117 = v2108 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2118 = v2117 + v2111;
+    out[v2118] = v2115;
+  }
+  const uint v2119 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2121 = v924 + v2119;
+  const uint v2122 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2124 = v927 + v2122;
+  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2126 = v2124 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v37.m[5][6].thread_elements()[0];
+    const uint v2130 = v2121 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2131 = v2130 + v2124;
+    out[v2131] = v2128;
+  }
+  const uint v2132 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2134 = v924 + v2132;
+  const uint v2135 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2137 = v927 + v2135;
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2139 = v2137 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v37.m[5][6].thread_elements()[1];
+    const uint v2143 = v2134 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2144 = v2143 + v2137;
+    out[v2144] = v2141;
+  }
+  const uint v2145 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2147 = v924 + v2145;
+  const uint v2148 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2150 = v927 + v2148;
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2152 = v2150 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v37.m[5][7].thread_elements()[0];
+    const uint v2156 = v2147 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2157 = v2156 + v2150;
+    out[v2157] = v2154;
+  }
+  const uint v2158 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2160 = v924 + v2158;
+  const uint v2161 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2163 = v927 + v2161;
+  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2165 = v2163 < v1;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v37.m[5][7].thread_elements()[1];
+    const uint v2169 = v2160 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2170 = v2169 + v2163;
+    out[v2170] = v2167;
+  }
+  const uint v2171 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2173 = v924 + v2171;
+  const uint v2174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2176 = v927 + v2174;
+  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2178 = v2176 < v1;
+  const bool v2179 = v2177 && v2178;
+  if (v2179) {
+    const float v2180 = v37.m[6][0].thread_elements()[0];
+    const uint v2182 = v2173 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2183 = v2182 + v2176;
+    out[v2183] = v2180;
+  }
+  const uint v2184 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2186 = v924 + v2184;
+  const uint v2187 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2189 = v927 + v2187;
+  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2191 = v2189 < v1;
+  const bool v2192 = v2190 && v2191;
+  if (v2192) {
+    const float v2193 = v37.m[6][0].thread_elements()[1];
+    const uint v2195 = v2186 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2196 = v2195 + v2189;
+    out[v2196] = v2193;
+  }
+  const uint v2197 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2199 = v924 + v2197;
+  const uint v2200 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2202 = v927 + v2200;
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v37.m[6][1].thread_elements()[0];
+    const uint v2208 = v2199 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2209 = v2208 + v2202;
+    out[v2209] = v2206;
+  }
+  const uint v2210 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2212 = v924 + v2210;
+  const uint v2213 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2215 = v927 + v2213;
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v37.m[6][1].thread_elements()[1];
+    const uint v2221 = v2212 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2222 = v2221 + v2215;
+    out[v2222] = v2219;
+  }
+  const uint v2223 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2225 = v924 + v2223;
+  const uint v2226 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2228 = v927 + v2226;
+  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2230 = v2228 < v1;
+  const bool v2231 = v2229 && v2230;
+  if (v2231) {
+    const float v2232 = v37.m[6][2].thread_elements()[0];
+    const uint v2234 = v2225 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2235 = v2234 + v2228;
+    out[v2235] = v2232;
+  }
+  const uint v2236 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2238 = v924 + v2236;
+  const uint v2239 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2241 = v927 + v2239;
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v37.m[6][2].thread_elements()[1];
+    const uint v2247 = v2238 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2248 = v2247 + v2241;
+    out[v2248] = v2245;
+  }
+  const uint v2249 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2251 = v924 + v2249;
+  const uint v2252 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2254 = v927 + v2252;
+  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2256 = v2254 < v1;
+  const bool v2257 = v2255 && v2256;
+  if (v2257) {
+    const float v2258 = v37.m[6][3].thread_elements()[0];
+    const uint v2260 = v2251 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2261 = v2260 + v2254;
+    out[v2261] = v2258;
+  }
+  const uint v2262 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2264 = v924 + v2262;
+  const uint v2265 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2267 = v927 + v2265;
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2269 = v2267 < v1;
+  const bool v2270 = v2268 && v2269;
+  if (v2270) {
+    const float v2271 = v37.m[6][3].thread_elements()[1];
+    const uint v2273 = v2264 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2274 = v2273 + v2267;
+    out[v2274] = v2271;
+  }
+  const uint v2275 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2277 = v924 + v2275;
+  const uint v2278 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2280 = v927 + v2278;
+  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2282 = v2280 < v1;
+  const bool v2283 = v2281 && v2282;
+  if (v2283) {
+    const float v2284 = v37.m[6][4].thread_elements()[0];
+    const uint v2286 = v2277 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2287 = v2286 + v2280;
+    out[v2287] = v2284;
+  }
+  const uint v2288 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2290 = v924 + v2288;
+  const uint v2291 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2293 = v927 + v2291;
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2295 = v2293 < v1;
+  const bool v2296 = v2294 && v2295;
+  if (v2296) {
+    const float v2297 = v37.m[6][4].thread_elements()[1];
+    const uint v2299 = v2290 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2300 = v2299 + v2293;
+    out[v2300] = v2297;
+  }
+  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2303 = v924 + v2301;
+  const uint v2304 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2306 = v927 + v2304;
+  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2308 = v2306 < v1;
+  const bool v2309 = v2307 && v2308;
+  if (v2309) {
+    const float v2310 = v37.m[6][5].thread_elements()[0];
+    const uint v2312 = v2303 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2313 = v2312 + v2306;
+    out[v2313] = v2310;
+  }
+  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2316 = v924 + v2314;
+  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2319 = v927 + v2317;
+  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2321 = v2319 < v1;
+  const bool v2322 = v2320 && v2321;
+  if (v2322) {
+    const float v2323 = v37.m[6][5].thread_elements()[1];
+    const uint v2325 = v2316 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2326 = v2325 + v2319;
+    out[v2326] = v2323;
+  }
+  const uint v2327 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2329 = v924 + v2327;
+  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2332 = v927 + v2330;
+  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2334 = v2332 < v1;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v37.m[6][6].thread_elements()[0];
+    const uint v2338 = v2329 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2339 = v2338 + v2332;
+    out[v2339] = v2336;
+  }
+  const uint v2340 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2342 = v924 + v2340;
+  const uint v2343 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2345 = v927 + v2343;
+  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v37.m[6][6].thread_elements()[1];
+    const uint v2351 = v2342 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2352 = v2351 + v2345;
+    out[v2352] = v2349;
+  }
+  const uint v2353 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2355 = v924 + v2353;
+  const uint v2356 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2358 = v927 + v2356;
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2360 = v2358 < v1;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v37.m[6][7].thread_elements()[0];
+    const uint v2364 = v2355 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2365 = v2364 + v2358;
+    out[v2365] = v2362;
+  }
+  const uint v2366 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2368 = v924 + v2366;
+  const uint v2369 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2371 = v927 + v2369;
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2373 = v2371 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v37.m[6][7].thread_elements()[1];
+    const uint v2377 = v2368 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2378 = v2377 + v2371;
+    out[v2378] = v2375;
+  }
+  const uint v2379 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2381 = v924 + v2379;
+  const uint v2382 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2384 = v927 + v2382;
+  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2386 = v2384 < v1;
+  const bool v2387 = v2385 && v2386;
+  if (v2387) {
+    const float v2388 = v37.m[7][0].thread_elements()[0];
+    const uint v2390 = v2381 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2391 = v2390 + v2384;
+    out[v2391] = v2388;
+  }
+  const uint v2392 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2394 = v924 + v2392;
+  const uint v2395 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2397 = v927 + v2395;
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2399 = v2397 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v37.m[7][0].thread_elements()[1];
+    const uint v2403 = v2394 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2404 = v2403 + v2397;
+    out[v2404] = v2401;
+  }
+  const uint v2405 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2407 = v924 + v2405;
+  const uint v2408 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2410 = v927 + v2408;
+  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2412 = v2410 < v1;
+  const bool v2413 = v2411 && v2412;
+  if (v2413) {
+    const float v2414 = v37.m[7][1].thread_elements()[0];
+    const uint v2416 = v2407 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2417 = v2416 + v2410;
+    out[v2417] = v2414;
+  }
+  const uint v2418 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2420 = v924 + v2418;
+  const uint v2421 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2423 = v927 + v2421;
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2425 = v2423 < v1;
+  const bool v2426 = v2424 && v2425;
+  if (v2426) {
+    const float v2427 = v37.m[7][1].thread_elements()[1];
+    const uint v2429 = v2420 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2430 = v2429 + v2423;
+    out[v2430] = v2427;
+  }
+  const uint v2431 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2433 = v924 + v2431;
+  const uint v2434 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2436 = v927 + v2434;
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2438 = v2436 < v1;
+  const bool v2439 = v2437 && v2438;
+  if (v2439) {
+    const float v2440 = v37.m[7][2].thread_elements()[0];
+    const uint v2442 = v2433 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2443 = v2442 + v2436;
+    out[v2443] = v2440;
+  }
+  const uint v2444 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2446 = v924 + v2444;
+  const uint v2447 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2449 = v927 + v2447;
+  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2451 = v2449 < v1;
+  const bool v2452 = v2450 && v2451;
+  if (v2452) {
+    const float v2453 = v37.m[7][2].thread_elements()[1];
+    const uint v2455 = v2446 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2456 = v2455 + v2449;
+    out[v2456] = v2453;
+  }
+  const uint v2457 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2459 = v924 + v2457;
+  const uint v2460 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2462 = v927 + v2460;
+  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2464 = v2462 < v1;
+  const bool v2465 = v2463 && v2464;
+  if (v2465) {
+    const float v2466 = v37.m[7][3].thread_elements()[0];
+    const uint v2468 = v2459 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2469 = v2468 + v2462;
+    out[v2469] = v2466;
+  }
+  const uint v2470 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2472 = v924 + v2470;
+  const uint v2473 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2475 = v927 + v2473;
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2477 = v2475 < v1;
+  const bool v2478 = v2476 && v2477;
+  if (v2478) {
+    const float v2479 = v37.m[7][3].thread_elements()[1];
+    const uint v2481 = v2472 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2482 = v2481 + v2475;
+    out[v2482] = v2479;
+  }
+  const uint v2483 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2485 = v924 + v2483;
+  const uint v2486 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2488 = v927 + v2486;
+  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2490 = v2488 < v1;
+  const bool v2491 = v2489 && v2490;
+  if (v2491) {
+    const float v2492 = v37.m[7][4].thread_elements()[0];
+    const uint v2494 = v2485 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2495 = v2494 + v2488;
+    out[v2495] = v2492;
+  }
+  const uint v2496 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2498 = v924 + v2496;
+  const uint v2499 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2501 = v927 + v2499;
+  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2503 = v2501 < v1;
+  const bool v2504 = v2502 && v2503;
+  if (v2504) {
+    const float v2505 = v37.m[7][4].thread_elements()[1];
+    const uint v2507 = v2498 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2508 = v2507 + v2501;
+    out[v2508] = v2505;
+  }
+  const uint v2509 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2511 = v924 + v2509;
+  const uint v2512 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2514 = v927 + v2512;
+  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2516 = v2514 < v1;
+  const bool v2517 = v2515 && v2516;
+  if (v2517) {
+    const float v2518 = v37.m[7][5].thread_elements()[0];
+    const uint v2520 = v2511 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2521 = v2520 + v2514;
+    out[v2521] = v2518;
+  }
+  const uint v2522 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2524 = v924 + v2522;
+  const uint v2525 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2527 = v927 + v2525;
+  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2529 = v2527 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v37.m[7][5].thread_elements()[1];
+    const uint v2533 = v2524 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2534 = v2533 + v2527;
+    out[v2534] = v2531;
+  }
+  const uint v2535 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2537 = v924 + v2535;
+  const uint v2538 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2540 = v927 + v2538;
+  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2542 = v2540 < v1;
+  const bool v2543 = v2541 && v2542;
+  if (v2543) {
+    const float v2544 = v37.m[7][6].thread_elements()[0];
+    const uint v2546 = v2537 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2547 = v2546 + v2540;
+    out[v2547] = v2544;
+  }
+  const uint v2548 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2550 = v924 + v2548;
+  const uint v2551 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2553 = v927 + v2551;
+  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2555 = v2553 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v37.m[7][6].thread_elements()[1];
+    const uint v2559 = v2550 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2560 = v2559 + v2553;
+    out[v2560] = v2557;
+  }
+  const uint v2561 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2563 = v924 + v2561;
+  const uint v2564 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2566 = v927 + v2564;
+  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2568 = v2566 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v37.m[7][7].thread_elements()[0];
+    const uint v2572 = v2563 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2573 = v2572 + v2566;
+    out[v2573] = v2570;
+  }
+  const uint v2574 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2576 = v924 + v2574;
+  const uint v2577 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2579 = v927 + v2577;
+  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2581 = v2579 < v1;
+  const bool v2582 = v2580 && v2581;
+  if (v2582) {
+    const float v2583 = v37.m[7][7].thread_elements()[1];
+    const uint v2585 = v2576 * v1;  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2586 = v2585 + v2579;
+    out[v2586] = v2583;
   }
 }

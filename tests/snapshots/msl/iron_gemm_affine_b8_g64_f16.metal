@@ -15,6 +15,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_f16x8 {
+  half4 part[2];
+};
+
 // An R×C fragment as (R/8)×(C/8) simdgroup matrices, shared by the simdgroup's lanes.
 template <class T, int R, int C>
 struct iron_frag {
@@ -80,7 +85,7 @@ kernel void iron_gemm_affine_b8_g64_f16(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup half shm0[5120];
-  threadgroup half shm1[5120];
+  alignas(16) threadgroup half shm1[5120];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:64
   const uint v1 = n;
@@ -116,2753 +121,2641 @@ kernel void iron_gemm_affine_b8_g64_f16(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v3611 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3614 = v3611 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3617 = v3611 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3618 = v3617 << 3u;
-    const uint v3619 = v22 + v3614;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3620 = v3619 < v0;
-    const uint v3625 = v3619 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3631 = v3614 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3636 = v3611 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3638 = v3636 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3641 = v3636 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3642 = v3641 << 3u;
-    const uint v3643 = v22 + v3638;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3644 = v3643 < v0;
-    const uint v3649 = v3643 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3655 = v3638 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3660 = v3611 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3662 = v3660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3665 = v3660 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3666 = v3665 << 3u;
-    const uint v3667 = v22 + v3662;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3668 = v3667 < v0;
-    const uint v3673 = v3667 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3679 = v3662 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3684 = v3611 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3686 = v3684 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3689 = v3684 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3690 = v3689 << 3u;
-    const uint v3691 = v22 + v3686;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3692 = v3691 < v0;
-    const uint v3697 = v3691 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3703 = v3686 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3717 = v26 + v3614;  // kernels/gemm/quant_b.hpp:124
-    const bool v3718 = v3717 < v1;
-    const uint v3723 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3727 = v1 - 1u;
-    const uint v3729 = min(v3717, v3727);
-    const uint v3733 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3734 = v3729 * v3733;
-    const uint v3745 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3746 = v3729 * v3745;
-    const uint v3929 = v26 + v3638;  // kernels/gemm/quant_b.hpp:124
-    const bool v3930 = v3929 < v1;
-    const uint v3941 = min(v3929, v3727);  // kernels/gemm/quant_b.hpp:125
-    const uint v3946 = v3941 * v3733;  // kernels/gemm/quant_b.hpp:35
-    const uint v3958 = v3941 * v3745;  // kernels/gemm/quant_b.hpp:38
-    const uint v4141 = v26 + v3662;  // kernels/gemm/quant_b.hpp:124
-    const bool v4142 = v4141 < v1;
-    const uint v4153 = min(v4141, v3727);  // kernels/gemm/quant_b.hpp:125
-    const uint v4158 = v4153 * v3733;  // kernels/gemm/quant_b.hpp:35
-    const uint v4170 = v4153 * v3745;  // kernels/gemm/quant_b.hpp:38
-    const uint v4353 = v26 + v3686;  // kernels/gemm/quant_b.hpp:124
-    const bool v4354 = v4353 < v1;
-    const uint v4365 = min(v4353, v3727);  // kernels/gemm/quant_b.hpp:125
-    const uint v4370 = v4365 * v3733;  // kernels/gemm/quant_b.hpp:35
-    const uint v4382 = v4365 * v3745;  // kernels/gemm/quant_b.hpp:38
-    const uint v4563 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v4569 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3275 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3282 = v3281 << 3u;
+    const uint v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3284 = v3283 < v0;
+    const uint v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3295 = v3278 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3306 = v3305 << 3u;
+    const uint v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3308 = v3307 < v0;
+    const uint v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3319 = v3302 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3330 = v3329 << 3u;
+    const uint v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3332 = v3331 < v0;
+    const uint v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3354 = v3353 << 3u;
+    const uint v3355 = v22 + v3350;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3356 = v3355 < v0;
+    const uint v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3367 = v3350 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3381 = v26 + v3278;  // kernels/gemm/quant_b.hpp:124
+    const bool v3382 = v3381 < v1;
+    const uint v3387 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3391 = v1 - 1u;
+    const uint v3393 = min(v3381, v3391);
+    const uint v3397 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3398 = v3393 * v3397;
+    const uint v3409 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3410 = v3393 * v3409;
+    const uint v3551 = v26 + v3302;  // kernels/gemm/quant_b.hpp:124
+    const bool v3552 = v3551 < v1;
+    const uint v3563 = min(v3551, v3391);  // kernels/gemm/quant_b.hpp:125
+    const uint v3568 = v3563 * v3397;  // kernels/gemm/quant_b.hpp:35
+    const uint v3580 = v3563 * v3409;  // kernels/gemm/quant_b.hpp:38
+    const uint v3721 = v26 + v3326;  // kernels/gemm/quant_b.hpp:124
+    const bool v3722 = v3721 < v1;
+    const uint v3733 = min(v3721, v3391);  // kernels/gemm/quant_b.hpp:125
+    const uint v3738 = v3733 * v3397;  // kernels/gemm/quant_b.hpp:35
+    const uint v3750 = v3733 * v3409;  // kernels/gemm/quant_b.hpp:38
+    const uint v3891 = v26 + v3350;  // kernels/gemm/quant_b.hpp:124
+    const bool v3892 = v3891 < v1;
+    const uint v3903 = min(v3891, v3391);  // kernels/gemm/quant_b.hpp:125
+    const uint v3908 = v3903 * v3397;  // kernels/gemm/quant_b.hpp:35
+    const uint v3920 = v3903 * v3409;  // kernels/gemm/quant_b.hpp:38
+    const uint v4059 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v4065 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v3603 = 0u; v3603 < v2; v3603 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v3605 = v3603 >> 5u;
-      const uint v3607 = v3605 % 1u;
+    for (uint v3267 = 0u; v3267 < v2; v3267 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v3269 = v3267 >> 5u;
+      const uint v3271 = v3269 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3609 = v3607 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3621 = v3603 + v3618;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3620 && v3622;
-      const uint v3627 = v3625 + v3603;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3628 = v3627 + v3618;
-      const uint v3629 = v3623 ? v3628 : 0u;
-      const uint v3632 = v3609 + v3631;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3633 = v3632 + v3618;
+      const uint v3273 = v3271 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v3285 = v3267 + v3282;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3286 = v3285 < v2;
+      const bool v3287 = v3284 && v3286;
+      const uint v3291 = v3289 + v3267;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3292 = v3291 + v3282;
+      const uint v3293 = v3287 ? v3292 : 0u;
+      const uint v3296 = v3273 + v3295;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3297 = v3296 + v3282;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3633 + e] = v3623 ? x[v3629 + e] : half(0);
+        shm0[v3297 + e] = v3287 ? x[v3293 + e] : half(0);
       }
-      const uint v3645 = v3603 + v3642;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3646 = v3645 < v2;
-      const bool v3647 = v3644 && v3646;
-      const uint v3651 = v3649 + v3603;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3652 = v3651 + v3642;
-      const uint v3653 = v3647 ? v3652 : 0u;
-      const uint v3656 = v3609 + v3655;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3657 = v3656 + v3642;
+      const uint v3309 = v3267 + v3306;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3310 = v3309 < v2;
+      const bool v3311 = v3308 && v3310;
+      const uint v3315 = v3313 + v3267;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3316 = v3315 + v3306;
+      const uint v3317 = v3311 ? v3316 : 0u;
+      const uint v3320 = v3273 + v3319;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3321 = v3320 + v3306;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3657 + e] = v3647 ? x[v3653 + e] : half(0);
+        shm0[v3321 + e] = v3311 ? x[v3317 + e] : half(0);
       }
-      const uint v3669 = v3603 + v3666;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3670 = v3669 < v2;
-      const bool v3671 = v3668 && v3670;
-      const uint v3675 = v3673 + v3603;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3676 = v3675 + v3666;
-      const uint v3677 = v3671 ? v3676 : 0u;
-      const uint v3680 = v3609 + v3679;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3681 = v3680 + v3666;
+      const uint v3333 = v3267 + v3330;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3334 = v3333 < v2;
+      const bool v3335 = v3332 && v3334;
+      const uint v3339 = v3337 + v3267;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3340 = v3339 + v3330;
+      const uint v3341 = v3335 ? v3340 : 0u;
+      const uint v3344 = v3273 + v3343;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3345 = v3344 + v3330;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3681 + e] = v3671 ? x[v3677 + e] : half(0);
+        shm0[v3345 + e] = v3335 ? x[v3341 + e] : half(0);
       }
-      const uint v3693 = v3603 + v3690;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3694 = v3693 < v2;
-      const bool v3695 = v3692 && v3694;
-      const uint v3699 = v3697 + v3603;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3700 = v3699 + v3690;
-      const uint v3701 = v3695 ? v3700 : 0u;
-      const uint v3704 = v3609 + v3703;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3705 = v3704 + v3690;
+      const uint v3357 = v3267 + v3354;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3358 = v3357 < v2;
+      const bool v3359 = v3356 && v3358;
+      const uint v3363 = v3361 + v3267;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3364 = v3363 + v3354;
+      const uint v3365 = v3359 ? v3364 : 0u;
+      const uint v3368 = v3273 + v3367;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3369 = v3368 + v3354;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3705 + e] = v3695 ? x[v3701 + e] : half(0);
+        shm0[v3369 + e] = v3359 ? x[v3365 + e] : half(0);
       }
-      const bool v3721 = v3718 && v3622;  // kernels/gemm/quant_b.hpp:124
-      const uint v3725 = min(v3621, v3723);  // kernels/gemm/quant_b.hpp:125
-      const uint v3731 = v3725 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3735 = v3734 + v3731;
-      const uint v3738 = packed[v3735];  // kernels/gemm/quant_b.hpp:37
-      const uint v3740 = v3735 + 1u;
-      const uint v3741 = packed[v3740];
-      const uint v3743 = v3725 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3747 = v3746 + v3743;
-      const half v3748 = scales[v3747];  // kernels/gemm/quant_b.hpp:39
-      const float v3749 = float(v3748);
-      const half v3750 = biases[v3747];  // kernels/gemm/quant_b.hpp:40
-      const float v3751 = float(v3750);
-      const uint v3756 = v3738 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3757 = v3756 & 255u;
-      const uint v3760 = v3757 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3761 = as_type<float>(v3760);
-      const float v3762 = v3761 - 8388608.0f;
-      const float v3763 = fma(v3762, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3768 = v3738 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3769 = v3768 & 255u;
-      const uint v3772 = v3769 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3773 = as_type<float>(v3772);
-      const float v3774 = v3773 - 8388608.0f;
-      const float v3775 = fma(v3774, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3780 = v3738 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3781 = v3780 & 255u;
-      const uint v3784 = v3781 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3785 = as_type<float>(v3784);
-      const float v3786 = v3785 - 8388608.0f;
-      const float v3787 = fma(v3786, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3792 = v3738 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3793 = v3792 & 255u;
-      const uint v3796 = v3793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3797 = as_type<float>(v3796);
-      const float v3798 = v3797 - 8388608.0f;
-      const float v3799 = fma(v3798, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3804 = v3741 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3805 = v3804 & 255u;
-      const uint v3808 = v3805 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3809 = as_type<float>(v3808);
-      const float v3810 = v3809 - 8388608.0f;
-      const float v3811 = fma(v3810, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3816 = v3741 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3817 = v3816 & 255u;
-      const uint v3820 = v3817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3821 = as_type<float>(v3820);
-      const float v3822 = v3821 - 8388608.0f;
-      const float v3823 = fma(v3822, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3828 = v3741 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3829 = v3828 & 255u;
-      const uint v3832 = v3829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3833 = as_type<float>(v3832);
-      const float v3834 = v3833 - 8388608.0f;
-      const float v3835 = fma(v3834, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const uint v3840 = v3741 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3841 = v3840 & 255u;
-      const uint v3844 = v3841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3845 = as_type<float>(v3844);
-      const float v3846 = v3845 - 8388608.0f;
-      const float v3847 = fma(v3846, v3749, v3751);  // kernels/gemm/quant_b.hpp:44
-      const float v3849 = v3721 ? v3763 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v3850 = half(v3849);
-      shm1[v3633] = v3850;
-      const float v3858 = v3721 ? v3775 : 0.0f;
-      const half v3859 = half(v3858);
-      const uint v3865 = v3633 + 1u;
-      shm1[v3865] = v3859;
-      const float v3867 = v3721 ? v3787 : 0.0f;
-      const half v3868 = half(v3867);
-      const uint v3874 = v3633 + 2u;
-      shm1[v3874] = v3868;
-      const float v3876 = v3721 ? v3799 : 0.0f;
-      const half v3877 = half(v3876);
-      const uint v3883 = v3633 + 3u;
-      shm1[v3883] = v3877;
-      const float v3885 = v3721 ? v3811 : 0.0f;
-      const half v3886 = half(v3885);
-      const uint v3892 = v3633 + 4u;
-      shm1[v3892] = v3886;
-      const float v3894 = v3721 ? v3823 : 0.0f;
-      const half v3895 = half(v3894);
-      const uint v3901 = v3633 + 5u;
-      shm1[v3901] = v3895;
-      const float v3903 = v3721 ? v3835 : 0.0f;
-      const half v3904 = half(v3903);
-      const uint v3910 = v3633 + 6u;
-      shm1[v3910] = v3904;
-      const float v3912 = v3721 ? v3847 : 0.0f;
-      const half v3913 = half(v3912);
-      const uint v3919 = v3633 + 7u;
-      shm1[v3919] = v3913;
-      const bool v3933 = v3930 && v3646;  // kernels/gemm/quant_b.hpp:124
-      const uint v3937 = min(v3645, v3723);  // kernels/gemm/quant_b.hpp:125
-      const uint v3943 = v3937 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3947 = v3946 + v3943;
-      const uint v3950 = packed[v3947];  // kernels/gemm/quant_b.hpp:37
-      const uint v3952 = v3947 + 1u;
-      const uint v3953 = packed[v3952];
-      const uint v3955 = v3937 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3959 = v3958 + v3955;
-      const half v3960 = scales[v3959];  // kernels/gemm/quant_b.hpp:39
-      const float v3961 = float(v3960);
-      const half v3962 = biases[v3959];  // kernels/gemm/quant_b.hpp:40
-      const float v3963 = float(v3962);
-      const uint v3968 = v3950 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3969 = v3968 & 255u;
-      const uint v3972 = v3969 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3973 = as_type<float>(v3972);
-      const float v3974 = v3973 - 8388608.0f;
-      const float v3975 = fma(v3974, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v3980 = v3950 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3981 = v3980 & 255u;
-      const uint v3984 = v3981 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3985 = as_type<float>(v3984);
-      const float v3986 = v3985 - 8388608.0f;
-      const float v3987 = fma(v3986, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v3992 = v3950 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3993 = v3992 & 255u;
-      const uint v3996 = v3993 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3997 = as_type<float>(v3996);
-      const float v3998 = v3997 - 8388608.0f;
-      const float v3999 = fma(v3998, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v4004 = v3950 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4005 = v4004 & 255u;
-      const uint v4008 = v4005 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4009 = as_type<float>(v4008);
-      const float v4010 = v4009 - 8388608.0f;
-      const float v4011 = fma(v4010, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v4016 = v3953 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4017 = v4016 & 255u;
-      const uint v4020 = v4017 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4021 = as_type<float>(v4020);
-      const float v4022 = v4021 - 8388608.0f;
-      const float v4023 = fma(v4022, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v4028 = v3953 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4029 = v4028 & 255u;
-      const uint v4032 = v4029 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4033 = as_type<float>(v4032);
-      const float v4034 = v4033 - 8388608.0f;
-      const float v4035 = fma(v4034, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v4040 = v3953 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4041 = v4040 & 255u;
-      const uint v4044 = v4041 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4045 = as_type<float>(v4044);
-      const float v4046 = v4045 - 8388608.0f;
-      const float v4047 = fma(v4046, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const uint v4052 = v3953 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4053 = v4052 & 255u;
-      const uint v4056 = v4053 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4057 = as_type<float>(v4056);
-      const float v4058 = v4057 - 8388608.0f;
-      const float v4059 = fma(v4058, v3961, v3963);  // kernels/gemm/quant_b.hpp:44
-      const float v4061 = v3933 ? v3975 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4062 = half(v4061);
-      shm1[v3657] = v4062;
-      const float v4070 = v3933 ? v3987 : 0.0f;
-      const half v4071 = half(v4070);
-      const uint v4077 = v3657 + 1u;
-      shm1[v4077] = v4071;
-      const float v4079 = v3933 ? v3999 : 0.0f;
-      const half v4080 = half(v4079);
-      const uint v4086 = v3657 + 2u;
-      shm1[v4086] = v4080;
-      const float v4088 = v3933 ? v4011 : 0.0f;
-      const half v4089 = half(v4088);
-      const uint v4095 = v3657 + 3u;
-      shm1[v4095] = v4089;
-      const float v4097 = v3933 ? v4023 : 0.0f;
-      const half v4098 = half(v4097);
-      const uint v4104 = v3657 + 4u;
-      shm1[v4104] = v4098;
-      const float v4106 = v3933 ? v4035 : 0.0f;
-      const half v4107 = half(v4106);
-      const uint v4113 = v3657 + 5u;
-      shm1[v4113] = v4107;
-      const float v4115 = v3933 ? v4047 : 0.0f;
-      const half v4116 = half(v4115);
-      const uint v4122 = v3657 + 6u;
-      shm1[v4122] = v4116;
-      const float v4124 = v3933 ? v4059 : 0.0f;
-      const half v4125 = half(v4124);
-      const uint v4131 = v3657 + 7u;
-      shm1[v4131] = v4125;
-      const bool v4145 = v4142 && v3670;  // kernels/gemm/quant_b.hpp:124
-      const uint v4149 = min(v3669, v3723);  // kernels/gemm/quant_b.hpp:125
-      const uint v4155 = v4149 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4159 = v4158 + v4155;
-      const uint v4162 = packed[v4159];  // kernels/gemm/quant_b.hpp:37
-      const uint v4164 = v4159 + 1u;
-      const uint v4165 = packed[v4164];
-      const uint v4167 = v4149 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4171 = v4170 + v4167;
-      const half v4172 = scales[v4171];  // kernels/gemm/quant_b.hpp:39
-      const float v4173 = float(v4172);
-      const half v4174 = biases[v4171];  // kernels/gemm/quant_b.hpp:40
-      const float v4175 = float(v4174);
-      const uint v4180 = v4162 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4181 = v4180 & 255u;
-      const uint v4184 = v4181 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4185 = as_type<float>(v4184);
-      const float v4186 = v4185 - 8388608.0f;
-      const float v4187 = fma(v4186, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4192 = v4162 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4193 = v4192 & 255u;
-      const uint v4196 = v4193 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4197 = as_type<float>(v4196);
-      const float v4198 = v4197 - 8388608.0f;
-      const float v4199 = fma(v4198, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4204 = v4162 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4205 = v4204 & 255u;
-      const uint v4208 = v4205 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4209 = as_type<float>(v4208);
-      const float v4210 = v4209 - 8388608.0f;
-      const float v4211 = fma(v4210, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4216 = v4162 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4217 = v4216 & 255u;
-      const uint v4220 = v4217 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4221 = as_type<float>(v4220);
-      const float v4222 = v4221 - 8388608.0f;
-      const float v4223 = fma(v4222, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4228 = v4165 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4229 = v4228 & 255u;
-      const uint v4232 = v4229 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4233 = as_type<float>(v4232);
-      const float v4234 = v4233 - 8388608.0f;
-      const float v4235 = fma(v4234, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4240 = v4165 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4241 = v4240 & 255u;
-      const uint v4244 = v4241 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4245 = as_type<float>(v4244);
-      const float v4246 = v4245 - 8388608.0f;
-      const float v4247 = fma(v4246, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4252 = v4165 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4253 = v4252 & 255u;
-      const uint v4256 = v4253 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4257 = as_type<float>(v4256);
-      const float v4258 = v4257 - 8388608.0f;
-      const float v4259 = fma(v4258, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const uint v4264 = v4165 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4265 = v4264 & 255u;
-      const uint v4268 = v4265 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4269 = as_type<float>(v4268);
-      const float v4270 = v4269 - 8388608.0f;
-      const float v4271 = fma(v4270, v4173, v4175);  // kernels/gemm/quant_b.hpp:44
-      const float v4273 = v4145 ? v4187 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4274 = half(v4273);
-      shm1[v3681] = v4274;
-      const float v4282 = v4145 ? v4199 : 0.0f;
-      const half v4283 = half(v4282);
-      const uint v4289 = v3681 + 1u;
-      shm1[v4289] = v4283;
-      const float v4291 = v4145 ? v4211 : 0.0f;
-      const half v4292 = half(v4291);
-      const uint v4298 = v3681 + 2u;
-      shm1[v4298] = v4292;
-      const float v4300 = v4145 ? v4223 : 0.0f;
-      const half v4301 = half(v4300);
-      const uint v4307 = v3681 + 3u;
-      shm1[v4307] = v4301;
-      const float v4309 = v4145 ? v4235 : 0.0f;
-      const half v4310 = half(v4309);
-      const uint v4316 = v3681 + 4u;
-      shm1[v4316] = v4310;
-      const float v4318 = v4145 ? v4247 : 0.0f;
-      const half v4319 = half(v4318);
-      const uint v4325 = v3681 + 5u;
-      shm1[v4325] = v4319;
-      const float v4327 = v4145 ? v4259 : 0.0f;
-      const half v4328 = half(v4327);
-      const uint v4334 = v3681 + 6u;
-      shm1[v4334] = v4328;
-      const float v4336 = v4145 ? v4271 : 0.0f;
-      const half v4337 = half(v4336);
-      const uint v4343 = v3681 + 7u;
-      shm1[v4343] = v4337;
-      const bool v4357 = v4354 && v3694;  // kernels/gemm/quant_b.hpp:124
-      const uint v4361 = min(v3693, v3723);  // kernels/gemm/quant_b.hpp:125
-      const uint v4367 = v4361 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4371 = v4370 + v4367;
-      const uint v4374 = packed[v4371];  // kernels/gemm/quant_b.hpp:37
-      const uint v4376 = v4371 + 1u;
-      const uint v4377 = packed[v4376];
-      const uint v4379 = v4361 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4383 = v4382 + v4379;
-      const half v4384 = scales[v4383];  // kernels/gemm/quant_b.hpp:39
-      const float v4385 = float(v4384);
-      const half v4386 = biases[v4383];  // kernels/gemm/quant_b.hpp:40
-      const float v4387 = float(v4386);
-      const uint v4392 = v4374 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4393 = v4392 & 255u;
-      const uint v4396 = v4393 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4397 = as_type<float>(v4396);
-      const float v4398 = v4397 - 8388608.0f;
-      const float v4399 = fma(v4398, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4404 = v4374 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4405 = v4404 & 255u;
-      const uint v4408 = v4405 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4409 = as_type<float>(v4408);
-      const float v4410 = v4409 - 8388608.0f;
-      const float v4411 = fma(v4410, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4416 = v4374 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4417 = v4416 & 255u;
-      const uint v4420 = v4417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4421 = as_type<float>(v4420);
-      const float v4422 = v4421 - 8388608.0f;
-      const float v4423 = fma(v4422, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4428 = v4374 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4429 = v4428 & 255u;
-      const uint v4432 = v4429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4433 = as_type<float>(v4432);
-      const float v4434 = v4433 - 8388608.0f;
-      const float v4435 = fma(v4434, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4440 = v4377 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4441 = v4440 & 255u;
-      const uint v4444 = v4441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4445 = as_type<float>(v4444);
-      const float v4446 = v4445 - 8388608.0f;
-      const float v4447 = fma(v4446, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4452 = v4377 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4453 = v4452 & 255u;
-      const uint v4456 = v4453 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4457 = as_type<float>(v4456);
-      const float v4458 = v4457 - 8388608.0f;
-      const float v4459 = fma(v4458, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4464 = v4377 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4465 = v4464 & 255u;
-      const uint v4468 = v4465 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4469 = as_type<float>(v4468);
-      const float v4470 = v4469 - 8388608.0f;
-      const float v4471 = fma(v4470, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const uint v4476 = v4377 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4477 = v4476 & 255u;
-      const uint v4480 = v4477 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4481 = as_type<float>(v4480);
-      const float v4482 = v4481 - 8388608.0f;
-      const float v4483 = fma(v4482, v4385, v4387);  // kernels/gemm/quant_b.hpp:44
-      const float v4485 = v4357 ? v4399 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v4486 = half(v4485);
-      shm1[v3705] = v4486;
-      const float v4494 = v4357 ? v4411 : 0.0f;
-      const half v4495 = half(v4494);
-      const uint v4501 = v3705 + 1u;
-      shm1[v4501] = v4495;
-      const float v4503 = v4357 ? v4423 : 0.0f;
-      const half v4504 = half(v4503);
-      const uint v4510 = v3705 + 2u;
-      shm1[v4510] = v4504;
-      const float v4512 = v4357 ? v4435 : 0.0f;
-      const half v4513 = half(v4512);
-      const uint v4519 = v3705 + 3u;
-      shm1[v4519] = v4513;
-      const float v4521 = v4357 ? v4447 : 0.0f;
-      const half v4522 = half(v4521);
-      const uint v4528 = v3705 + 4u;
-      shm1[v4528] = v4522;
-      const float v4530 = v4357 ? v4459 : 0.0f;
-      const half v4531 = half(v4530);
-      const uint v4537 = v3705 + 5u;
-      shm1[v4537] = v4531;
-      const float v4539 = v4357 ? v4471 : 0.0f;
-      const half v4540 = half(v4539);
-      const uint v4546 = v3705 + 6u;
-      shm1[v4546] = v4540;
-      const float v4548 = v4357 ? v4483 : 0.0f;
-      const half v4549 = half(v4548);
-      const uint v4555 = v3705 + 7u;
-      shm1[v4555] = v4549;
+      const bool v3385 = v3382 && v3286;  // kernels/gemm/quant_b.hpp:124
+      const uint v3389 = min(v3285, v3387);  // kernels/gemm/quant_b.hpp:125
+      const uint v3395 = v3389 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3399 = v3398 + v3395;
+      const uint v3402 = packed[v3399];  // kernels/gemm/quant_b.hpp:37
+      const uint v3404 = v3399 + 1u;
+      const uint v3405 = packed[v3404];
+      const uint v3407 = v3389 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3411 = v3410 + v3407;
+      const half v3412 = scales[v3411];  // kernels/gemm/quant_b.hpp:39
+      const float v3413 = float(v3412);
+      const half v3414 = biases[v3411];  // kernels/gemm/quant_b.hpp:40
+      const float v3415 = float(v3414);
+      const uint v3420 = v3402 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3421 = v3420 & 255u;
+      const uint v3424 = v3421 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3425 = as_type<float>(v3424);
+      const float v3426 = v3425 - 8388608.0f;
+      const float v3427 = fma(v3426, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3432 = v3402 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3433 = v3432 & 255u;
+      const uint v3436 = v3433 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3437 = as_type<float>(v3436);
+      const float v3438 = v3437 - 8388608.0f;
+      const float v3439 = fma(v3438, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3444 = v3402 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3445 = v3444 & 255u;
+      const uint v3448 = v3445 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3449 = as_type<float>(v3448);
+      const float v3450 = v3449 - 8388608.0f;
+      const float v3451 = fma(v3450, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3456 = v3402 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3457 = v3456 & 255u;
+      const uint v3460 = v3457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3461 = as_type<float>(v3460);
+      const float v3462 = v3461 - 8388608.0f;
+      const float v3463 = fma(v3462, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3468 = v3405 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3469 = v3468 & 255u;
+      const uint v3472 = v3469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3473 = as_type<float>(v3472);
+      const float v3474 = v3473 - 8388608.0f;
+      const float v3475 = fma(v3474, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3480 = v3405 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3481 = v3480 & 255u;
+      const uint v3484 = v3481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3485 = as_type<float>(v3484);
+      const float v3486 = v3485 - 8388608.0f;
+      const float v3487 = fma(v3486, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3492 = v3405 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3493 = v3492 & 255u;
+      const uint v3496 = v3493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3497 = as_type<float>(v3496);
+      const float v3498 = v3497 - 8388608.0f;
+      const float v3499 = fma(v3498, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const uint v3504 = v3405 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3505 = v3504 & 255u;
+      const uint v3508 = v3505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3509 = as_type<float>(v3508);
+      const float v3510 = v3509 - 8388608.0f;
+      const float v3511 = fma(v3510, v3413, v3415);  // kernels/gemm/quant_b.hpp:44
+      const float v3513 = v3385 ? v3427 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3514 = half(v3513);
+      const float v3516 = v3385 ? v3439 : 0.0f;
+      const half v3517 = half(v3516);
+      const float v3519 = v3385 ? v3451 : 0.0f;
+      const half v3520 = half(v3519);
+      const float v3522 = v3385 ? v3463 : 0.0f;
+      const half v3523 = half(v3522);
+      const float v3525 = v3385 ? v3475 : 0.0f;
+      const half v3526 = half(v3525);
+      const float v3528 = v3385 ? v3487 : 0.0f;
+      const half v3529 = half(v3528);
+      const float v3531 = v3385 ? v3499 : 0.0f;
+      const half v3532 = half(v3531);
+      const float v3534 = v3385 ? v3511 : 0.0f;
+      const half v3535 = half(v3534);
+      *(threadgroup iron_f16x8*)(shm1 + v3297) = iron_f16x8{{half4(v3514, v3517, v3520, v3523), half4(v3526, v3529, v3532, v3535)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3555 = v3552 && v3310;  // kernels/gemm/quant_b.hpp:124
+      const uint v3559 = min(v3309, v3387);  // kernels/gemm/quant_b.hpp:125
+      const uint v3565 = v3559 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3569 = v3568 + v3565;
+      const uint v3572 = packed[v3569];  // kernels/gemm/quant_b.hpp:37
+      const uint v3574 = v3569 + 1u;
+      const uint v3575 = packed[v3574];
+      const uint v3577 = v3559 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3581 = v3580 + v3577;
+      const half v3582 = scales[v3581];  // kernels/gemm/quant_b.hpp:39
+      const float v3583 = float(v3582);
+      const half v3584 = biases[v3581];  // kernels/gemm/quant_b.hpp:40
+      const float v3585 = float(v3584);
+      const uint v3590 = v3572 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3591 = v3590 & 255u;
+      const uint v3594 = v3591 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3595 = as_type<float>(v3594);
+      const float v3596 = v3595 - 8388608.0f;
+      const float v3597 = fma(v3596, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3602 = v3572 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3603 = v3602 & 255u;
+      const uint v3606 = v3603 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3607 = as_type<float>(v3606);
+      const float v3608 = v3607 - 8388608.0f;
+      const float v3609 = fma(v3608, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3614 = v3572 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3615 = v3614 & 255u;
+      const uint v3618 = v3615 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3619 = as_type<float>(v3618);
+      const float v3620 = v3619 - 8388608.0f;
+      const float v3621 = fma(v3620, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3626 = v3572 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3627 = v3626 & 255u;
+      const uint v3630 = v3627 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3631 = as_type<float>(v3630);
+      const float v3632 = v3631 - 8388608.0f;
+      const float v3633 = fma(v3632, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3638 = v3575 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3639 = v3638 & 255u;
+      const uint v3642 = v3639 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3643 = as_type<float>(v3642);
+      const float v3644 = v3643 - 8388608.0f;
+      const float v3645 = fma(v3644, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3650 = v3575 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3651 = v3650 & 255u;
+      const uint v3654 = v3651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3655 = as_type<float>(v3654);
+      const float v3656 = v3655 - 8388608.0f;
+      const float v3657 = fma(v3656, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3662 = v3575 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3663 = v3662 & 255u;
+      const uint v3666 = v3663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3667 = as_type<float>(v3666);
+      const float v3668 = v3667 - 8388608.0f;
+      const float v3669 = fma(v3668, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const uint v3674 = v3575 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3675 = v3674 & 255u;
+      const uint v3678 = v3675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3679 = as_type<float>(v3678);
+      const float v3680 = v3679 - 8388608.0f;
+      const float v3681 = fma(v3680, v3583, v3585);  // kernels/gemm/quant_b.hpp:44
+      const float v3683 = v3555 ? v3597 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3684 = half(v3683);
+      const float v3686 = v3555 ? v3609 : 0.0f;
+      const half v3687 = half(v3686);
+      const float v3689 = v3555 ? v3621 : 0.0f;
+      const half v3690 = half(v3689);
+      const float v3692 = v3555 ? v3633 : 0.0f;
+      const half v3693 = half(v3692);
+      const float v3695 = v3555 ? v3645 : 0.0f;
+      const half v3696 = half(v3695);
+      const float v3698 = v3555 ? v3657 : 0.0f;
+      const half v3699 = half(v3698);
+      const float v3701 = v3555 ? v3669 : 0.0f;
+      const half v3702 = half(v3701);
+      const float v3704 = v3555 ? v3681 : 0.0f;
+      const half v3705 = half(v3704);
+      *(threadgroup iron_f16x8*)(shm1 + v3321) = iron_f16x8{{half4(v3684, v3687, v3690, v3693), half4(v3696, v3699, v3702, v3705)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3725 = v3722 && v3334;  // kernels/gemm/quant_b.hpp:124
+      const uint v3729 = min(v3333, v3387);  // kernels/gemm/quant_b.hpp:125
+      const uint v3735 = v3729 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3739 = v3738 + v3735;
+      const uint v3742 = packed[v3739];  // kernels/gemm/quant_b.hpp:37
+      const uint v3744 = v3739 + 1u;
+      const uint v3745 = packed[v3744];
+      const uint v3747 = v3729 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3751 = v3750 + v3747;
+      const half v3752 = scales[v3751];  // kernels/gemm/quant_b.hpp:39
+      const float v3753 = float(v3752);
+      const half v3754 = biases[v3751];  // kernels/gemm/quant_b.hpp:40
+      const float v3755 = float(v3754);
+      const uint v3760 = v3742 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3761 = v3760 & 255u;
+      const uint v3764 = v3761 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3765 = as_type<float>(v3764);
+      const float v3766 = v3765 - 8388608.0f;
+      const float v3767 = fma(v3766, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3772 = v3742 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3773 = v3772 & 255u;
+      const uint v3776 = v3773 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3777 = as_type<float>(v3776);
+      const float v3778 = v3777 - 8388608.0f;
+      const float v3779 = fma(v3778, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3784 = v3742 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3785 = v3784 & 255u;
+      const uint v3788 = v3785 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3789 = as_type<float>(v3788);
+      const float v3790 = v3789 - 8388608.0f;
+      const float v3791 = fma(v3790, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3796 = v3742 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3797 = v3796 & 255u;
+      const uint v3800 = v3797 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3801 = as_type<float>(v3800);
+      const float v3802 = v3801 - 8388608.0f;
+      const float v3803 = fma(v3802, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3808 = v3745 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3809 = v3808 & 255u;
+      const uint v3812 = v3809 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3813 = as_type<float>(v3812);
+      const float v3814 = v3813 - 8388608.0f;
+      const float v3815 = fma(v3814, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3820 = v3745 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3821 = v3820 & 255u;
+      const uint v3824 = v3821 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3825 = as_type<float>(v3824);
+      const float v3826 = v3825 - 8388608.0f;
+      const float v3827 = fma(v3826, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3832 = v3745 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3833 = v3832 & 255u;
+      const uint v3836 = v3833 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3837 = as_type<float>(v3836);
+      const float v3838 = v3837 - 8388608.0f;
+      const float v3839 = fma(v3838, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const uint v3844 = v3745 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3845 = v3844 & 255u;
+      const uint v3848 = v3845 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3849 = as_type<float>(v3848);
+      const float v3850 = v3849 - 8388608.0f;
+      const float v3851 = fma(v3850, v3753, v3755);  // kernels/gemm/quant_b.hpp:44
+      const float v3853 = v3725 ? v3767 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v3854 = half(v3853);
+      const float v3856 = v3725 ? v3779 : 0.0f;
+      const half v3857 = half(v3856);
+      const float v3859 = v3725 ? v3791 : 0.0f;
+      const half v3860 = half(v3859);
+      const float v3862 = v3725 ? v3803 : 0.0f;
+      const half v3863 = half(v3862);
+      const float v3865 = v3725 ? v3815 : 0.0f;
+      const half v3866 = half(v3865);
+      const float v3868 = v3725 ? v3827 : 0.0f;
+      const half v3869 = half(v3868);
+      const float v3871 = v3725 ? v3839 : 0.0f;
+      const half v3872 = half(v3871);
+      const float v3874 = v3725 ? v3851 : 0.0f;
+      const half v3875 = half(v3874);
+      *(threadgroup iron_f16x8*)(shm1 + v3345) = iron_f16x8{{half4(v3854, v3857, v3860, v3863), half4(v3866, v3869, v3872, v3875)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v3895 = v3892 && v3358;  // kernels/gemm/quant_b.hpp:124
+      const uint v3899 = min(v3357, v3387);  // kernels/gemm/quant_b.hpp:125
+      const uint v3905 = v3899 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3909 = v3908 + v3905;
+      const uint v3912 = packed[v3909];  // kernels/gemm/quant_b.hpp:37
+      const uint v3914 = v3909 + 1u;
+      const uint v3915 = packed[v3914];
+      const uint v3917 = v3899 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3921 = v3920 + v3917;
+      const half v3922 = scales[v3921];  // kernels/gemm/quant_b.hpp:39
+      const float v3923 = float(v3922);
+      const half v3924 = biases[v3921];  // kernels/gemm/quant_b.hpp:40
+      const float v3925 = float(v3924);
+      const uint v3930 = v3912 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3931 = v3930 & 255u;
+      const uint v3934 = v3931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3935 = as_type<float>(v3934);
+      const float v3936 = v3935 - 8388608.0f;
+      const float v3937 = fma(v3936, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v3942 = v3912 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3943 = v3942 & 255u;
+      const uint v3946 = v3943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3947 = as_type<float>(v3946);
+      const float v3948 = v3947 - 8388608.0f;
+      const float v3949 = fma(v3948, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v3954 = v3912 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3955 = v3954 & 255u;
+      const uint v3958 = v3955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3959 = as_type<float>(v3958);
+      const float v3960 = v3959 - 8388608.0f;
+      const float v3961 = fma(v3960, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v3966 = v3912 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3967 = v3966 & 255u;
+      const uint v3970 = v3967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3971 = as_type<float>(v3970);
+      const float v3972 = v3971 - 8388608.0f;
+      const float v3973 = fma(v3972, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v3978 = v3915 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3979 = v3978 & 255u;
+      const uint v3982 = v3979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3983 = as_type<float>(v3982);
+      const float v3984 = v3983 - 8388608.0f;
+      const float v3985 = fma(v3984, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v3990 = v3915 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3991 = v3990 & 255u;
+      const uint v3994 = v3991 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3995 = as_type<float>(v3994);
+      const float v3996 = v3995 - 8388608.0f;
+      const float v3997 = fma(v3996, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v4002 = v3915 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4003 = v4002 & 255u;
+      const uint v4006 = v4003 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4007 = as_type<float>(v4006);
+      const float v4008 = v4007 - 8388608.0f;
+      const float v4009 = fma(v4008, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const uint v4014 = v3915 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4015 = v4014 & 255u;
+      const uint v4018 = v4015 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v4019 = as_type<float>(v4018);
+      const float v4020 = v4019 - 8388608.0f;
+      const float v4021 = fma(v4020, v3923, v3925);  // kernels/gemm/quant_b.hpp:44
+      const float v4023 = v3895 ? v3937 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v4024 = half(v4023);
+      const float v4026 = v3895 ? v3949 : 0.0f;
+      const half v4027 = half(v4026);
+      const float v4029 = v3895 ? v3961 : 0.0f;
+      const half v4030 = half(v4029);
+      const float v4032 = v3895 ? v3973 : 0.0f;
+      const half v4033 = half(v4032);
+      const float v4035 = v3895 ? v3985 : 0.0f;
+      const half v4036 = half(v4035);
+      const float v4038 = v3895 ? v3997 : 0.0f;
+      const half v4039 = half(v4038);
+      const float v4041 = v3895 ? v4009 : 0.0f;
+      const half v4042 = half(v4041);
+      const float v4044 = v3895 ? v4021 : 0.0f;
+      const half v4045 = half(v4044);
+      *(threadgroup iron_f16x8*)(shm1 + v3369) = iron_f16x8{{half4(v4024, v4027, v4030, v4033), half4(v4036, v4039, v4042, v4045)}};  // kernels/gemm/quant_b.hpp:133
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4564 = v3609 + v4563;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v4564), long(40u));
-      const uint v4570 = v3609 + v4569;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v4570), long(40u));
+      const uint v4060 = v3273 + v4059;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4060), long(40u));
+      const uint v4066 = v3273 + v4065;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4066), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const uint v4577 = v4564 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v4577), long(40u));
-      const uint v4583 = v4570 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v4583), long(40u));
+      const uint v4073 = v4060 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4073), long(40u));
+      const uint v4079 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4079), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v1038 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v1039 = iron_tid.x;
-    const uint v1069 = v1039 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1072 = v1039 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1073 = v1072 << 3u;
-    const uint v1074 = v26 + v1069;  // kernels/gemm/quant_b.hpp:124
-    const bool v1075 = v1074 < v1;
-    const uint v1080 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1084 = v1 - 1u;
-    const uint v1086 = min(v1074, v1084);
-    const uint v1090 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1091 = v1086 * v1090;
-    const uint v1102 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1103 = v1086 * v1102;
-    const uint v1210 = v1069 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1212 = v1210 + v1073;
-    const uint v1222 = v1212 + 1u;
-    const uint v1231 = v1212 + 2u;
-    const uint v1240 = v1212 + 3u;
-    const uint v1249 = v1212 + 4u;
-    const uint v1258 = v1212 + 5u;
-    const uint v1267 = v1212 + 6u;
-    const uint v1276 = v1212 + 7u;
-    const uint v1279 = v1039 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1281 = v1279 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1284 = v1279 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1285 = v1284 << 3u;
-    const uint v1286 = v26 + v1281;  // kernels/gemm/quant_b.hpp:124
-    const bool v1287 = v1286 < v1;
-    const uint v1298 = min(v1286, v1084);  // kernels/gemm/quant_b.hpp:125
-    const uint v1303 = v1298 * v1090;  // kernels/gemm/quant_b.hpp:35
-    const uint v1315 = v1298 * v1102;  // kernels/gemm/quant_b.hpp:38
-    const uint v1422 = v1281 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1424 = v1422 + v1285;
-    const uint v1434 = v1424 + 1u;
-    const uint v1443 = v1424 + 2u;
-    const uint v1452 = v1424 + 3u;
-    const uint v1461 = v1424 + 4u;
-    const uint v1470 = v1424 + 5u;
-    const uint v1479 = v1424 + 6u;
-    const uint v1488 = v1424 + 7u;
-    const uint v1491 = v1039 + 256u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1493 = v1491 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1496 = v1491 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1497 = v1496 << 3u;
-    const uint v1498 = v26 + v1493;  // kernels/gemm/quant_b.hpp:124
-    const bool v1499 = v1498 < v1;
-    const uint v1510 = min(v1498, v1084);  // kernels/gemm/quant_b.hpp:125
-    const uint v1515 = v1510 * v1090;  // kernels/gemm/quant_b.hpp:35
-    const uint v1527 = v1510 * v1102;  // kernels/gemm/quant_b.hpp:38
-    const uint v1634 = v1493 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1636 = v1634 + v1497;
-    const uint v1646 = v1636 + 1u;
-    const uint v1655 = v1636 + 2u;
-    const uint v1664 = v1636 + 3u;
-    const uint v1673 = v1636 + 4u;
-    const uint v1682 = v1636 + 5u;
-    const uint v1691 = v1636 + 6u;
-    const uint v1700 = v1636 + 7u;
-    const uint v1703 = v1039 + 384u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1705 = v1703 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1708 = v1703 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1709 = v1708 << 3u;
-    const uint v1710 = v26 + v1705;  // kernels/gemm/quant_b.hpp:124
-    const bool v1711 = v1710 < v1;
-    const uint v1722 = min(v1710, v1084);  // kernels/gemm/quant_b.hpp:125
-    const uint v1727 = v1722 * v1090;  // kernels/gemm/quant_b.hpp:35
-    const uint v1739 = v1722 * v1102;  // kernels/gemm/quant_b.hpp:38
-    const uint v1846 = v1705 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1848 = v1846 + v1709;
-    const uint v1858 = v1848 + 1u;
-    const uint v1867 = v1848 + 2u;
-    const uint v1876 = v1848 + 3u;
-    const uint v1885 = v1848 + 4u;
-    const uint v1894 = v1848 + 5u;
-    const uint v1903 = v1848 + 6u;
-    const uint v1912 = v1848 + 7u;
-    const uint v1918 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1924 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
-    const uint v1932 = v1918 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1938 = v1924 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v871 = iron_tid.x;
+    const uint v901 = v871 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v904 = v871 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v905 = v904 << 3u;
+    const uint v906 = v26 + v901;  // kernels/gemm/quant_b.hpp:124
+    const bool v907 = v906 < v1;
+    const uint v912 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v916 = v1 - 1u;
+    const uint v918 = min(v906, v916);
+    const uint v922 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v923 = v918 * v922;
+    const uint v934 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v935 = v918 * v934;
+    const uint v1063 = v901 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1065 = v1063 + v905;
+    const uint v1069 = v871 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1071 = v1069 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1074 = v1069 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1075 = v1074 << 3u;
+    const uint v1076 = v26 + v1071;  // kernels/gemm/quant_b.hpp:124
+    const bool v1077 = v1076 < v1;
+    const uint v1088 = min(v1076, v916);  // kernels/gemm/quant_b.hpp:125
+    const uint v1093 = v1088 * v922;  // kernels/gemm/quant_b.hpp:35
+    const uint v1105 = v1088 * v934;  // kernels/gemm/quant_b.hpp:38
+    const uint v1233 = v1071 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1235 = v1233 + v1075;
+    const uint v1239 = v871 + 256u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1241 = v1239 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1244 = v1239 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1245 = v1244 << 3u;
+    const uint v1246 = v26 + v1241;  // kernels/gemm/quant_b.hpp:124
+    const bool v1247 = v1246 < v1;
+    const uint v1258 = min(v1246, v916);  // kernels/gemm/quant_b.hpp:125
+    const uint v1263 = v1258 * v922;  // kernels/gemm/quant_b.hpp:35
+    const uint v1275 = v1258 * v934;  // kernels/gemm/quant_b.hpp:38
+    const uint v1403 = v1241 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1405 = v1403 + v1245;
+    const uint v1409 = v871 + 384u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1415 = v1414 << 3u;
+    const uint v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:124
+    const bool v1417 = v1416 < v1;
+    const uint v1428 = min(v1416, v916);  // kernels/gemm/quant_b.hpp:125
+    const uint v1433 = v1428 * v922;  // kernels/gemm/quant_b.hpp:35
+    const uint v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
+    const uint v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1575 = v1573 + v1415;
+    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v1037 = 0u; v1037 < v2; v1037 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v1041 = v1039; v1041 < 4096u; v1041 += v1038) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v1043 = v1041 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1045 = v1041 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1046 = v22 + v1043;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v1047 = v1046 < v0;
-        const uint v1048 = v1037 + v1045;
-        const bool v1049 = v1048 < v2;
-        const bool v1050 = v1047 && v1049;
-        if (v1050) {
-          const uint v1052 = v1046 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1054 = v1052 + v1037;
-          const uint v1055 = v1054 + v1045;
-          const half v1056 = x[v1055];
-          const uint v1058 = v1043 * 40u;
-          const uint v1059 = v1058 + v1045;
-          shm0[v1059] = v1056;
+    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v878 = v22 + v875;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v879 = v878 < v0;
+        const uint v880 = v869 + v877;
+        const bool v881 = v880 < v2;
+        const bool v882 = v879 && v881;
+        if (v882) {
+          const uint v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v886 = v884 + v869;
+          const uint v887 = v886 + v877;
+          const half v888 = x[v887];
+          const uint v890 = v875 * 40u;
+          const uint v891 = v890 + v877;
+          shm0[v891] = v888;
         } else {
-          const uint v1061 = v1043 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v1062 = v1061 + v1045;
-          shm0[v1062] = half(0.0f);
+          const uint v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v894 = v893 + v877;
+          shm0[v894] = half(0.0f);
         }
       }
-      const uint v1076 = v1037 + v1073;  // kernels/gemm/quant_b.hpp:124
-      const bool v1077 = v1076 < v2;
-      const bool v1078 = v1075 && v1077;
-      const uint v1082 = min(v1076, v1080);  // kernels/gemm/quant_b.hpp:125
-      const uint v1088 = v1082 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1092 = v1091 + v1088;
-      const uint v1095 = packed[v1092];  // kernels/gemm/quant_b.hpp:37
-      const uint v1097 = v1092 + 1u;
-      const uint v1098 = packed[v1097];
-      const uint v1100 = v1082 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1104 = v1103 + v1100;
-      const half v1105 = scales[v1104];  // kernels/gemm/quant_b.hpp:39
-      const float v1106 = float(v1105);
-      const half v1107 = biases[v1104];  // kernels/gemm/quant_b.hpp:40
+      const uint v908 = v869 + v905;  // kernels/gemm/quant_b.hpp:124
+      const bool v909 = v908 < v2;
+      const bool v910 = v907 && v909;
+      const uint v914 = min(v908, v912);  // kernels/gemm/quant_b.hpp:125
+      const uint v920 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v924 = v923 + v920;
+      const uint v927 = packed[v924];  // kernels/gemm/quant_b.hpp:37
+      const uint v929 = v924 + 1u;
+      const uint v930 = packed[v929];
+      const uint v932 = v914 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v936 = v935 + v932;
+      const half v937 = scales[v936];  // kernels/gemm/quant_b.hpp:39
+      const float v938 = float(v937);
+      const half v939 = biases[v936];  // kernels/gemm/quant_b.hpp:40
+      const float v940 = float(v939);
+      const uint v945 = v927 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v946 = v945 & 255u;
+      const uint v949 = v946 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v950 = as_type<float>(v949);
+      const float v951 = v950 - 8388608.0f;
+      const float v952 = fma(v951, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v957 = v927 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v958 = v957 & 255u;
+      const uint v961 = v958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v962 = as_type<float>(v961);
+      const float v963 = v962 - 8388608.0f;
+      const float v964 = fma(v963, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v969 = v927 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v970 = v969 & 255u;
+      const uint v973 = v970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v974 = as_type<float>(v973);
+      const float v975 = v974 - 8388608.0f;
+      const float v976 = fma(v975, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v981 = v927 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v982 = v981 & 255u;
+      const uint v985 = v982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v986 = as_type<float>(v985);
+      const float v987 = v986 - 8388608.0f;
+      const float v988 = fma(v987, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v993 = v930 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v994 = v993 & 255u;
+      const uint v997 = v994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v998 = as_type<float>(v997);
+      const float v999 = v998 - 8388608.0f;
+      const float v1000 = fma(v999, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v1005 = v930 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1006 = v1005 & 255u;
+      const uint v1009 = v1006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1010 = as_type<float>(v1009);
+      const float v1011 = v1010 - 8388608.0f;
+      const float v1012 = fma(v1011, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v1017 = v930 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1018 = v1017 & 255u;
+      const uint v1021 = v1018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1022 = as_type<float>(v1021);
+      const float v1023 = v1022 - 8388608.0f;
+      const float v1024 = fma(v1023, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const uint v1029 = v930 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1030 = v1029 & 255u;
+      const uint v1033 = v1030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1034 = as_type<float>(v1033);
+      const float v1035 = v1034 - 8388608.0f;
+      const float v1036 = fma(v1035, v938, v940);  // kernels/gemm/quant_b.hpp:44
+      const float v1038 = v910 ? v952 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1039 = half(v1038);
+      const float v1041 = v910 ? v964 : 0.0f;
+      const half v1042 = half(v1041);
+      const float v1044 = v910 ? v976 : 0.0f;
+      const half v1045 = half(v1044);
+      const float v1047 = v910 ? v988 : 0.0f;
+      const half v1048 = half(v1047);
+      const float v1050 = v910 ? v1000 : 0.0f;
+      const half v1051 = half(v1050);
+      const float v1053 = v910 ? v1012 : 0.0f;
+      const half v1054 = half(v1053);
+      const float v1056 = v910 ? v1024 : 0.0f;
+      const half v1057 = half(v1056);
+      const float v1059 = v910 ? v1036 : 0.0f;
+      const half v1060 = half(v1059);
+      *(threadgroup iron_f16x8*)(shm1 + v1065) = iron_f16x8{{half4(v1039, v1042, v1045, v1048), half4(v1051, v1054, v1057, v1060)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1078 = v869 + v1075;  // kernels/gemm/quant_b.hpp:124
+      const bool v1079 = v1078 < v2;
+      const bool v1080 = v1077 && v1079;
+      const uint v1084 = min(v1078, v912);  // kernels/gemm/quant_b.hpp:125
+      const uint v1090 = v1084 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1094 = v1093 + v1090;
+      const uint v1097 = packed[v1094];  // kernels/gemm/quant_b.hpp:37
+      const uint v1099 = v1094 + 1u;
+      const uint v1100 = packed[v1099];
+      const uint v1102 = v1084 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1106 = v1105 + v1102;
+      const half v1107 = scales[v1106];  // kernels/gemm/quant_b.hpp:39
       const float v1108 = float(v1107);
-      const uint v1113 = v1095 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1114 = v1113 & 255u;
-      const uint v1117 = v1114 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1118 = as_type<float>(v1117);
-      const float v1119 = v1118 - 8388608.0f;
-      const float v1120 = fma(v1119, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1125 = v1095 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1126 = v1125 & 255u;
-      const uint v1129 = v1126 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1130 = as_type<float>(v1129);
-      const float v1131 = v1130 - 8388608.0f;
-      const float v1132 = fma(v1131, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1137 = v1095 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1138 = v1137 & 255u;
-      const uint v1141 = v1138 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1142 = as_type<float>(v1141);
-      const float v1143 = v1142 - 8388608.0f;
-      const float v1144 = fma(v1143, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1149 = v1095 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1150 = v1149 & 255u;
-      const uint v1153 = v1150 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1154 = as_type<float>(v1153);
-      const float v1155 = v1154 - 8388608.0f;
-      const float v1156 = fma(v1155, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1161 = v1098 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1162 = v1161 & 255u;
-      const uint v1165 = v1162 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1166 = as_type<float>(v1165);
-      const float v1167 = v1166 - 8388608.0f;
-      const float v1168 = fma(v1167, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1173 = v1098 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1174 = v1173 & 255u;
-      const uint v1177 = v1174 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1178 = as_type<float>(v1177);
-      const float v1179 = v1178 - 8388608.0f;
-      const float v1180 = fma(v1179, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1185 = v1098 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1186 = v1185 & 255u;
-      const uint v1189 = v1186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1190 = as_type<float>(v1189);
-      const float v1191 = v1190 - 8388608.0f;
-      const float v1192 = fma(v1191, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const uint v1197 = v1098 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1198 = v1197 & 255u;
-      const uint v1201 = v1198 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1202 = as_type<float>(v1201);
-      const float v1203 = v1202 - 8388608.0f;
-      const float v1204 = fma(v1203, v1106, v1108);  // kernels/gemm/quant_b.hpp:44
-      const float v1206 = v1078 ? v1120 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1207 = half(v1206);
-      shm1[v1212] = v1207;
-      const float v1215 = v1078 ? v1132 : 0.0f;
-      const half v1216 = half(v1215);
-      shm1[v1222] = v1216;
-      const float v1224 = v1078 ? v1144 : 0.0f;
-      const half v1225 = half(v1224);
-      shm1[v1231] = v1225;
-      const float v1233 = v1078 ? v1156 : 0.0f;
-      const half v1234 = half(v1233);
-      shm1[v1240] = v1234;
-      const float v1242 = v1078 ? v1168 : 0.0f;
-      const half v1243 = half(v1242);
-      shm1[v1249] = v1243;
-      const float v1251 = v1078 ? v1180 : 0.0f;
-      const half v1252 = half(v1251);
-      shm1[v1258] = v1252;
-      const float v1260 = v1078 ? v1192 : 0.0f;
-      const half v1261 = half(v1260);
-      shm1[v1267] = v1261;
-      const float v1269 = v1078 ? v1204 : 0.0f;
-      const half v1270 = half(v1269);
-      shm1[v1276] = v1270;
-      const uint v1288 = v1037 + v1285;  // kernels/gemm/quant_b.hpp:124
-      const bool v1289 = v1288 < v2;
-      const bool v1290 = v1287 && v1289;
-      const uint v1294 = min(v1288, v1080);  // kernels/gemm/quant_b.hpp:125
-      const uint v1300 = v1294 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1304 = v1303 + v1300;
-      const uint v1307 = packed[v1304];  // kernels/gemm/quant_b.hpp:37
-      const uint v1309 = v1304 + 1u;
-      const uint v1310 = packed[v1309];
-      const uint v1312 = v1294 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1316 = v1315 + v1312;
-      const half v1317 = scales[v1316];  // kernels/gemm/quant_b.hpp:39
-      const float v1318 = float(v1317);
-      const half v1319 = biases[v1316];  // kernels/gemm/quant_b.hpp:40
-      const float v1320 = float(v1319);
-      const uint v1325 = v1307 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1326 = v1325 & 255u;
-      const uint v1329 = v1326 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1330 = as_type<float>(v1329);
-      const float v1331 = v1330 - 8388608.0f;
-      const float v1332 = fma(v1331, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1337 = v1307 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1338 = v1337 & 255u;
-      const uint v1341 = v1338 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1342 = as_type<float>(v1341);
-      const float v1343 = v1342 - 8388608.0f;
-      const float v1344 = fma(v1343, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1349 = v1307 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1350 = v1349 & 255u;
-      const uint v1353 = v1350 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1354 = as_type<float>(v1353);
-      const float v1355 = v1354 - 8388608.0f;
-      const float v1356 = fma(v1355, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1361 = v1307 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1362 = v1361 & 255u;
-      const uint v1365 = v1362 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1366 = as_type<float>(v1365);
-      const float v1367 = v1366 - 8388608.0f;
-      const float v1368 = fma(v1367, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1373 = v1310 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1374 = v1373 & 255u;
-      const uint v1377 = v1374 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1378 = as_type<float>(v1377);
-      const float v1379 = v1378 - 8388608.0f;
-      const float v1380 = fma(v1379, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1385 = v1310 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1386 = v1385 & 255u;
-      const uint v1389 = v1386 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1390 = as_type<float>(v1389);
-      const float v1391 = v1390 - 8388608.0f;
-      const float v1392 = fma(v1391, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1397 = v1310 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1398 = v1397 & 255u;
-      const uint v1401 = v1398 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1402 = as_type<float>(v1401);
-      const float v1403 = v1402 - 8388608.0f;
-      const float v1404 = fma(v1403, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const uint v1409 = v1310 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1410 = v1409 & 255u;
-      const uint v1413 = v1410 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1414 = as_type<float>(v1413);
-      const float v1415 = v1414 - 8388608.0f;
-      const float v1416 = fma(v1415, v1318, v1320);  // kernels/gemm/quant_b.hpp:44
-      const float v1418 = v1290 ? v1332 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1419 = half(v1418);
-      shm1[v1424] = v1419;
-      const float v1427 = v1290 ? v1344 : 0.0f;
-      const half v1428 = half(v1427);
-      shm1[v1434] = v1428;
-      const float v1436 = v1290 ? v1356 : 0.0f;
-      const half v1437 = half(v1436);
-      shm1[v1443] = v1437;
-      const float v1445 = v1290 ? v1368 : 0.0f;
-      const half v1446 = half(v1445);
-      shm1[v1452] = v1446;
-      const float v1454 = v1290 ? v1380 : 0.0f;
-      const half v1455 = half(v1454);
-      shm1[v1461] = v1455;
-      const float v1463 = v1290 ? v1392 : 0.0f;
-      const half v1464 = half(v1463);
-      shm1[v1470] = v1464;
-      const float v1472 = v1290 ? v1404 : 0.0f;
-      const half v1473 = half(v1472);
-      shm1[v1479] = v1473;
-      const float v1481 = v1290 ? v1416 : 0.0f;
-      const half v1482 = half(v1481);
-      shm1[v1488] = v1482;
-      const uint v1500 = v1037 + v1497;  // kernels/gemm/quant_b.hpp:124
-      const bool v1501 = v1500 < v2;
-      const bool v1502 = v1499 && v1501;
-      const uint v1506 = min(v1500, v1080);  // kernels/gemm/quant_b.hpp:125
-      const uint v1512 = v1506 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1516 = v1515 + v1512;
-      const uint v1519 = packed[v1516];  // kernels/gemm/quant_b.hpp:37
-      const uint v1521 = v1516 + 1u;
-      const uint v1522 = packed[v1521];
-      const uint v1524 = v1506 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1528 = v1527 + v1524;
-      const half v1529 = scales[v1528];  // kernels/gemm/quant_b.hpp:39
-      const float v1530 = float(v1529);
-      const half v1531 = biases[v1528];  // kernels/gemm/quant_b.hpp:40
-      const float v1532 = float(v1531);
-      const uint v1537 = v1519 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1538 = v1537 & 255u;
-      const uint v1541 = v1538 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1542 = as_type<float>(v1541);
-      const float v1543 = v1542 - 8388608.0f;
-      const float v1544 = fma(v1543, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1549 = v1519 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1550 = v1549 & 255u;
-      const uint v1553 = v1550 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1554 = as_type<float>(v1553);
-      const float v1555 = v1554 - 8388608.0f;
-      const float v1556 = fma(v1555, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1561 = v1519 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1562 = v1561 & 255u;
-      const uint v1565 = v1562 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1566 = as_type<float>(v1565);
-      const float v1567 = v1566 - 8388608.0f;
-      const float v1568 = fma(v1567, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1573 = v1519 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1574 = v1573 & 255u;
-      const uint v1577 = v1574 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1578 = as_type<float>(v1577);
-      const float v1579 = v1578 - 8388608.0f;
-      const float v1580 = fma(v1579, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1585 = v1522 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1586 = v1585 & 255u;
-      const uint v1589 = v1586 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1590 = as_type<float>(v1589);
-      const float v1591 = v1590 - 8388608.0f;
-      const float v1592 = fma(v1591, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1597 = v1522 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1598 = v1597 & 255u;
-      const uint v1601 = v1598 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1602 = as_type<float>(v1601);
-      const float v1603 = v1602 - 8388608.0f;
-      const float v1604 = fma(v1603, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1609 = v1522 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1610 = v1609 & 255u;
-      const uint v1613 = v1610 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1614 = as_type<float>(v1613);
-      const float v1615 = v1614 - 8388608.0f;
-      const float v1616 = fma(v1615, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const uint v1621 = v1522 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1622 = v1621 & 255u;
-      const uint v1625 = v1622 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1626 = as_type<float>(v1625);
-      const float v1627 = v1626 - 8388608.0f;
-      const float v1628 = fma(v1627, v1530, v1532);  // kernels/gemm/quant_b.hpp:44
-      const float v1630 = v1502 ? v1544 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1631 = half(v1630);
-      shm1[v1636] = v1631;
-      const float v1639 = v1502 ? v1556 : 0.0f;
-      const half v1640 = half(v1639);
-      shm1[v1646] = v1640;
-      const float v1648 = v1502 ? v1568 : 0.0f;
-      const half v1649 = half(v1648);
-      shm1[v1655] = v1649;
-      const float v1657 = v1502 ? v1580 : 0.0f;
-      const half v1658 = half(v1657);
-      shm1[v1664] = v1658;
-      const float v1666 = v1502 ? v1592 : 0.0f;
-      const half v1667 = half(v1666);
-      shm1[v1673] = v1667;
-      const float v1675 = v1502 ? v1604 : 0.0f;
-      const half v1676 = half(v1675);
-      shm1[v1682] = v1676;
-      const float v1684 = v1502 ? v1616 : 0.0f;
-      const half v1685 = half(v1684);
-      shm1[v1691] = v1685;
-      const float v1693 = v1502 ? v1628 : 0.0f;
-      const half v1694 = half(v1693);
-      shm1[v1700] = v1694;
-      const uint v1712 = v1037 + v1709;  // kernels/gemm/quant_b.hpp:124
-      const bool v1713 = v1712 < v2;
-      const bool v1714 = v1711 && v1713;
-      const uint v1718 = min(v1712, v1080);  // kernels/gemm/quant_b.hpp:125
-      const uint v1724 = v1718 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1728 = v1727 + v1724;
-      const uint v1731 = packed[v1728];  // kernels/gemm/quant_b.hpp:37
-      const uint v1733 = v1728 + 1u;
-      const uint v1734 = packed[v1733];
-      const uint v1736 = v1718 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1740 = v1739 + v1736;
-      const half v1741 = scales[v1740];  // kernels/gemm/quant_b.hpp:39
-      const float v1742 = float(v1741);
-      const half v1743 = biases[v1740];  // kernels/gemm/quant_b.hpp:40
-      const float v1744 = float(v1743);
-      const uint v1749 = v1731 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1750 = v1749 & 255u;
-      const uint v1753 = v1750 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1754 = as_type<float>(v1753);
-      const float v1755 = v1754 - 8388608.0f;
-      const float v1756 = fma(v1755, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1761 = v1731 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1762 = v1761 & 255u;
-      const uint v1765 = v1762 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1766 = as_type<float>(v1765);
-      const float v1767 = v1766 - 8388608.0f;
-      const float v1768 = fma(v1767, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1773 = v1731 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1774 = v1773 & 255u;
-      const uint v1777 = v1774 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1778 = as_type<float>(v1777);
-      const float v1779 = v1778 - 8388608.0f;
-      const float v1780 = fma(v1779, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1785 = v1731 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1786 = v1785 & 255u;
-      const uint v1789 = v1786 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1790 = as_type<float>(v1789);
-      const float v1791 = v1790 - 8388608.0f;
-      const float v1792 = fma(v1791, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1797 = v1734 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1798 = v1797 & 255u;
-      const uint v1801 = v1798 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1802 = as_type<float>(v1801);
-      const float v1803 = v1802 - 8388608.0f;
-      const float v1804 = fma(v1803, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1809 = v1734 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1810 = v1809 & 255u;
-      const uint v1813 = v1810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1814 = as_type<float>(v1813);
-      const float v1815 = v1814 - 8388608.0f;
-      const float v1816 = fma(v1815, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1821 = v1734 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1822 = v1821 & 255u;
-      const uint v1825 = v1822 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1826 = as_type<float>(v1825);
-      const float v1827 = v1826 - 8388608.0f;
-      const float v1828 = fma(v1827, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const uint v1833 = v1734 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1834 = v1833 & 255u;
-      const uint v1837 = v1834 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1838 = as_type<float>(v1837);
-      const float v1839 = v1838 - 8388608.0f;
-      const float v1840 = fma(v1839, v1742, v1744);  // kernels/gemm/quant_b.hpp:44
-      const float v1842 = v1714 ? v1756 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const half v1843 = half(v1842);
-      shm1[v1848] = v1843;
-      const float v1851 = v1714 ? v1768 : 0.0f;
-      const half v1852 = half(v1851);
-      shm1[v1858] = v1852;
-      const float v1860 = v1714 ? v1780 : 0.0f;
-      const half v1861 = half(v1860);
-      shm1[v1867] = v1861;
-      const float v1869 = v1714 ? v1792 : 0.0f;
-      const half v1870 = half(v1869);
-      shm1[v1876] = v1870;
-      const float v1878 = v1714 ? v1804 : 0.0f;
-      const half v1879 = half(v1878);
-      shm1[v1885] = v1879;
-      const float v1887 = v1714 ? v1816 : 0.0f;
-      const half v1888 = half(v1887);
-      shm1[v1894] = v1888;
-      const float v1896 = v1714 ? v1828 : 0.0f;
-      const half v1897 = half(v1896);
-      shm1[v1903] = v1897;
-      const float v1905 = v1714 ? v1840 : 0.0f;
-      const half v1906 = half(v1905);
-      shm1[v1912] = v1906;
+      const half v1109 = biases[v1106];  // kernels/gemm/quant_b.hpp:40
+      const float v1110 = float(v1109);
+      const uint v1115 = v1097 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1116 = v1115 & 255u;
+      const uint v1119 = v1116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1120 = as_type<float>(v1119);
+      const float v1121 = v1120 - 8388608.0f;
+      const float v1122 = fma(v1121, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1127 = v1097 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1128 = v1127 & 255u;
+      const uint v1131 = v1128 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1132 = as_type<float>(v1131);
+      const float v1133 = v1132 - 8388608.0f;
+      const float v1134 = fma(v1133, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1139 = v1097 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1140 = v1139 & 255u;
+      const uint v1143 = v1140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1144 = as_type<float>(v1143);
+      const float v1145 = v1144 - 8388608.0f;
+      const float v1146 = fma(v1145, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1151 = v1097 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1152 = v1151 & 255u;
+      const uint v1155 = v1152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1156 = as_type<float>(v1155);
+      const float v1157 = v1156 - 8388608.0f;
+      const float v1158 = fma(v1157, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1163 = v1100 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1164 = v1163 & 255u;
+      const uint v1167 = v1164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1168 = as_type<float>(v1167);
+      const float v1169 = v1168 - 8388608.0f;
+      const float v1170 = fma(v1169, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1175 = v1100 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1176 = v1175 & 255u;
+      const uint v1179 = v1176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1180 = as_type<float>(v1179);
+      const float v1181 = v1180 - 8388608.0f;
+      const float v1182 = fma(v1181, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1187 = v1100 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1188 = v1187 & 255u;
+      const uint v1191 = v1188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1192 = as_type<float>(v1191);
+      const float v1193 = v1192 - 8388608.0f;
+      const float v1194 = fma(v1193, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const uint v1199 = v1100 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1200 = v1199 & 255u;
+      const uint v1203 = v1200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1204 = as_type<float>(v1203);
+      const float v1205 = v1204 - 8388608.0f;
+      const float v1206 = fma(v1205, v1108, v1110);  // kernels/gemm/quant_b.hpp:44
+      const float v1208 = v1080 ? v1122 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1209 = half(v1208);
+      const float v1211 = v1080 ? v1134 : 0.0f;
+      const half v1212 = half(v1211);
+      const float v1214 = v1080 ? v1146 : 0.0f;
+      const half v1215 = half(v1214);
+      const float v1217 = v1080 ? v1158 : 0.0f;
+      const half v1218 = half(v1217);
+      const float v1220 = v1080 ? v1170 : 0.0f;
+      const half v1221 = half(v1220);
+      const float v1223 = v1080 ? v1182 : 0.0f;
+      const half v1224 = half(v1223);
+      const float v1226 = v1080 ? v1194 : 0.0f;
+      const half v1227 = half(v1226);
+      const float v1229 = v1080 ? v1206 : 0.0f;
+      const half v1230 = half(v1229);
+      *(threadgroup iron_f16x8*)(shm1 + v1235) = iron_f16x8{{half4(v1209, v1212, v1215, v1218), half4(v1221, v1224, v1227, v1230)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1248 = v869 + v1245;  // kernels/gemm/quant_b.hpp:124
+      const bool v1249 = v1248 < v2;
+      const bool v1250 = v1247 && v1249;
+      const uint v1254 = min(v1248, v912);  // kernels/gemm/quant_b.hpp:125
+      const uint v1260 = v1254 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1264 = v1263 + v1260;
+      const uint v1267 = packed[v1264];  // kernels/gemm/quant_b.hpp:37
+      const uint v1269 = v1264 + 1u;
+      const uint v1270 = packed[v1269];
+      const uint v1272 = v1254 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1276 = v1275 + v1272;
+      const half v1277 = scales[v1276];  // kernels/gemm/quant_b.hpp:39
+      const float v1278 = float(v1277);
+      const half v1279 = biases[v1276];  // kernels/gemm/quant_b.hpp:40
+      const float v1280 = float(v1279);
+      const uint v1285 = v1267 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1286 = v1285 & 255u;
+      const uint v1289 = v1286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1290 = as_type<float>(v1289);
+      const float v1291 = v1290 - 8388608.0f;
+      const float v1292 = fma(v1291, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1297 = v1267 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1298 = v1297 & 255u;
+      const uint v1301 = v1298 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1302 = as_type<float>(v1301);
+      const float v1303 = v1302 - 8388608.0f;
+      const float v1304 = fma(v1303, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1309 = v1267 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1310 = v1309 & 255u;
+      const uint v1313 = v1310 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1314 = as_type<float>(v1313);
+      const float v1315 = v1314 - 8388608.0f;
+      const float v1316 = fma(v1315, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1321 = v1267 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1322 = v1321 & 255u;
+      const uint v1325 = v1322 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1326 = as_type<float>(v1325);
+      const float v1327 = v1326 - 8388608.0f;
+      const float v1328 = fma(v1327, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1333 = v1270 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1334 = v1333 & 255u;
+      const uint v1337 = v1334 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1338 = as_type<float>(v1337);
+      const float v1339 = v1338 - 8388608.0f;
+      const float v1340 = fma(v1339, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1345 = v1270 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1346 = v1345 & 255u;
+      const uint v1349 = v1346 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1350 = as_type<float>(v1349);
+      const float v1351 = v1350 - 8388608.0f;
+      const float v1352 = fma(v1351, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1357 = v1270 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1358 = v1357 & 255u;
+      const uint v1361 = v1358 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1362 = as_type<float>(v1361);
+      const float v1363 = v1362 - 8388608.0f;
+      const float v1364 = fma(v1363, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const uint v1369 = v1270 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1370 = v1369 & 255u;
+      const uint v1373 = v1370 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1374 = as_type<float>(v1373);
+      const float v1375 = v1374 - 8388608.0f;
+      const float v1376 = fma(v1375, v1278, v1280);  // kernels/gemm/quant_b.hpp:44
+      const float v1378 = v1250 ? v1292 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1379 = half(v1378);
+      const float v1381 = v1250 ? v1304 : 0.0f;
+      const half v1382 = half(v1381);
+      const float v1384 = v1250 ? v1316 : 0.0f;
+      const half v1385 = half(v1384);
+      const float v1387 = v1250 ? v1328 : 0.0f;
+      const half v1388 = half(v1387);
+      const float v1390 = v1250 ? v1340 : 0.0f;
+      const half v1391 = half(v1390);
+      const float v1393 = v1250 ? v1352 : 0.0f;
+      const half v1394 = half(v1393);
+      const float v1396 = v1250 ? v1364 : 0.0f;
+      const half v1397 = half(v1396);
+      const float v1399 = v1250 ? v1376 : 0.0f;
+      const half v1400 = half(v1399);
+      *(threadgroup iron_f16x8*)(shm1 + v1405) = iron_f16x8{{half4(v1379, v1382, v1385, v1388), half4(v1391, v1394, v1397, v1400)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1418 = v869 + v1415;  // kernels/gemm/quant_b.hpp:124
+      const bool v1419 = v1418 < v2;
+      const bool v1420 = v1417 && v1419;
+      const uint v1424 = min(v1418, v912);  // kernels/gemm/quant_b.hpp:125
+      const uint v1430 = v1424 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1434 = v1433 + v1430;
+      const uint v1437 = packed[v1434];  // kernels/gemm/quant_b.hpp:37
+      const uint v1439 = v1434 + 1u;
+      const uint v1440 = packed[v1439];
+      const uint v1442 = v1424 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1446 = v1445 + v1442;
+      const half v1447 = scales[v1446];  // kernels/gemm/quant_b.hpp:39
+      const float v1448 = float(v1447);
+      const half v1449 = biases[v1446];  // kernels/gemm/quant_b.hpp:40
+      const float v1450 = float(v1449);
+      const uint v1455 = v1437 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1456 = v1455 & 255u;
+      const uint v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1460 = as_type<float>(v1459);
+      const float v1461 = v1460 - 8388608.0f;
+      const float v1462 = fma(v1461, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1467 = v1437 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1468 = v1467 & 255u;
+      const uint v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1472 = as_type<float>(v1471);
+      const float v1473 = v1472 - 8388608.0f;
+      const float v1474 = fma(v1473, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1479 = v1437 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1480 = v1479 & 255u;
+      const uint v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1484 = as_type<float>(v1483);
+      const float v1485 = v1484 - 8388608.0f;
+      const float v1486 = fma(v1485, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1491 = v1437 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1492 = v1491 & 255u;
+      const uint v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1496 = as_type<float>(v1495);
+      const float v1497 = v1496 - 8388608.0f;
+      const float v1498 = fma(v1497, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1503 = v1440 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1504 = v1503 & 255u;
+      const uint v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1508 = as_type<float>(v1507);
+      const float v1509 = v1508 - 8388608.0f;
+      const float v1510 = fma(v1509, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1515 = v1440 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1516 = v1515 & 255u;
+      const uint v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1520 = as_type<float>(v1519);
+      const float v1521 = v1520 - 8388608.0f;
+      const float v1522 = fma(v1521, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1527 = v1440 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1528 = v1527 & 255u;
+      const uint v1531 = v1528 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1532 = as_type<float>(v1531);
+      const float v1533 = v1532 - 8388608.0f;
+      const float v1534 = fma(v1533, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const uint v1539 = v1440 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1540 = v1539 & 255u;
+      const uint v1543 = v1540 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1544 = as_type<float>(v1543);
+      const float v1545 = v1544 - 8388608.0f;
+      const float v1546 = fma(v1545, v1448, v1450);  // kernels/gemm/quant_b.hpp:44
+      const float v1548 = v1420 ? v1462 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const half v1549 = half(v1548);
+      const float v1551 = v1420 ? v1474 : 0.0f;
+      const half v1552 = half(v1551);
+      const float v1554 = v1420 ? v1486 : 0.0f;
+      const half v1555 = half(v1554);
+      const float v1557 = v1420 ? v1498 : 0.0f;
+      const half v1558 = half(v1557);
+      const float v1560 = v1420 ? v1510 : 0.0f;
+      const half v1561 = half(v1560);
+      const float v1563 = v1420 ? v1522 : 0.0f;
+      const half v1564 = half(v1563);
+      const float v1566 = v1420 ? v1534 : 0.0f;
+      const half v1567 = half(v1566);
+      const float v1569 = v1420 ? v1546 : 0.0f;
+      const half v1570 = half(v1569);
+      *(threadgroup iron_f16x8*)(shm1 + v1575) = iron_f16x8{{half4(v1549, v1552, v1555, v1558), half4(v1561, v1564, v1567, v1570)}};  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1918), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1924), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      iron_frag_load<false>(v39, shm0, long(v1932), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1938), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1939 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1940 = v22 + v31;
-  const uint v1941 = v1940 + v1939;
-  const uint v1942 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1943 = v26 + v35;
-  const uint v1944 = v1943 + v1942;
-  const bool v1945 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1946 = v1944 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v37.m[0][0].thread_elements()[0];
-    const half v1949 = half(v1948);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1950 = v1941 * v1;
-    const uint v1951 = v1950 + v1944;
-    out[v1951] = v1949;
-  }
-  const uint v1952 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1954 = v1940 + v1952;
-  const uint v1955 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1957 = v1943 + v1955;
-  const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1959 = v1957 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v37.m[0][0].thread_elements()[1];
-    const half v1962 = half(v1961);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1963 = v1954 * v1;
-    const uint v1964 = v1963 + v1957;
-    out[v1964] = v1962;
-  }
-  const uint v1965 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1967 = v1940 + v1965;
-  const uint v1968 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1970 = v1943 + v1968;
-  const bool v1971 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1972 = v1970 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v37.m[0][1].thread_elements()[0];
-    const half v1975 = half(v1974);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1976 = v1967 * v1;
-    const uint v1977 = v1976 + v1970;
-    out[v1977] = v1975;
-  }
-  const uint v1978 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1980 = v1940 + v1978;
-  const uint v1981 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1983 = v1943 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1985 = v1983 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v37.m[0][1].thread_elements()[1];
-    const half v1988 = half(v1987);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1989 = v1980 * v1;
-    const uint v1990 = v1989 + v1983;
-    out[v1990] = v1988;
-  }
-  const uint v1991 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1993 = v1940 + v1991;
-  const uint v1994 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1996 = v1943 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1998 = v1996 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v37.m[0][2].thread_elements()[0];
-    const half v2001 = half(v2000);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2002 = v1993 * v1;
-    const uint v2003 = v2002 + v1996;
-    out[v2003] = v2001;
-  }
-  const uint v2004 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2006 = v1940 + v2004;
-  const uint v2007 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2009 = v1943 + v2007;
-  const bool v2010 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2011 = v2009 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v37.m[0][2].thread_elements()[1];
-    const half v2014 = half(v2013);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2015 = v2006 * v1;
-    const uint v2016 = v2015 + v2009;
-    out[v2016] = v2014;
-  }
-  const uint v2017 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2019 = v1940 + v2017;
-  const uint v2020 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2022 = v1943 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2024 = v2022 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v37.m[0][3].thread_elements()[0];
-    const half v2027 = half(v2026);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2028 = v2019 * v1;
-    const uint v2029 = v2028 + v2022;
-    out[v2029] = v2027;
-  }
-  const uint v2030 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2032 = v1940 + v2030;
-  const uint v2033 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2035 = v1943 + v2033;
-  const bool v2036 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2037 = v2035 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v37.m[0][3].thread_elements()[1];
-    const half v2040 = half(v2039);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2041 = v2032 * v1;
-    const uint v2042 = v2041 + v2035;
-    out[v2042] = v2040;
-  }
-  const uint v2043 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2045 = v1940 + v2043;
-  const uint v2046 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2048 = v1943 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v37.m[0][4].thread_elements()[0];
-    const half v2053 = half(v2052);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2054 = v2045 * v1;
-    const uint v2055 = v2054 + v2048;
-    out[v2055] = v2053;
-  }
-  const uint v2056 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2058 = v1940 + v2056;
-  const uint v2059 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2061 = v1943 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v37.m[0][4].thread_elements()[1];
-    const half v2066 = half(v2065);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2067 = v2058 * v1;
-    const uint v2068 = v2067 + v2061;
-    out[v2068] = v2066;
-  }
-  const uint v2069 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2071 = v1940 + v2069;
-  const uint v2072 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2074 = v1943 + v2072;
-  const bool v2075 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2076 = v2074 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v37.m[0][5].thread_elements()[0];
-    const half v2079 = half(v2078);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2080 = v2071 * v1;
-    const uint v2081 = v2080 + v2074;
-    out[v2081] = v2079;
-  }
-  const uint v2082 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2084 = v1940 + v2082;
-  const uint v2085 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2087 = v1943 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v37.m[0][5].thread_elements()[1];
-    const half v2092 = half(v2091);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2093 = v2084 * v1;
-    const uint v2094 = v2093 + v2087;
-    out[v2094] = v2092;
-  }
-  const uint v2095 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2097 = v1940 + v2095;
-  const uint v2098 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2100 = v1943 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2102 = v2100 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v37.m[0][6].thread_elements()[0];
-    const half v2105 = half(v2104);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2106 = v2097 * v1;
-    const uint v2107 = v2106 + v2100;
-    out[v2107] = v2105;
-  }
-  const uint v2108 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2110 = v1940 + v2108;
-  const uint v2111 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2113 = v1943 + v2111;
-  const bool v2114 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2115 = v2113 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v37.m[0][6].thread_elements()[1];
-    const half v2118 = half(v2117);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2119 = v2110 * v1;
-    const uint v2120 = v2119 + v2113;
-    out[v2120] = v2118;
-  }
-  const uint v2121 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2123 = v1940 + v2121;
-  const uint v2124 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2126 = v1943 + v2124;
-  const bool v2127 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2128 = v2126 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v37.m[0][7].thread_elements()[0];
-    const half v2131 = half(v2130);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2132 = v2123 * v1;
-    const uint v2133 = v2132 + v2126;
-    out[v2133] = v2131;
-  }
-  const uint v2134 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2136 = v1940 + v2134;
-  const uint v2137 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2139 = v1943 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v37.m[0][7].thread_elements()[1];
-    const half v2144 = half(v2143);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2145 = v2136 * v1;
-    const uint v2146 = v2145 + v2139;
-    out[v2146] = v2144;
-  }
-  const uint v2147 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2149 = v1940 + v2147;
-  const uint v2150 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2152 = v1943 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2154 = v2152 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v37.m[1][0].thread_elements()[0];
-    const half v2157 = half(v2156);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2158 = v2149 * v1;
-    const uint v2159 = v2158 + v2152;
-    out[v2159] = v2157;
-  }
-  const uint v2160 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2162 = v1940 + v2160;
-  const uint v2163 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2165 = v1943 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2167 = v2165 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v37.m[1][0].thread_elements()[1];
-    const half v2170 = half(v2169);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2171 = v2162 * v1;
-    const uint v2172 = v2171 + v2165;
-    out[v2172] = v2170;
-  }
-  const uint v2173 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2175 = v1940 + v2173;
-  const uint v2176 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2178 = v1943 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2180 = v2178 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v37.m[1][1].thread_elements()[0];
-    const half v2183 = half(v2182);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2184 = v2175 * v1;
-    const uint v2185 = v2184 + v2178;
-    out[v2185] = v2183;
-  }
-  const uint v2186 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2188 = v1940 + v2186;
-  const uint v2189 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2191 = v1943 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2193 = v2191 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v37.m[1][1].thread_elements()[1];
-    const half v2196 = half(v2195);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2197 = v2188 * v1;
-    const uint v2198 = v2197 + v2191;
-    out[v2198] = v2196;
-  }
-  const uint v2199 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2201 = v1940 + v2199;
-  const uint v2202 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2204 = v1943 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2206 = v2204 < v1;
-  const bool v2207 = v2205 && v2206;
-  if (v2207) {
-    const float v2208 = v37.m[1][2].thread_elements()[0];
-    const half v2209 = half(v2208);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2210 = v2201 * v1;
-    const uint v2211 = v2210 + v2204;
-    out[v2211] = v2209;
-  }
-  const uint v2212 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2214 = v1940 + v2212;
-  const uint v2215 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2217 = v1943 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2219 = v2217 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v37.m[1][2].thread_elements()[1];
-    const half v2222 = half(v2221);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2223 = v2214 * v1;
-    const uint v2224 = v2223 + v2217;
-    out[v2224] = v2222;
-  }
-  const uint v2225 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2227 = v1940 + v2225;
-  const uint v2228 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2230 = v1943 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2232 = v2230 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v37.m[1][3].thread_elements()[0];
-    const half v2235 = half(v2234);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2236 = v2227 * v1;
-    const uint v2237 = v2236 + v2230;
-    out[v2237] = v2235;
-  }
-  const uint v2238 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2240 = v1940 + v2238;
-  const uint v2241 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2243 = v1943 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v37.m[1][3].thread_elements()[1];
-    const half v2248 = half(v2247);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2249 = v2240 * v1;
-    const uint v2250 = v2249 + v2243;
-    out[v2250] = v2248;
-  }
-  const uint v2251 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2253 = v1940 + v2251;
-  const uint v2254 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2256 = v1943 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2258 = v2256 < v1;
-  const bool v2259 = v2257 && v2258;
-  if (v2259) {
-    const float v2260 = v37.m[1][4].thread_elements()[0];
-    const half v2261 = half(v2260);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2262 = v2253 * v1;
-    const uint v2263 = v2262 + v2256;
-    out[v2263] = v2261;
-  }
-  const uint v2264 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2266 = v1940 + v2264;
-  const uint v2267 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2269 = v1943 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v37.m[1][4].thread_elements()[1];
-    const half v2274 = half(v2273);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2275 = v2266 * v1;
-    const uint v2276 = v2275 + v2269;
-    out[v2276] = v2274;
-  }
-  const uint v2277 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2279 = v1940 + v2277;
-  const uint v2280 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2282 = v1943 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2284 = v2282 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v37.m[1][5].thread_elements()[0];
-    const half v2287 = half(v2286);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2288 = v2279 * v1;
-    const uint v2289 = v2288 + v2282;
-    out[v2289] = v2287;
-  }
-  const uint v2290 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2292 = v1940 + v2290;
-  const uint v2293 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2295 = v1943 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2297 = v2295 < v1;
-  const bool v2298 = v2296 && v2297;
-  if (v2298) {
-    const float v2299 = v37.m[1][5].thread_elements()[1];
-    const half v2300 = half(v2299);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2301 = v2292 * v1;
-    const uint v2302 = v2301 + v2295;
-    out[v2302] = v2300;
-  }
-  const uint v2303 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2305 = v1940 + v2303;
-  const uint v2306 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2308 = v1943 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2310 = v2308 < v1;
-  const bool v2311 = v2309 && v2310;
-  if (v2311) {
-    const float v2312 = v37.m[1][6].thread_elements()[0];
-    const half v2313 = half(v2312);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2314 = v2305 * v1;
-    const uint v2315 = v2314 + v2308;
-    out[v2315] = v2313;
-  }
-  const uint v2316 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2318 = v1940 + v2316;
-  const uint v2319 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2321 = v1943 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2323 = v2321 < v1;
-  const bool v2324 = v2322 && v2323;
-  if (v2324) {
-    const float v2325 = v37.m[1][6].thread_elements()[1];
-    const half v2326 = half(v2325);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2327 = v2318 * v1;
-    const uint v2328 = v2327 + v2321;
-    out[v2328] = v2326;
-  }
-  const uint v2329 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2331 = v1940 + v2329;
-  const uint v2332 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2334 = v1943 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2336 = v2334 < v1;
-  const bool v2337 = v2335 && v2336;
-  if (v2337) {
-    const float v2338 = v37.m[1][7].thread_elements()[0];
-    const half v2339 = half(v2338);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2340 = v2331 * v1;
-    const uint v2341 = v2340 + v2334;
-    out[v2341] = v2339;
-  }
-  const uint v2342 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2344 = v1940 + v2342;
-  const uint v2345 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2347 = v1943 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v37.m[1][7].thread_elements()[1];
-    const half v2352 = half(v2351);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2353 = v2344 * v1;
-    const uint v2354 = v2353 + v2347;
-    out[v2354] = v2352;
-  }
-  const uint v2355 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2357 = v1940 + v2355;
-  const uint v2358 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2360 = v1943 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2362 = v2360 < v1;
-  const bool v2363 = v2361 && v2362;
-  if (v2363) {
-    const float v2364 = v37.m[2][0].thread_elements()[0];
-    const half v2365 = half(v2364);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2366 = v2357 * v1;
-    const uint v2367 = v2366 + v2360;
-    out[v2367] = v2365;
-  }
-  const uint v2368 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2370 = v1940 + v2368;
-  const uint v2371 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2373 = v1943 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2375 = v2373 < v1;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v37.m[2][0].thread_elements()[1];
-    const half v2378 = half(v2377);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2379 = v2370 * v1;
-    const uint v2380 = v2379 + v2373;
-    out[v2380] = v2378;
-  }
-  const uint v2381 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2383 = v1940 + v2381;
-  const uint v2384 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2386 = v1943 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2388 = v2386 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v37.m[2][1].thread_elements()[0];
-    const half v2391 = half(v2390);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2392 = v2383 * v1;
-    const uint v2393 = v2392 + v2386;
-    out[v2393] = v2391;
-  }
-  const uint v2394 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2396 = v1940 + v2394;
-  const uint v2397 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2399 = v1943 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2401 = v2399 < v1;
-  const bool v2402 = v2400 && v2401;
-  if (v2402) {
-    const float v2403 = v37.m[2][1].thread_elements()[1];
-    const half v2404 = half(v2403);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2405 = v2396 * v1;
-    const uint v2406 = v2405 + v2399;
-    out[v2406] = v2404;
-  }
-  const uint v2407 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2409 = v1940 + v2407;
-  const uint v2410 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2412 = v1943 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2414 = v2412 < v1;
-  const bool v2415 = v2413 && v2414;
-  if (v2415) {
-    const float v2416 = v37.m[2][2].thread_elements()[0];
-    const half v2417 = half(v2416);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2418 = v2409 * v1;
-    const uint v2419 = v2418 + v2412;
-    out[v2419] = v2417;
-  }
-  const uint v2420 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2422 = v1940 + v2420;
-  const uint v2423 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2425 = v1943 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2427 = v2425 < v1;
-  const bool v2428 = v2426 && v2427;
-  if (v2428) {
-    const float v2429 = v37.m[2][2].thread_elements()[1];
-    const half v2430 = half(v2429);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2431 = v2422 * v1;
-    const uint v2432 = v2431 + v2425;
-    out[v2432] = v2430;
-  }
-  const uint v2433 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2435 = v1940 + v2433;
-  const uint v2436 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2438 = v1943 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2440 = v2438 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v37.m[2][3].thread_elements()[0];
-    const half v2443 = half(v2442);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2444 = v2435 * v1;
-    const uint v2445 = v2444 + v2438;
-    out[v2445] = v2443;
-  }
-  const uint v2446 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2448 = v1940 + v2446;
-  const uint v2449 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2451 = v1943 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2453 = v2451 < v1;
-  const bool v2454 = v2452 && v2453;
-  if (v2454) {
-    const float v2455 = v37.m[2][3].thread_elements()[1];
-    const half v2456 = half(v2455);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2457 = v2448 * v1;
-    const uint v2458 = v2457 + v2451;
-    out[v2458] = v2456;
-  }
-  const uint v2459 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2461 = v1940 + v2459;
-  const uint v2462 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2464 = v1943 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2466 = v2464 < v1;
-  const bool v2467 = v2465 && v2466;
-  if (v2467) {
-    const float v2468 = v37.m[2][4].thread_elements()[0];
-    const half v2469 = half(v2468);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2470 = v2461 * v1;
-    const uint v2471 = v2470 + v2464;
-    out[v2471] = v2469;
-  }
-  const uint v2472 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2474 = v1940 + v2472;
-  const uint v2475 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2477 = v1943 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2479 = v2477 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v37.m[2][4].thread_elements()[1];
-    const half v2482 = half(v2481);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2483 = v2474 * v1;
-    const uint v2484 = v2483 + v2477;
-    out[v2484] = v2482;
-  }
-  const uint v2485 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2487 = v1940 + v2485;
-  const uint v2488 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2490 = v1943 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2492 = v2490 < v1;
-  const bool v2493 = v2491 && v2492;
-  if (v2493) {
-    const float v2494 = v37.m[2][5].thread_elements()[0];
-    const half v2495 = half(v2494);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2496 = v2487 * v1;
-    const uint v2497 = v2496 + v2490;
-    out[v2497] = v2495;
-  }
-  const uint v2498 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2500 = v1940 + v2498;
-  const uint v2501 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2503 = v1943 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2505 = v2503 < v1;
-  const bool v2506 = v2504 && v2505;
-  if (v2506) {
-    const float v2507 = v37.m[2][5].thread_elements()[1];
-    const half v2508 = half(v2507);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2509 = v2500 * v1;
-    const uint v2510 = v2509 + v2503;
-    out[v2510] = v2508;
-  }
-  const uint v2511 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2513 = v1940 + v2511;
-  const uint v2514 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2516 = v1943 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2518 = v2516 < v1;
-  const bool v2519 = v2517 && v2518;
-  if (v2519) {
-    const float v2520 = v37.m[2][6].thread_elements()[0];
-    const half v2521 = half(v2520);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2522 = v2513 * v1;
-    const uint v2523 = v2522 + v2516;
-    out[v2523] = v2521;
-  }
-  const uint v2524 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2526 = v1940 + v2524;
-  const uint v2527 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2529 = v1943 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2531 = v2529 < v1;
-  const bool v2532 = v2530 && v2531;
-  if (v2532) {
-    const float v2533 = v37.m[2][6].thread_elements()[1];
-    const half v2534 = half(v2533);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2535 = v2526 * v1;
-    const uint v2536 = v2535 + v2529;
-    out[v2536] = v2534;
-  }
-  const uint v2537 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2539 = v1940 + v2537;
-  const uint v2540 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2542 = v1943 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2544 = v2542 < v1;
-  const bool v2545 = v2543 && v2544;
-  if (v2545) {
-    const float v2546 = v37.m[2][7].thread_elements()[0];
-    const half v2547 = half(v2546);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2548 = v2539 * v1;
-    const uint v2549 = v2548 + v2542;
-    out[v2549] = v2547;
-  }
-  const uint v2550 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2552 = v1940 + v2550;
-  const uint v2553 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2555 = v1943 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v37.m[2][7].thread_elements()[1];
-    const half v2560 = half(v2559);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2561 = v2552 * v1;
-    const uint v2562 = v2561 + v2555;
-    out[v2562] = v2560;
-  }
-  const uint v2563 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2565 = v1940 + v2563;
-  const uint v2566 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2568 = v1943 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2570 = v2568 < v1;
-  const bool v2571 = v2569 && v2570;
-  if (v2571) {
-    const float v2572 = v37.m[3][0].thread_elements()[0];
-    const half v2573 = half(v2572);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2574 = v2565 * v1;
-    const uint v2575 = v2574 + v2568;
-    out[v2575] = v2573;
-  }
-  const uint v2576 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2578 = v1940 + v2576;
-  const uint v2579 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2581 = v1943 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2583 = v2581 < v1;
-  const bool v2584 = v2582 && v2583;
-  if (v2584) {
-    const float v2585 = v37.m[3][0].thread_elements()[1];
-    const half v2586 = half(v2585);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2587 = v2578 * v1;
-    const uint v2588 = v2587 + v2581;
-    out[v2588] = v2586;
-  }
-  const uint v2589 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2591 = v1940 + v2589;
-  const uint v2592 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2594 = v1943 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2596 = v2594 < v1;
-  const bool v2597 = v2595 && v2596;
-  if (v2597) {
-    const float v2598 = v37.m[3][1].thread_elements()[0];
-    const half v2599 = half(v2598);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2600 = v2591 * v1;
-    const uint v2601 = v2600 + v2594;
-    out[v2601] = v2599;
-  }
-  const uint v2602 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2604 = v1940 + v2602;
-  const uint v2605 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2607 = v1943 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2609 = v2607 < v1;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v37.m[3][1].thread_elements()[1];
-    const half v2612 = half(v2611);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2613 = v2604 * v1;
-    const uint v2614 = v2613 + v2607;
-    out[v2614] = v2612;
-  }
-  const uint v2615 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2617 = v1940 + v2615;
-  const uint v2618 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2620 = v1943 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2622 = v2620 < v1;
-  const bool v2623 = v2621 && v2622;
-  if (v2623) {
-    const float v2624 = v37.m[3][2].thread_elements()[0];
-    const half v2625 = half(v2624);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2626 = v2617 * v1;
-    const uint v2627 = v2626 + v2620;
-    out[v2627] = v2625;
-  }
-  const uint v2628 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2630 = v1940 + v2628;
-  const uint v2631 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2633 = v1943 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2635 = v2633 < v1;
-  const bool v2636 = v2634 && v2635;
-  if (v2636) {
-    const float v2637 = v37.m[3][2].thread_elements()[1];
-    const half v2638 = half(v2637);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2639 = v2630 * v1;
-    const uint v2640 = v2639 + v2633;
-    out[v2640] = v2638;
-  }
-  const uint v2641 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2643 = v1940 + v2641;
-  const uint v2644 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2646 = v1943 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2648 = v2646 < v1;
-  const bool v2649 = v2647 && v2648;
-  if (v2649) {
-    const float v2650 = v37.m[3][3].thread_elements()[0];
-    const half v2651 = half(v2650);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2652 = v2643 * v1;
-    const uint v2653 = v2652 + v2646;
-    out[v2653] = v2651;
-  }
-  const uint v2654 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2656 = v1940 + v2654;
-  const uint v2657 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2659 = v1943 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2661 = v2659 < v1;
-  const bool v2662 = v2660 && v2661;
-  if (v2662) {
-    const float v2663 = v37.m[3][3].thread_elements()[1];
-    const half v2664 = half(v2663);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2665 = v2656 * v1;
-    const uint v2666 = v2665 + v2659;
-    out[v2666] = v2664;
-  }
-  const uint v2667 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2669 = v1940 + v2667;
-  const uint v2670 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2672 = v1943 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2674 = v2672 < v1;
-  const bool v2675 = v2673 && v2674;
-  if (v2675) {
-    const float v2676 = v37.m[3][4].thread_elements()[0];
-    const half v2677 = half(v2676);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2678 = v2669 * v1;
-    const uint v2679 = v2678 + v2672;
-    out[v2679] = v2677;
-  }
-  const uint v2680 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2682 = v1940 + v2680;
-  const uint v2683 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2685 = v1943 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2687 = v2685 < v1;
-  const bool v2688 = v2686 && v2687;
-  if (v2688) {
-    const float v2689 = v37.m[3][4].thread_elements()[1];
-    const half v2690 = half(v2689);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2691 = v2682 * v1;
-    const uint v2692 = v2691 + v2685;
-    out[v2692] = v2690;
-  }
-  const uint v2693 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2695 = v1940 + v2693;
-  const uint v2696 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2698 = v1943 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2700 = v2698 < v1;
-  const bool v2701 = v2699 && v2700;
-  if (v2701) {
-    const float v2702 = v37.m[3][5].thread_elements()[0];
-    const half v2703 = half(v2702);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2704 = v2695 * v1;
-    const uint v2705 = v2704 + v2698;
-    out[v2705] = v2703;
-  }
-  const uint v2706 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2708 = v1940 + v2706;
-  const uint v2709 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2711 = v1943 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v37.m[3][5].thread_elements()[1];
-    const half v2716 = half(v2715);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2717 = v2708 * v1;
-    const uint v2718 = v2717 + v2711;
-    out[v2718] = v2716;
-  }
-  const uint v2719 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2721 = v1940 + v2719;
-  const uint v2722 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2724 = v1943 + v2722;
-  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2726 = v2724 < v1;
-  const bool v2727 = v2725 && v2726;
-  if (v2727) {
-    const float v2728 = v37.m[3][6].thread_elements()[0];
-    const half v2729 = half(v2728);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2730 = v2721 * v1;
-    const uint v2731 = v2730 + v2724;
-    out[v2731] = v2729;
-  }
-  const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2734 = v1940 + v2732;
-  const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2737 = v1943 + v2735;
-  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2739 = v2737 < v1;
-  const bool v2740 = v2738 && v2739;
-  if (v2740) {
-    const float v2741 = v37.m[3][6].thread_elements()[1];
-    const half v2742 = half(v2741);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2743 = v2734 * v1;
-    const uint v2744 = v2743 + v2737;
-    out[v2744] = v2742;
-  }
-  const uint v2745 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2747 = v1940 + v2745;
-  const uint v2748 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2750 = v1943 + v2748;
-  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2752 = v2750 < v1;
-  const bool v2753 = v2751 && v2752;
-  if (v2753) {
-    const float v2754 = v37.m[3][7].thread_elements()[0];
-    const half v2755 = half(v2754);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2756 = v2747 * v1;
-    const uint v2757 = v2756 + v2750;
-    out[v2757] = v2755;
-  }
-  const uint v2758 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2760 = v1940 + v2758;
-  const uint v2761 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2763 = v1943 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2765 = v2763 < v1;
-  const bool v2766 = v2764 && v2765;
-  if (v2766) {
-    const float v2767 = v37.m[3][7].thread_elements()[1];
-    const half v2768 = half(v2767);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2769 = v2760 * v1;
-    const uint v2770 = v2769 + v2763;
-    out[v2770] = v2768;
-  }
-  const uint v2771 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2773 = v1940 + v2771;
-  const uint v2774 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2776 = v1943 + v2774;
-  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2778 = v2776 < v1;
-  const bool v2779 = v2777 && v2778;
-  if (v2779) {
-    const float v2780 = v37.m[4][0].thread_elements()[0];
-    const half v2781 = half(v2780);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2782 = v2773 * v1;
-    const uint v2783 = v2782 + v2776;
-    out[v2783] = v2781;
-  }
-  const uint v2784 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2786 = v1940 + v2784;
-  const uint v2787 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2789 = v1943 + v2787;
-  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2791 = v2789 < v1;
-  const bool v2792 = v2790 && v2791;
-  if (v2792) {
-    const float v2793 = v37.m[4][0].thread_elements()[1];
-    const half v2794 = half(v2793);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2795 = v2786 * v1;
-    const uint v2796 = v2795 + v2789;
-    out[v2796] = v2794;
-  }
-  const uint v2797 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2799 = v1940 + v2797;
-  const uint v2800 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2802 = v1943 + v2800;
-  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2804 = v2802 < v1;
-  const bool v2805 = v2803 && v2804;
-  if (v2805) {
-    const float v2806 = v37.m[4][1].thread_elements()[0];
-    const half v2807 = half(v2806);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2808 = v2799 * v1;
-    const uint v2809 = v2808 + v2802;
-    out[v2809] = v2807;
-  }
-  const uint v2810 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2812 = v1940 + v2810;
-  const uint v2813 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2815 = v1943 + v2813;
-  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2817 = v2815 < v1;
-  const bool v2818 = v2816 && v2817;
-  if (v2818) {
-    const float v2819 = v37.m[4][1].thread_elements()[1];
-    const half v2820 = half(v2819);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2821 = v2812 * v1;
-    const uint v2822 = v2821 + v2815;
-    out[v2822] = v2820;
-  }
-  const uint v2823 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2825 = v1940 + v2823;
-  const uint v2826 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2828 = v1943 + v2826;
-  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2830 = v2828 < v1;
-  const bool v2831 = v2829 && v2830;
-  if (v2831) {
-    const float v2832 = v37.m[4][2].thread_elements()[0];
-    const half v2833 = half(v2832);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2834 = v2825 * v1;
-    const uint v2835 = v2834 + v2828;
-    out[v2835] = v2833;
-  }
-  const uint v2836 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2838 = v1940 + v2836;
-  const uint v2839 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2841 = v1943 + v2839;
-  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2843 = v2841 < v1;
-  const bool v2844 = v2842 && v2843;
-  if (v2844) {
-    const float v2845 = v37.m[4][2].thread_elements()[1];
-    const half v2846 = half(v2845);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2847 = v2838 * v1;
-    const uint v2848 = v2847 + v2841;
-    out[v2848] = v2846;
-  }
-  const uint v2849 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2851 = v1940 + v2849;
-  const uint v2852 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2854 = v1943 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2856 = v2854 < v1;
-  const bool v2857 = v2855 && v2856;
-  if (v2857) {
-    const float v2858 = v37.m[4][3].thread_elements()[0];
-    const half v2859 = half(v2858);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2860 = v2851 * v1;
-    const uint v2861 = v2860 + v2854;
-    out[v2861] = v2859;
-  }
-  const uint v2862 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2864 = v1940 + v2862;
-  const uint v2865 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2867 = v1943 + v2865;
-  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2869 = v2867 < v1;
-  const bool v2870 = v2868 && v2869;
-  if (v2870) {
-    const float v2871 = v37.m[4][3].thread_elements()[1];
-    const half v2872 = half(v2871);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2873 = v2864 * v1;
-    const uint v2874 = v2873 + v2867;
-    out[v2874] = v2872;
-  }
-  const uint v2875 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2877 = v1940 + v2875;
-  const uint v2878 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2880 = v1943 + v2878;
-  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2882 = v2880 < v1;
-  const bool v2883 = v2881 && v2882;
-  if (v2883) {
-    const float v2884 = v37.m[4][4].thread_elements()[0];
-    const half v2885 = half(v2884);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2886 = v2877 * v1;
-    const uint v2887 = v2886 + v2880;
-    out[v2887] = v2885;
-  }
-  const uint v2888 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2890 = v1940 + v2888;
-  const uint v2891 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2893 = v1943 + v2891;
-  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2895 = v2893 < v1;
-  const bool v2896 = v2894 && v2895;
-  if (v2896) {
-    const float v2897 = v37.m[4][4].thread_elements()[1];
-    const half v2898 = half(v2897);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2899 = v2890 * v1;
-    const uint v2900 = v2899 + v2893;
-    out[v2900] = v2898;
-  }
-  const uint v2901 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2903 = v1940 + v2901;
-  const uint v2904 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2906 = v1943 + v2904;
-  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2908 = v2906 < v1;
-  const bool v2909 = v2907 && v2908;
-  if (v2909) {
-    const float v2910 = v37.m[4][5].thread_elements()[0];
-    const half v2911 = half(v2910);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2912 = v2903 * v1;
-    const uint v2913 = v2912 + v2906;
-    out[v2913] = v2911;
-  }
-  const uint v2914 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2916 = v1940 + v2914;
-  const uint v2917 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2919 = v1943 + v2917;
-  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2921 = v2919 < v1;
-  const bool v2922 = v2920 && v2921;
-  if (v2922) {
-    const float v2923 = v37.m[4][5].thread_elements()[1];
-    const half v2924 = half(v2923);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2925 = v2916 * v1;
-    const uint v2926 = v2925 + v2919;
-    out[v2926] = v2924;
-  }
-  const uint v2927 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2929 = v1940 + v2927;
-  const uint v2930 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2932 = v1943 + v2930;
-  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2934 = v2932 < v1;
-  const bool v2935 = v2933 && v2934;
-  if (v2935) {
-    const float v2936 = v37.m[4][6].thread_elements()[0];
-    const half v2937 = half(v2936);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2938 = v2929 * v1;
-    const uint v2939 = v2938 + v2932;
-    out[v2939] = v2937;
-  }
-  const uint v2940 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2942 = v1940 + v2940;
-  const uint v2943 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2945 = v1943 + v2943;
-  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2947 = v2945 < v1;
-  const bool v2948 = v2946 && v2947;
-  if (v2948) {
-    const float v2949 = v37.m[4][6].thread_elements()[1];
-    const half v2950 = half(v2949);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2951 = v2942 * v1;
-    const uint v2952 = v2951 + v2945;
-    out[v2952] = v2950;
-  }
-  const uint v2953 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2955 = v1940 + v2953;
-  const uint v2956 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2958 = v1943 + v2956;
-  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2960 = v2958 < v1;
-  const bool v2961 = v2959 && v2960;
-  if (v2961) {
-    const float v2962 = v37.m[4][7].thread_elements()[0];
-    const half v2963 = half(v2962);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2964 = v2955 * v1;
-    const uint v2965 = v2964 + v2958;
-    out[v2965] = v2963;
-  }
-  const uint v2966 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2968 = v1940 + v2966;
-  const uint v2969 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2971 = v1943 + v2969;
-  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2973 = v2971 < v1;
-  const bool v2974 = v2972 && v2973;
-  if (v2974) {
-    const float v2975 = v37.m[4][7].thread_elements()[1];
-    const half v2976 = half(v2975);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2977 = v2968 * v1;
-    const uint v2978 = v2977 + v2971;
-    out[v2978] = v2976;
-  }
-  const uint v2979 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2981 = v1940 + v2979;
-  const uint v2982 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2984 = v1943 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2986 = v2984 < v1;
-  const bool v2987 = v2985 && v2986;
-  if (v2987) {
-    const float v2988 = v37.m[5][0].thread_elements()[0];
-    const half v2989 = half(v2988);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2990 = v2981 * v1;
-    const uint v2991 = v2990 + v2984;
-    out[v2991] = v2989;
-  }
-  const uint v2992 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2994 = v1940 + v2992;
-  const uint v2995 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2997 = v1943 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2999 = v2997 < v1;
-  const bool v3000 = v2998 && v2999;
-  if (v3000) {
-    const float v3001 = v37.m[5][0].thread_elements()[1];
-    const half v3002 = half(v3001);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3003 = v2994 * v1;
-    const uint v3004 = v3003 + v2997;
-    out[v3004] = v3002;
-  }
-  const uint v3005 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3007 = v1940 + v3005;
-  const uint v3008 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3010 = v1943 + v3008;
-  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3012 = v3010 < v1;
-  const bool v3013 = v3011 && v3012;
-  if (v3013) {
-    const float v3014 = v37.m[5][1].thread_elements()[0];
-    const half v3015 = half(v3014);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3016 = v3007 * v1;
-    const uint v3017 = v3016 + v3010;
-    out[v3017] = v3015;
-  }
-  const uint v3018 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3020 = v1940 + v3018;
-  const uint v3021 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3023 = v1943 + v3021;
-  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3025 = v3023 < v1;
-  const bool v3026 = v3024 && v3025;
-  if (v3026) {
-    const float v3027 = v37.m[5][1].thread_elements()[1];
-    const half v3028 = half(v3027);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3029 = v3020 * v1;
-    const uint v3030 = v3029 + v3023;
-    out[v3030] = v3028;
-  }
-  const uint v3031 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3033 = v1940 + v3031;
-  const uint v3034 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3036 = v1943 + v3034;
-  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3038 = v3036 < v1;
-  const bool v3039 = v3037 && v3038;
-  if (v3039) {
-    const float v3040 = v37.m[5][2].thread_elements()[0];
-    const half v3041 = half(v3040);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3042 = v3033 * v1;
-    const uint v3043 = v3042 + v3036;
-    out[v3043] = v3041;
-  }
-  const uint v3044 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3046 = v1940 + v3044;
-  const uint v3047 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3049 = v1943 + v3047;
-  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3051 = v3049 < v1;
-  const bool v3052 = v3050 && v3051;
-  if (v3052) {
-    const float v3053 = v37.m[5][2].thread_elements()[1];
-    const half v3054 = half(v3053);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3055 = v3046 * v1;
-    const uint v3056 = v3055 + v3049;
-    out[v3056] = v3054;
-  }
-  const uint v3057 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3059 = v1940 + v3057;
-  const uint v3060 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3062 = v1943 + v3060;
-  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3064 = v3062 < v1;
-  const bool v3065 = v3063 && v3064;
-  if (v3065) {
-    const float v3066 = v37.m[5][3].thread_elements()[0];
-    const half v3067 = half(v3066);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3068 = v3059 * v1;
-    const uint v3069 = v3068 + v3062;
-    out[v3069] = v3067;
-  }
-  const uint v3070 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3072 = v1940 + v3070;
-  const uint v3073 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3075 = v1943 + v3073;
-  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3077 = v3075 < v1;
-  const bool v3078 = v3076 && v3077;
-  if (v3078) {
-    const float v3079 = v37.m[5][3].thread_elements()[1];
-    const half v3080 = half(v3079);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3081 = v3072 * v1;
-    const uint v3082 = v3081 + v3075;
-    out[v3082] = v3080;
-  }
-  const uint v3083 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3085 = v1940 + v3083;
-  const uint v3086 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3088 = v1943 + v3086;
-  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3090 = v3088 < v1;
-  const bool v3091 = v3089 && v3090;
-  if (v3091) {
-    const float v3092 = v37.m[5][4].thread_elements()[0];
-    const half v3093 = half(v3092);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3094 = v3085 * v1;
-    const uint v3095 = v3094 + v3088;
-    out[v3095] = v3093;
-  }
-  const uint v3096 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3098 = v1940 + v3096;
-  const uint v3099 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3101 = v1943 + v3099;
-  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3103 = v3101 < v1;
-  const bool v3104 = v3102 && v3103;
-  if (v3104) {
-    const float v3105 = v37.m[5][4].thread_elements()[1];
-    const half v3106 = half(v3105);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3107 = v3098 * v1;
-    const uint v3108 = v3107 + v3101;
-    out[v3108] = v3106;
-  }
-  const uint v3109 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3111 = v1940 + v3109;
-  const uint v3112 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3114 = v1943 + v3112;
-  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3116 = v3114 < v1;
-  const bool v3117 = v3115 && v3116;
-  if (v3117) {
-    const float v3118 = v37.m[5][5].thread_elements()[0];
-    const half v3119 = half(v3118);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3120 = v3111 * v1;
-    const uint v3121 = v3120 + v3114;
-    out[v3121] = v3119;
-  }
-  const uint v3122 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3124 = v1940 + v3122;
-  const uint v3125 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3127 = v1943 + v3125;
-  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3129 = v3127 < v1;
-  const bool v3130 = v3128 && v3129;
-  if (v3130) {
-    const float v3131 = v37.m[5][5].thread_elements()[1];
-    const half v3132 = half(v3131);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3133 = v3124 * v1;
-    const uint v3134 = v3133 + v3127;
-    out[v3134] = v3132;
-  }
-  const uint v3135 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3137 = v1940 + v3135;
-  const uint v3138 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3140 = v1943 + v3138;
-  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3142 = v3140 < v1;
-  const bool v3143 = v3141 && v3142;
-  if (v3143) {
-    const float v3144 = v37.m[5][6].thread_elements()[0];
-    const half v3145 = half(v3144);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3146 = v3137 * v1;
-    const uint v3147 = v3146 + v3140;
-    out[v3147] = v3145;
-  }
-  const uint v3148 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3150 = v1940 + v3148;
-  const uint v3151 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3153 = v1943 + v3151;
-  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3155 = v3153 < v1;
-  const bool v3156 = v3154 && v3155;
-  if (v3156) {
-    const float v3157 = v37.m[5][6].thread_elements()[1];
-    const half v3158 = half(v3157);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3159 = v3150 * v1;
-    const uint v3160 = v3159 + v3153;
-    out[v3160] = v3158;
-  }
-  const uint v3161 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3163 = v1940 + v3161;
-  const uint v3164 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3166 = v1943 + v3164;
-  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3168 = v3166 < v1;
-  const bool v3169 = v3167 && v3168;
-  if (v3169) {
-    const float v3170 = v37.m[5][7].thread_elements()[0];
-    const half v3171 = half(v3170);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3172 = v3163 * v1;
-    const uint v3173 = v3172 + v3166;
-    out[v3173] = v3171;
-  }
-  const uint v3174 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3176 = v1940 + v3174;
-  const uint v3177 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3179 = v1943 + v3177;
-  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3181 = v3179 < v1;
-  const bool v3182 = v3180 && v3181;
-  if (v3182) {
-    const float v3183 = v37.m[5][7].thread_elements()[1];
-    const half v3184 = half(v3183);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3185 = v3176 * v1;
-    const uint v3186 = v3185 + v3179;
-    out[v3186] = v3184;
-  }
-  const uint v3187 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3189 = v1940 + v3187;
-  const uint v3190 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3192 = v1943 + v3190;
-  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3194 = v3192 < v1;
-  const bool v3195 = v3193 && v3194;
-  if (v3195) {
-    const float v3196 = v37.m[6][0].thread_elements()[0];
-    const half v3197 = half(v3196);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3198 = v3189 * v1;
-    const uint v3199 = v3198 + v3192;
-    out[v3199] = v3197;
-  }
-  const uint v3200 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3202 = v1940 + v3200;
-  const uint v3203 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3205 = v1943 + v3203;
-  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3207 = v3205 < v1;
-  const bool v3208 = v3206 && v3207;
-  if (v3208) {
-    const float v3209 = v37.m[6][0].thread_elements()[1];
-    const half v3210 = half(v3209);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3211 = v3202 * v1;
-    const uint v3212 = v3211 + v3205;
-    out[v3212] = v3210;
-  }
-  const uint v3213 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3215 = v1940 + v3213;
-  const uint v3216 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3218 = v1943 + v3216;
-  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3220 = v3218 < v1;
-  const bool v3221 = v3219 && v3220;
-  if (v3221) {
-    const float v3222 = v37.m[6][1].thread_elements()[0];
-    const half v3223 = half(v3222);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3224 = v3215 * v1;
-    const uint v3225 = v3224 + v3218;
-    out[v3225] = v3223;
-  }
-  const uint v3226 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3228 = v1940 + v3226;
-  const uint v3229 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3231 = v1943 + v3229;
-  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3233 = v3231 < v1;
-  const bool v3234 = v3232 && v3233;
-  if (v3234) {
-    const float v3235 = v37.m[6][1].thread_elements()[1];
-    const half v3236 = half(v3235);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3237 = v3228 * v1;
-    const uint v3238 = v3237 + v3231;
-    out[v3238] = v3236;
-  }
-  const uint v3239 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3241 = v1940 + v3239;
-  const uint v3242 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3244 = v1943 + v3242;
-  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3246 = v3244 < v1;
-  const bool v3247 = v3245 && v3246;
-  if (v3247) {
-    const float v3248 = v37.m[6][2].thread_elements()[0];
-    const half v3249 = half(v3248);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3250 = v3241 * v1;
-    const uint v3251 = v3250 + v3244;
-    out[v3251] = v3249;
-  }
-  const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3254 = v1940 + v3252;
-  const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3257 = v1943 + v3255;
-  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3259 = v3257 < v1;
-  const bool v3260 = v3258 && v3259;
-  if (v3260) {
-    const float v3261 = v37.m[6][2].thread_elements()[1];
-    const half v3262 = half(v3261);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3263 = v3254 * v1;
-    const uint v3264 = v3263 + v3257;
-    out[v3264] = v3262;
-  }
-  const uint v3265 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3267 = v1940 + v3265;
-  const uint v3268 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3270 = v1943 + v3268;
-  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3272 = v3270 < v1;
-  const bool v3273 = v3271 && v3272;
-  if (v3273) {
-    const float v3274 = v37.m[6][3].thread_elements()[0];
-    const half v3275 = half(v3274);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3276 = v3267 * v1;
-    const uint v3277 = v3276 + v3270;
-    out[v3277] = v3275;
-  }
-  const uint v3278 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3280 = v1940 + v3278;
-  const uint v3281 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3283 = v1943 + v3281;
-  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3285 = v3283 < v1;
-  const bool v3286 = v3284 && v3285;
-  if (v3286) {
-    const float v3287 = v37.m[6][3].thread_elements()[1];
-    const half v3288 = half(v3287);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3289 = v3280 * v1;
-    const uint v3290 = v3289 + v3283;
-    out[v3290] = v3288;
-  }
-  const uint v3291 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3293 = v1940 + v3291;
-  const uint v3294 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3296 = v1943 + v3294;
-  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3298 = v3296 < v1;
-  const bool v3299 = v3297 && v3298;
-  if (v3299) {
-    const float v3300 = v37.m[6][4].thread_elements()[0];
-    const half v3301 = half(v3300);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3302 = v3293 * v1;
-    const uint v3303 = v3302 + v3296;
-    out[v3303] = v3301;
-  }
-  const uint v3304 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3306 = v1940 + v3304;
-  const uint v3307 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3309 = v1943 + v3307;
-  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3311 = v3309 < v1;
-  const bool v3312 = v3310 && v3311;
-  if (v3312) {
-    const float v3313 = v37.m[6][4].thread_elements()[1];
-    const half v3314 = half(v3313);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3315 = v3306 * v1;
-    const uint v3316 = v3315 + v3309;
-    out[v3316] = v3314;
-  }
-  const uint v3317 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3319 = v1940 + v3317;
-  const uint v3320 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3322 = v1943 + v3320;
-  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3324 = v3322 < v1;
-  const bool v3325 = v3323 && v3324;
-  if (v3325) {
-    const float v3326 = v37.m[6][5].thread_elements()[0];
-    const half v3327 = half(v3326);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3328 = v3319 * v1;
-    const uint v3329 = v3328 + v3322;
-    out[v3329] = v3327;
-  }
-  const uint v3330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3332 = v1940 + v3330;
-  const uint v3333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3335 = v1943 + v3333;
-  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3337 = v3335 < v1;
-  const bool v3338 = v3336 && v3337;
-  if (v3338) {
-    const float v3339 = v37.m[6][5].thread_elements()[1];
-    const half v3340 = half(v3339);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3341 = v3332 * v1;
-    const uint v3342 = v3341 + v3335;
-    out[v3342] = v3340;
-  }
-  const uint v3343 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3345 = v1940 + v3343;
-  const uint v3346 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3348 = v1943 + v3346;
-  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3350 = v3348 < v1;
-  const bool v3351 = v3349 && v3350;
-  if (v3351) {
-    const float v3352 = v37.m[6][6].thread_elements()[0];
-    const half v3353 = half(v3352);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3354 = v3345 * v1;
-    const uint v3355 = v3354 + v3348;
-    out[v3355] = v3353;
-  }
-  const uint v3356 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3358 = v1940 + v3356;
-  const uint v3359 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3361 = v1943 + v3359;
-  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3363 = v3361 < v1;
-  const bool v3364 = v3362 && v3363;
-  if (v3364) {
-    const float v3365 = v37.m[6][6].thread_elements()[1];
-    const half v3366 = half(v3365);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3367 = v3358 * v1;
-    const uint v3368 = v3367 + v3361;
-    out[v3368] = v3366;
-  }
-  const uint v3369 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3371 = v1940 + v3369;
-  const uint v3372 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3374 = v1943 + v3372;
-  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3376 = v3374 < v1;
-  const bool v3377 = v3375 && v3376;
-  if (v3377) {
-    const float v3378 = v37.m[6][7].thread_elements()[0];
-    const half v3379 = half(v3378);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3380 = v3371 * v1;
-    const uint v3381 = v3380 + v3374;
-    out[v3381] = v3379;
-  }
-  const uint v3382 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3384 = v1940 + v3382;
-  const uint v3385 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3387 = v1943 + v3385;
-  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3389 = v3387 < v1;
-  const bool v3390 = v3388 && v3389;
-  if (v3390) {
-    const float v3391 = v37.m[6][7].thread_elements()[1];
-    const half v3392 = half(v3391);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3393 = v3384 * v1;
-    const uint v3394 = v3393 + v3387;
-    out[v3394] = v3392;
-  }
-  const uint v3395 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3397 = v1940 + v3395;
-  const uint v3398 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3400 = v1943 + v3398;
-  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3402 = v3400 < v1;
-  const bool v3403 = v3401 && v3402;
-  if (v3403) {
-    const float v3404 = v37.m[7][0].thread_elements()[0];
-    const half v3405 = half(v3404);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3406 = v3397 * v1;
-    const uint v3407 = v3406 + v3400;
-    out[v3407] = v3405;
-  }
-  const uint v3408 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3410 = v1940 + v3408;
-  const uint v3411 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3413 = v1943 + v3411;
-  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3415 = v3413 < v1;
-  const bool v3416 = v3414 && v3415;
-  if (v3416) {
-    const float v3417 = v37.m[7][0].thread_elements()[1];
-    const half v3418 = half(v3417);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3419 = v3410 * v1;
-    const uint v3420 = v3419 + v3413;
-    out[v3420] = v3418;
-  }
-  const uint v3421 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3423 = v1940 + v3421;
-  const uint v3424 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3426 = v1943 + v3424;
-  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3428 = v3426 < v1;
-  const bool v3429 = v3427 && v3428;
-  if (v3429) {
-    const float v3430 = v37.m[7][1].thread_elements()[0];
-    const half v3431 = half(v3430);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3432 = v3423 * v1;
-    const uint v3433 = v3432 + v3426;
-    out[v3433] = v3431;
-  }
-  const uint v3434 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3436 = v1940 + v3434;
-  const uint v3437 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3439 = v1943 + v3437;
-  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3441 = v3439 < v1;
-  const bool v3442 = v3440 && v3441;
-  if (v3442) {
-    const float v3443 = v37.m[7][1].thread_elements()[1];
-    const half v3444 = half(v3443);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3445 = v3436 * v1;
-    const uint v3446 = v3445 + v3439;
-    out[v3446] = v3444;
-  }
-  const uint v3447 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3449 = v1940 + v3447;
-  const uint v3450 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3452 = v1943 + v3450;
-  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3454 = v3452 < v1;
-  const bool v3455 = v3453 && v3454;
-  if (v3455) {
-    const float v3456 = v37.m[7][2].thread_elements()[0];
-    const half v3457 = half(v3456);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3458 = v3449 * v1;
-    const uint v3459 = v3458 + v3452;
-    out[v3459] = v3457;
-  }
-  const uint v3460 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3462 = v1940 + v3460;
-  const uint v3463 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3465 = v1943 + v3463;
-  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3467 = v3465 < v1;
-  const bool v3468 = v3466 && v3467;
-  if (v3468) {
-    const float v3469 = v37.m[7][2].thread_elements()[1];
-    const half v3470 = half(v3469);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3471 = v3462 * v1;
-    const uint v3472 = v3471 + v3465;
-    out[v3472] = v3470;
-  }
-  const uint v3473 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3475 = v1940 + v3473;
-  const uint v3476 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3478 = v1943 + v3476;
-  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3480 = v3478 < v1;
-  const bool v3481 = v3479 && v3480;
-  if (v3481) {
-    const float v3482 = v37.m[7][3].thread_elements()[0];
-    const half v3483 = half(v3482);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3484 = v3475 * v1;
-    const uint v3485 = v3484 + v3478;
-    out[v3485] = v3483;
-  }
-  const uint v3486 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3488 = v1940 + v3486;
-  const uint v3489 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3491 = v1943 + v3489;
-  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3493 = v3491 < v1;
-  const bool v3494 = v3492 && v3493;
-  if (v3494) {
-    const float v3495 = v37.m[7][3].thread_elements()[1];
-    const half v3496 = half(v3495);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3497 = v3488 * v1;
-    const uint v3498 = v3497 + v3491;
-    out[v3498] = v3496;
-  }
-  const uint v3499 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3501 = v1940 + v3499;
-  const uint v3502 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3504 = v1943 + v3502;
-  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3506 = v3504 < v1;
-  const bool v3507 = v3505 && v3506;
-  if (v3507) {
-    const float v3508 = v37.m[7][4].thread_elements()[0];
-    const half v3509 = half(v3508);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3510 = v3501 * v1;
-    const uint v3511 = v3510 + v3504;
-    out[v3511] = v3509;
-  }
-  const uint v3512 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3514 = v1940 + v3512;
-  const uint v3515 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3517 = v1943 + v3515;
-  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3519 = v3517 < v1;
-  const bool v3520 = v3518 && v3519;
-  if (v3520) {
-    const float v3521 = v37.m[7][4].thread_elements()[1];
-    const half v3522 = half(v3521);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3523 = v3514 * v1;
-    const uint v3524 = v3523 + v3517;
-    out[v3524] = v3522;
-  }
-  const uint v3525 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3527 = v1940 + v3525;
-  const uint v3528 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3530 = v1943 + v3528;
-  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3532 = v3530 < v1;
-  const bool v3533 = v3531 && v3532;
-  if (v3533) {
-    const float v3534 = v37.m[7][5].thread_elements()[0];
-    const half v3535 = half(v3534);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3536 = v3527 * v1;
-    const uint v3537 = v3536 + v3530;
-    out[v3537] = v3535;
-  }
-  const uint v3538 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3540 = v1940 + v3538;
-  const uint v3541 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3543 = v1943 + v3541;
-  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3545 = v3543 < v1;
-  const bool v3546 = v3544 && v3545;
-  if (v3546) {
-    const float v3547 = v37.m[7][5].thread_elements()[1];
-    const half v3548 = half(v3547);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3549 = v3540 * v1;
-    const uint v3550 = v3549 + v3543;
-    out[v3550] = v3548;
-  }
-  const uint v3551 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3553 = v1940 + v3551;
-  const uint v3554 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3556 = v1943 + v3554;
-  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3558 = v3556 < v1;
-  const bool v3559 = v3557 && v3558;
-  if (v3559) {
-    const float v3560 = v37.m[7][6].thread_elements()[0];
-    const half v3561 = half(v3560);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3562 = v3553 * v1;
-    const uint v3563 = v3562 + v3556;
-    out[v3563] = v3561;
-  }
-  const uint v3564 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3566 = v1940 + v3564;
-  const uint v3567 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3569 = v1943 + v3567;
-  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3571 = v3569 < v1;
-  const bool v3572 = v3570 && v3571;
-  if (v3572) {
-    const float v3573 = v37.m[7][6].thread_elements()[1];
-    const half v3574 = half(v3573);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3575 = v3566 * v1;
-    const uint v3576 = v3575 + v3569;
-    out[v3576] = v3574;
-  }
-  const uint v3577 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3579 = v1940 + v3577;
-  const uint v3580 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3582 = v1943 + v3580;
-  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3584 = v3582 < v1;
-  const bool v3585 = v3583 && v3584;
-  if (v3585) {
-    const float v3586 = v37.m[7][7].thread_elements()[0];
-    const half v3587 = half(v3586);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3588 = v3579 * v1;
-    const uint v3589 = v3588 + v3582;
-    out[v3589] = v3587;
-  }
-  const uint v3590 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3592 = v1940 + v3590;
-  const uint v3593 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3595 = v1943 + v3593;
-  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3597 = v3595 < v1;
-  const bool v3598 = v3596 && v3597;
-  if (v3598) {
-    const float v3599 = v37.m[7][7].thread_elements()[1];
-    const half v3600 = half(v3599);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3601 = v3592 * v1;
-    const uint v3602 = v3601 + v3595;
-    out[v3602] = v3600;
+  const uint v1603 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1604 = v22 + v31;
+  const uint v1605 = v1604 + v1603;
+  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1607 = v26 + v35;
+  const uint v1608 = v1607 + v1606;
+  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1610 = v1608 < v1;
+  const bool v1611 = v1609 && v1610;
+  if (v1611) {
+    const float v1612 = v37.m[0][0].thread_elements()[0];
+    const half v1613 = half(v1612);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1614 = v1605 * v1;
+    const uint v1615 = v1614 + v1608;
+    out[v1615] = v1613;
+  }
+  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1618 = v1604 + v1616;
+  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1621 = v1607 + v1619;
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1623 = v1621 < v1;
+  const bool v1624 = v1622 && v1623;
+  if (v1624) {
+    const float v1625 = v37.m[0][0].thread_elements()[1];
+    const half v1626 = half(v1625);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1627 = v1618 * v1;
+    const uint v1628 = v1627 + v1621;
+    out[v1628] = v1626;
+  }
+  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1631 = v1604 + v1629;
+  const uint v1632 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1634 = v1607 + v1632;
+  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1636 = v1634 < v1;
+  const bool v1637 = v1635 && v1636;
+  if (v1637) {
+    const float v1638 = v37.m[0][1].thread_elements()[0];
+    const half v1639 = half(v1638);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1640 = v1631 * v1;
+    const uint v1641 = v1640 + v1634;
+    out[v1641] = v1639;
+  }
+  const uint v1642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1644 = v1604 + v1642;
+  const uint v1645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1647 = v1607 + v1645;
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1649 = v1647 < v1;
+  const bool v1650 = v1648 && v1649;
+  if (v1650) {
+    const float v1651 = v37.m[0][1].thread_elements()[1];
+    const half v1652 = half(v1651);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1653 = v1644 * v1;
+    const uint v1654 = v1653 + v1647;
+    out[v1654] = v1652;
+  }
+  const uint v1655 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1657 = v1604 + v1655;
+  const uint v1658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1660 = v1607 + v1658;
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1662 = v1660 < v1;
+  const bool v1663 = v1661 && v1662;
+  if (v1663) {
+    const float v1664 = v37.m[0][2].thread_elements()[0];
+    const half v1665 = half(v1664);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1666 = v1657 * v1;
+    const uint v1667 = v1666 + v1660;
+    out[v1667] = v1665;
+  }
+  const uint v1668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1670 = v1604 + v1668;
+  const uint v1671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1673 = v1607 + v1671;
+  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1675 = v1673 < v1;
+  const bool v1676 = v1674 && v1675;
+  if (v1676) {
+    const float v1677 = v37.m[0][2].thread_elements()[1];
+    const half v1678 = half(v1677);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1679 = v1670 * v1;
+    const uint v1680 = v1679 + v1673;
+    out[v1680] = v1678;
+  }
+  const uint v1681 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1683 = v1604 + v1681;
+  const uint v1684 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1686 = v1607 + v1684;
+  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1688 = v1686 < v1;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v37.m[0][3].thread_elements()[0];
+    const half v1691 = half(v1690);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1692 = v1683 * v1;
+    const uint v1693 = v1692 + v1686;
+    out[v1693] = v1691;
+  }
+  const uint v1694 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1696 = v1604 + v1694;
+  const uint v1697 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1699 = v1607 + v1697;
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v37.m[0][3].thread_elements()[1];
+    const half v1704 = half(v1703);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1705 = v1696 * v1;
+    const uint v1706 = v1705 + v1699;
+    out[v1706] = v1704;
+  }
+  const uint v1707 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1709 = v1604 + v1707;
+  const uint v1710 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1712 = v1607 + v1710;
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1714 = v1712 < v1;
+  const bool v1715 = v1713 && v1714;
+  if (v1715) {
+    const float v1716 = v37.m[0][4].thread_elements()[0];
+    const half v1717 = half(v1716);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1718 = v1709 * v1;
+    const uint v1719 = v1718 + v1712;
+    out[v1719] = v1717;
+  }
+  const uint v1720 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1722 = v1604 + v1720;
+  const uint v1723 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1725 = v1607 + v1723;
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1727 = v1725 < v1;
+  const bool v1728 = v1726 && v1727;
+  if (v1728) {
+    const float v1729 = v37.m[0][4].thread_elements()[1];
+    const half v1730 = half(v1729);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1731 = v1722 * v1;
+    const uint v1732 = v1731 + v1725;
+    out[v1732] = v1730;
+  }
+  const uint v1733 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1735 = v1604 + v1733;
+  const uint v1736 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1738 = v1607 + v1736;
+  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1740 = v1738 < v1;
+  const bool v1741 = v1739 && v1740;
+  if (v1741) {
+    const float v1742 = v37.m[0][5].thread_elements()[0];
+    const half v1743 = half(v1742);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1744 = v1735 * v1;
+    const uint v1745 = v1744 + v1738;
+    out[v1745] = v1743;
+  }
+  const uint v1746 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1748 = v1604 + v1746;
+  const uint v1749 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1751 = v1607 + v1749;
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1753 = v1751 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v37.m[0][5].thread_elements()[1];
+    const half v1756 = half(v1755);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1757 = v1748 * v1;
+    const uint v1758 = v1757 + v1751;
+    out[v1758] = v1756;
+  }
+  const uint v1759 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1761 = v1604 + v1759;
+  const uint v1762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1764 = v1607 + v1762;
+  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1766 = v1764 < v1;
+  const bool v1767 = v1765 && v1766;
+  if (v1767) {
+    const float v1768 = v37.m[0][6].thread_elements()[0];
+    const half v1769 = half(v1768);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1770 = v1761 * v1;
+    const uint v1771 = v1770 + v1764;
+    out[v1771] = v1769;
+  }
+  const uint v1772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1774 = v1604 + v1772;
+  const uint v1775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1777 = v1607 + v1775;
+  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1779 = v1777 < v1;
+  const bool v1780 = v1778 && v1779;
+  if (v1780) {
+    const float v1781 = v37.m[0][6].thread_elements()[1];
+    const half v1782 = half(v1781);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1783 = v1774 * v1;
+    const uint v1784 = v1783 + v1777;
+    out[v1784] = v1782;
+  }
+  const uint v1785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1787 = v1604 + v1785;
+  const uint v1788 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1790 = v1607 + v1788;
+  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1792 = v1790 < v1;
+  const bool v1793 = v1791 && v1792;
+  if (v1793) {
+    const float v1794 = v37.m[0][7].thread_elements()[0];
+    const half v1795 = half(v1794);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1796 = v1787 * v1;
+    const uint v1797 = v1796 + v1790;
+    out[v1797] = v1795;
+  }
+  const uint v1798 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1800 = v1604 + v1798;
+  const uint v1801 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1803 = v1607 + v1801;
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v37.m[0][7].thread_elements()[1];
+    const half v1808 = half(v1807);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1809 = v1800 * v1;
+    const uint v1810 = v1809 + v1803;
+    out[v1810] = v1808;
+  }
+  const uint v1811 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1813 = v1604 + v1811;
+  const uint v1814 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1816 = v1607 + v1814;
+  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1818 = v1816 < v1;
+  const bool v1819 = v1817 && v1818;
+  if (v1819) {
+    const float v1820 = v37.m[1][0].thread_elements()[0];
+    const half v1821 = half(v1820);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1822 = v1813 * v1;
+    const uint v1823 = v1822 + v1816;
+    out[v1823] = v1821;
+  }
+  const uint v1824 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1826 = v1604 + v1824;
+  const uint v1827 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1829 = v1607 + v1827;
+  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1831 = v1829 < v1;
+  const bool v1832 = v1830 && v1831;
+  if (v1832) {
+    const float v1833 = v37.m[1][0].thread_elements()[1];
+    const half v1834 = half(v1833);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1835 = v1826 * v1;
+    const uint v1836 = v1835 + v1829;
+    out[v1836] = v1834;
+  }
+  const uint v1837 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1839 = v1604 + v1837;
+  const uint v1840 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1842 = v1607 + v1840;
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1844 = v1842 < v1;
+  const bool v1845 = v1843 && v1844;
+  if (v1845) {
+    const float v1846 = v37.m[1][1].thread_elements()[0];
+    const half v1847 = half(v1846);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1848 = v1839 * v1;
+    const uint v1849 = v1848 + v1842;
+    out[v1849] = v1847;
+  }
+  const uint v1850 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1852 = v1604 + v1850;
+  const uint v1853 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1855 = v1607 + v1853;
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v37.m[1][1].thread_elements()[1];
+    const half v1860 = half(v1859);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1861 = v1852 * v1;
+    const uint v1862 = v1861 + v1855;
+    out[v1862] = v1860;
+  }
+  const uint v1863 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1865 = v1604 + v1863;
+  const uint v1866 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1868 = v1607 + v1866;
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1870 = v1868 < v1;
+  const bool v1871 = v1869 && v1870;
+  if (v1871) {
+    const float v1872 = v37.m[1][2].thread_elements()[0];
+    const half v1873 = half(v1872);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1874 = v1865 * v1;
+    const uint v1875 = v1874 + v1868;
+    out[v1875] = v1873;
+  }
+  const uint v1876 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1878 = v1604 + v1876;
+  const uint v1879 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1881 = v1607 + v1879;
+  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1883 = v1881 < v1;
+  const bool v1884 = v1882 && v1883;
+  if (v1884) {
+    const float v1885 = v37.m[1][2].thread_elements()[1];
+    const half v1886 = half(v1885);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1887 = v1878 * v1;
+    const uint v1888 = v1887 + v1881;
+    out[v1888] = v1886;
+  }
+  const uint v1889 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1891 = v1604 + v1889;
+  const uint v1892 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1894 = v1607 + v1892;
+  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1896 = v1894 < v1;
+  const bool v1897 = v1895 && v1896;
+  if (v1897) {
+    const float v1898 = v37.m[1][3].thread_elements()[0];
+    const half v1899 = half(v1898);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1900 = v1891 * v1;
+    const uint v1901 = v1900 + v1894;
+    out[v1901] = v1899;
+  }
+  const uint v1902 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1904 = v1604 + v1902;
+  const uint v1905 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1907 = v1607 + v1905;
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v37.m[1][3].thread_elements()[1];
+    const half v1912 = half(v1911);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1913 = v1904 * v1;
+    const uint v1914 = v1913 + v1907;
+    out[v1914] = v1912;
+  }
+  const uint v1915 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1917 = v1604 + v1915;
+  const uint v1918 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1920 = v1607 + v1918;
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1922 = v1920 < v1;
+  const bool v1923 = v1921 && v1922;
+  if (v1923) {
+    const float v1924 = v37.m[1][4].thread_elements()[0];
+    const half v1925 = half(v1924);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1926 = v1917 * v1;
+    const uint v1927 = v1926 + v1920;
+    out[v1927] = v1925;
+  }
+  const uint v1928 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1930 = v1604 + v1928;
+  const uint v1931 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1933 = v1607 + v1931;
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1935 = v1933 < v1;
+  const bool v1936 = v1934 && v1935;
+  if (v1936) {
+    const float v1937 = v37.m[1][4].thread_elements()[1];
+    const half v1938 = half(v1937);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1939 = v1930 * v1;
+    const uint v1940 = v1939 + v1933;
+    out[v1940] = v1938;
+  }
+  const uint v1941 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1943 = v1604 + v1941;
+  const uint v1944 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1946 = v1607 + v1944;
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1948 = v1946 < v1;
+  const bool v1949 = v1947 && v1948;
+  if (v1949) {
+    const float v1950 = v37.m[1][5].thread_elements()[0];
+    const half v1951 = half(v1950);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1952 = v1943 * v1;
+    const uint v1953 = v1952 + v1946;
+    out[v1953] = v1951;
+  }
+  const uint v1954 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1956 = v1604 + v1954;
+  const uint v1957 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1959 = v1607 + v1957;
+  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1961 = v1959 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v37.m[1][5].thread_elements()[1];
+    const half v1964 = half(v1963);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1965 = v1956 * v1;
+    const uint v1966 = v1965 + v1959;
+    out[v1966] = v1964;
+  }
+  const uint v1967 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1969 = v1604 + v1967;
+  const uint v1970 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1972 = v1607 + v1970;
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1974 = v1972 < v1;
+  const bool v1975 = v1973 && v1974;
+  if (v1975) {
+    const float v1976 = v37.m[1][6].thread_elements()[0];
+    const half v1977 = half(v1976);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1978 = v1969 * v1;
+    const uint v1979 = v1978 + v1972;
+    out[v1979] = v1977;
+  }
+  const uint v1980 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1982 = v1604 + v1980;
+  const uint v1983 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1985 = v1607 + v1983;
+  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v37.m[1][6].thread_elements()[1];
+    const half v1990 = half(v1989);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1991 = v1982 * v1;
+    const uint v1992 = v1991 + v1985;
+    out[v1992] = v1990;
+  }
+  const uint v1993 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1995 = v1604 + v1993;
+  const uint v1996 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1998 = v1607 + v1996;
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2000 = v1998 < v1;
+  const bool v2001 = v1999 && v2000;
+  if (v2001) {
+    const float v2002 = v37.m[1][7].thread_elements()[0];
+    const half v2003 = half(v2002);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2004 = v1995 * v1;
+    const uint v2005 = v2004 + v1998;
+    out[v2005] = v2003;
+  }
+  const uint v2006 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2008 = v1604 + v2006;
+  const uint v2009 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2011 = v1607 + v2009;
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v37.m[1][7].thread_elements()[1];
+    const half v2016 = half(v2015);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2017 = v2008 * v1;
+    const uint v2018 = v2017 + v2011;
+    out[v2018] = v2016;
+  }
+  const uint v2019 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2021 = v1604 + v2019;
+  const uint v2022 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2024 = v1607 + v2022;
+  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2026 = v2024 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v37.m[2][0].thread_elements()[0];
+    const half v2029 = half(v2028);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2030 = v2021 * v1;
+    const uint v2031 = v2030 + v2024;
+    out[v2031] = v2029;
+  }
+  const uint v2032 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2034 = v1604 + v2032;
+  const uint v2035 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2037 = v1607 + v2035;
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2039 = v2037 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v37.m[2][0].thread_elements()[1];
+    const half v2042 = half(v2041);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2043 = v2034 * v1;
+    const uint v2044 = v2043 + v2037;
+    out[v2044] = v2042;
+  }
+  const uint v2045 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2047 = v1604 + v2045;
+  const uint v2048 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2050 = v1607 + v2048;
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2052 = v2050 < v1;
+  const bool v2053 = v2051 && v2052;
+  if (v2053) {
+    const float v2054 = v37.m[2][1].thread_elements()[0];
+    const half v2055 = half(v2054);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2056 = v2047 * v1;
+    const uint v2057 = v2056 + v2050;
+    out[v2057] = v2055;
+  }
+  const uint v2058 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2060 = v1604 + v2058;
+  const uint v2061 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2063 = v1607 + v2061;
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2065 = v2063 < v1;
+  const bool v2066 = v2064 && v2065;
+  if (v2066) {
+    const float v2067 = v37.m[2][1].thread_elements()[1];
+    const half v2068 = half(v2067);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2069 = v2060 * v1;
+    const uint v2070 = v2069 + v2063;
+    out[v2070] = v2068;
+  }
+  const uint v2071 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2073 = v1604 + v2071;
+  const uint v2074 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2076 = v1607 + v2074;
+  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2078 = v2076 < v1;
+  const bool v2079 = v2077 && v2078;
+  if (v2079) {
+    const float v2080 = v37.m[2][2].thread_elements()[0];
+    const half v2081 = half(v2080);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2082 = v2073 * v1;
+    const uint v2083 = v2082 + v2076;
+    out[v2083] = v2081;
+  }
+  const uint v2084 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2086 = v1604 + v2084;
+  const uint v2087 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2089 = v1607 + v2087;
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2091 = v2089 < v1;
+  const bool v2092 = v2090 && v2091;
+  if (v2092) {
+    const float v2093 = v37.m[2][2].thread_elements()[1];
+    const half v2094 = half(v2093);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2095 = v2086 * v1;
+    const uint v2096 = v2095 + v2089;
+    out[v2096] = v2094;
+  }
+  const uint v2097 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2099 = v1604 + v2097;
+  const uint v2100 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2102 = v1607 + v2100;
+  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2104 = v2102 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v37.m[2][3].thread_elements()[0];
+    const half v2107 = half(v2106);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2108 = v2099 * v1;
+    const uint v2109 = v2108 + v2102;
+    out[v2109] = v2107;
+  }
+  const uint v2110 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2112 = v1604 + v2110;
+  const uint v2113 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2115 = v1607 + v2113;
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v37.m[2][3].thread_elements()[1];
+    const half v2120 = half(v2119);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2121 = v2112 * v1;
+    const uint v2122 = v2121 + v2115;
+    out[v2122] = v2120;
+  }
+  const uint v2123 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2125 = v1604 + v2123;
+  const uint v2126 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2128 = v1607 + v2126;
+  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2130 = v2128 < v1;
+  const bool v2131 = v2129 && v2130;
+  if (v2131) {
+    const float v2132 = v37.m[2][4].thread_elements()[0];
+    const half v2133 = half(v2132);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2134 = v2125 * v1;
+    const uint v2135 = v2134 + v2128;
+    out[v2135] = v2133;
+  }
+  const uint v2136 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2138 = v1604 + v2136;
+  const uint v2139 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2141 = v1607 + v2139;
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2143 = v2141 < v1;
+  const bool v2144 = v2142 && v2143;
+  if (v2144) {
+    const float v2145 = v37.m[2][4].thread_elements()[1];
+    const half v2146 = half(v2145);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2147 = v2138 * v1;
+    const uint v2148 = v2147 + v2141;
+    out[v2148] = v2146;
+  }
+  const uint v2149 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2151 = v1604 + v2149;
+  const uint v2152 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2154 = v1607 + v2152;
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2156 = v2154 < v1;
+  const bool v2157 = v2155 && v2156;
+  if (v2157) {
+    const float v2158 = v37.m[2][5].thread_elements()[0];
+    const half v2159 = half(v2158);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2160 = v2151 * v1;
+    const uint v2161 = v2160 + v2154;
+    out[v2161] = v2159;
+  }
+  const uint v2162 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2164 = v1604 + v2162;
+  const uint v2165 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2167 = v1607 + v2165;
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2169 = v2167 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v37.m[2][5].thread_elements()[1];
+    const half v2172 = half(v2171);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2173 = v2164 * v1;
+    const uint v2174 = v2173 + v2167;
+    out[v2174] = v2172;
+  }
+  const uint v2175 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2177 = v1604 + v2175;
+  const uint v2178 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2180 = v1607 + v2178;
+  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v37.m[2][6].thread_elements()[0];
+    const half v2185 = half(v2184);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2186 = v2177 * v1;
+    const uint v2187 = v2186 + v2180;
+    out[v2187] = v2185;
+  }
+  const uint v2188 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2190 = v1604 + v2188;
+  const uint v2191 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2193 = v1607 + v2191;
+  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2195 = v2193 < v1;
+  const bool v2196 = v2194 && v2195;
+  if (v2196) {
+    const float v2197 = v37.m[2][6].thread_elements()[1];
+    const half v2198 = half(v2197);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2199 = v2190 * v1;
+    const uint v2200 = v2199 + v2193;
+    out[v2200] = v2198;
+  }
+  const uint v2201 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2203 = v1604 + v2201;
+  const uint v2204 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2206 = v1607 + v2204;
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2208 = v2206 < v1;
+  const bool v2209 = v2207 && v2208;
+  if (v2209) {
+    const float v2210 = v37.m[2][7].thread_elements()[0];
+    const half v2211 = half(v2210);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2212 = v2203 * v1;
+    const uint v2213 = v2212 + v2206;
+    out[v2213] = v2211;
+  }
+  const uint v2214 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2216 = v1604 + v2214;
+  const uint v2217 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2219 = v1607 + v2217;
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2221 = v2219 < v1;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v37.m[2][7].thread_elements()[1];
+    const half v2224 = half(v2223);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2225 = v2216 * v1;
+    const uint v2226 = v2225 + v2219;
+    out[v2226] = v2224;
+  }
+  const uint v2227 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2229 = v1604 + v2227;
+  const uint v2230 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2232 = v1607 + v2230;
+  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2234 = v2232 < v1;
+  const bool v2235 = v2233 && v2234;
+  if (v2235) {
+    const float v2236 = v37.m[3][0].thread_elements()[0];
+    const half v2237 = half(v2236);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2238 = v2229 * v1;
+    const uint v2239 = v2238 + v2232;
+    out[v2239] = v2237;
+  }
+  const uint v2240 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2242 = v1604 + v2240;
+  const uint v2243 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2245 = v1607 + v2243;
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2247 = v2245 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v37.m[3][0].thread_elements()[1];
+    const half v2250 = half(v2249);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2251 = v2242 * v1;
+    const uint v2252 = v2251 + v2245;
+    out[v2252] = v2250;
+  }
+  const uint v2253 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2255 = v1604 + v2253;
+  const uint v2256 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2258 = v1607 + v2256;
+  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2260 = v2258 < v1;
+  const bool v2261 = v2259 && v2260;
+  if (v2261) {
+    const float v2262 = v37.m[3][1].thread_elements()[0];
+    const half v2263 = half(v2262);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2264 = v2255 * v1;
+    const uint v2265 = v2264 + v2258;
+    out[v2265] = v2263;
+  }
+  const uint v2266 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2268 = v1604 + v2266;
+  const uint v2269 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2271 = v1607 + v2269;
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v37.m[3][1].thread_elements()[1];
+    const half v2276 = half(v2275);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2277 = v2268 * v1;
+    const uint v2278 = v2277 + v2271;
+    out[v2278] = v2276;
+  }
+  const uint v2279 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2281 = v1604 + v2279;
+  const uint v2282 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2284 = v1607 + v2282;
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2286 = v2284 < v1;
+  const bool v2287 = v2285 && v2286;
+  if (v2287) {
+    const float v2288 = v37.m[3][2].thread_elements()[0];
+    const half v2289 = half(v2288);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2290 = v2281 * v1;
+    const uint v2291 = v2290 + v2284;
+    out[v2291] = v2289;
+  }
+  const uint v2292 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2294 = v1604 + v2292;
+  const uint v2295 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2297 = v1607 + v2295;
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2299 = v2297 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v37.m[3][2].thread_elements()[1];
+    const half v2302 = half(v2301);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2303 = v2294 * v1;
+    const uint v2304 = v2303 + v2297;
+    out[v2304] = v2302;
+  }
+  const uint v2305 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2307 = v1604 + v2305;
+  const uint v2308 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2310 = v1607 + v2308;
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2312 = v2310 < v1;
+  const bool v2313 = v2311 && v2312;
+  if (v2313) {
+    const float v2314 = v37.m[3][3].thread_elements()[0];
+    const half v2315 = half(v2314);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2316 = v2307 * v1;
+    const uint v2317 = v2316 + v2310;
+    out[v2317] = v2315;
+  }
+  const uint v2318 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2320 = v1604 + v2318;
+  const uint v2321 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2323 = v1607 + v2321;
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2325 = v2323 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v37.m[3][3].thread_elements()[1];
+    const half v2328 = half(v2327);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2329 = v2320 * v1;
+    const uint v2330 = v2329 + v2323;
+    out[v2330] = v2328;
+  }
+  const uint v2331 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2333 = v1604 + v2331;
+  const uint v2334 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2336 = v1607 + v2334;
+  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2338 = v2336 < v1;
+  const bool v2339 = v2337 && v2338;
+  if (v2339) {
+    const float v2340 = v37.m[3][4].thread_elements()[0];
+    const half v2341 = half(v2340);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2342 = v2333 * v1;
+    const uint v2343 = v2342 + v2336;
+    out[v2343] = v2341;
+  }
+  const uint v2344 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2346 = v1604 + v2344;
+  const uint v2347 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2349 = v1607 + v2347;
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2351 = v2349 < v1;
+  const bool v2352 = v2350 && v2351;
+  if (v2352) {
+    const float v2353 = v37.m[3][4].thread_elements()[1];
+    const half v2354 = half(v2353);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2355 = v2346 * v1;
+    const uint v2356 = v2355 + v2349;
+    out[v2356] = v2354;
+  }
+  const uint v2357 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2359 = v1604 + v2357;
+  const uint v2360 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2362 = v1607 + v2360;
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2364 = v2362 < v1;
+  const bool v2365 = v2363 && v2364;
+  if (v2365) {
+    const float v2366 = v37.m[3][5].thread_elements()[0];
+    const half v2367 = half(v2366);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2368 = v2359 * v1;
+    const uint v2369 = v2368 + v2362;
+    out[v2369] = v2367;
+  }
+  const uint v2370 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2372 = v1604 + v2370;
+  const uint v2373 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2375 = v1607 + v2373;
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v37.m[3][5].thread_elements()[1];
+    const half v2380 = half(v2379);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2381 = v2372 * v1;
+    const uint v2382 = v2381 + v2375;
+    out[v2382] = v2380;
+  }
+  const uint v2383 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2385 = v1604 + v2383;
+  const uint v2386 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2388 = v1607 + v2386;
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2390 = v2388 < v1;
+  const bool v2391 = v2389 && v2390;
+  if (v2391) {
+    const float v2392 = v37.m[3][6].thread_elements()[0];
+    const half v2393 = half(v2392);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2394 = v2385 * v1;
+    const uint v2395 = v2394 + v2388;
+    out[v2395] = v2393;
+  }
+  const uint v2396 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2398 = v1604 + v2396;
+  const uint v2399 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2401 = v1607 + v2399;
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2403 = v2401 < v1;
+  const bool v2404 = v2402 && v2403;
+  if (v2404) {
+    const float v2405 = v37.m[3][6].thread_elements()[1];
+    const half v2406 = half(v2405);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2407 = v2398 * v1;
+    const uint v2408 = v2407 + v2401;
+    out[v2408] = v2406;
+  }
+  const uint v2409 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2411 = v1604 + v2409;
+  const uint v2412 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2414 = v1607 + v2412;
+  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2416 = v2414 < v1;
+  const bool v2417 = v2415 && v2416;
+  if (v2417) {
+    const float v2418 = v37.m[3][7].thread_elements()[0];
+    const half v2419 = half(v2418);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2420 = v2411 * v1;
+    const uint v2421 = v2420 + v2414;
+    out[v2421] = v2419;
+  }
+  const uint v2422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2424 = v1604 + v2422;
+  const uint v2425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2427 = v1607 + v2425;
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2429 = v2427 < v1;
+  const bool v2430 = v2428 && v2429;
+  if (v2430) {
+    const float v2431 = v37.m[3][7].thread_elements()[1];
+    const half v2432 = half(v2431);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2433 = v2424 * v1;
+    const uint v2434 = v2433 + v2427;
+    out[v2434] = v2432;
+  }
+  const uint v2435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2437 = v1604 + v2435;
+  const uint v2438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2440 = v1607 + v2438;
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2442 = v2440 < v1;
+  const bool v2443 = v2441 && v2442;
+  if (v2443) {
+    const float v2444 = v37.m[4][0].thread_elements()[0];
+    const half v2445 = half(v2444);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2446 = v2437 * v1;
+    const uint v2447 = v2446 + v2440;
+    out[v2447] = v2445;
+  }
+  const uint v2448 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2450 = v1604 + v2448;
+  const uint v2451 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2453 = v1607 + v2451;
+  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2455 = v2453 < v1;
+  const bool v2456 = v2454 && v2455;
+  if (v2456) {
+    const float v2457 = v37.m[4][0].thread_elements()[1];
+    const half v2458 = half(v2457);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2459 = v2450 * v1;
+    const uint v2460 = v2459 + v2453;
+    out[v2460] = v2458;
+  }
+  const uint v2461 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2463 = v1604 + v2461;
+  const uint v2464 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2466 = v1607 + v2464;
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2468 = v2466 < v1;
+  const bool v2469 = v2467 && v2468;
+  if (v2469) {
+    const float v2470 = v37.m[4][1].thread_elements()[0];
+    const half v2471 = half(v2470);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2472 = v2463 * v1;
+    const uint v2473 = v2472 + v2466;
+    out[v2473] = v2471;
+  }
+  const uint v2474 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2476 = v1604 + v2474;
+  const uint v2477 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2479 = v1607 + v2477;
+  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2481 = v2479 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v37.m[4][1].thread_elements()[1];
+    const half v2484 = half(v2483);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2485 = v2476 * v1;
+    const uint v2486 = v2485 + v2479;
+    out[v2486] = v2484;
+  }
+  const uint v2487 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2489 = v1604 + v2487;
+  const uint v2490 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2492 = v1607 + v2490;
+  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2494 = v2492 < v1;
+  const bool v2495 = v2493 && v2494;
+  if (v2495) {
+    const float v2496 = v37.m[4][2].thread_elements()[0];
+    const half v2497 = half(v2496);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2498 = v2489 * v1;
+    const uint v2499 = v2498 + v2492;
+    out[v2499] = v2497;
+  }
+  const uint v2500 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2502 = v1604 + v2500;
+  const uint v2503 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2505 = v1607 + v2503;
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2507 = v2505 < v1;
+  const bool v2508 = v2506 && v2507;
+  if (v2508) {
+    const float v2509 = v37.m[4][2].thread_elements()[1];
+    const half v2510 = half(v2509);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2511 = v2502 * v1;
+    const uint v2512 = v2511 + v2505;
+    out[v2512] = v2510;
+  }
+  const uint v2513 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2515 = v1604 + v2513;
+  const uint v2516 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2518 = v1607 + v2516;
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2520 = v2518 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v37.m[4][3].thread_elements()[0];
+    const half v2523 = half(v2522);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2524 = v2515 * v1;
+    const uint v2525 = v2524 + v2518;
+    out[v2525] = v2523;
+  }
+  const uint v2526 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2528 = v1604 + v2526;
+  const uint v2529 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2531 = v1607 + v2529;
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2533 = v2531 < v1;
+  const bool v2534 = v2532 && v2533;
+  if (v2534) {
+    const float v2535 = v37.m[4][3].thread_elements()[1];
+    const half v2536 = half(v2535);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2537 = v2528 * v1;
+    const uint v2538 = v2537 + v2531;
+    out[v2538] = v2536;
+  }
+  const uint v2539 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2541 = v1604 + v2539;
+  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2544 = v1607 + v2542;
+  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2546 = v2544 < v1;
+  const bool v2547 = v2545 && v2546;
+  if (v2547) {
+    const float v2548 = v37.m[4][4].thread_elements()[0];
+    const half v2549 = half(v2548);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2550 = v2541 * v1;
+    const uint v2551 = v2550 + v2544;
+    out[v2551] = v2549;
+  }
+  const uint v2552 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2554 = v1604 + v2552;
+  const uint v2555 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2557 = v1607 + v2555;
+  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2559 = v2557 < v1;
+  const bool v2560 = v2558 && v2559;
+  if (v2560) {
+    const float v2561 = v37.m[4][4].thread_elements()[1];
+    const half v2562 = half(v2561);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2563 = v2554 * v1;
+    const uint v2564 = v2563 + v2557;
+    out[v2564] = v2562;
+  }
+  const uint v2565 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2567 = v1604 + v2565;
+  const uint v2568 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2570 = v1607 + v2568;
+  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2572 = v2570 < v1;
+  const bool v2573 = v2571 && v2572;
+  if (v2573) {
+    const float v2574 = v37.m[4][5].thread_elements()[0];
+    const half v2575 = half(v2574);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2576 = v2567 * v1;
+    const uint v2577 = v2576 + v2570;
+    out[v2577] = v2575;
+  }
+  const uint v2578 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2580 = v1604 + v2578;
+  const uint v2581 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2583 = v1607 + v2581;
+  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2585 = v2583 < v1;
+  const bool v2586 = v2584 && v2585;
+  if (v2586) {
+    const float v2587 = v37.m[4][5].thread_elements()[1];
+    const half v2588 = half(v2587);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2589 = v2580 * v1;
+    const uint v2590 = v2589 + v2583;
+    out[v2590] = v2588;
+  }
+  const uint v2591 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2593 = v1604 + v2591;
+  const uint v2594 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2596 = v1607 + v2594;
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2598 = v2596 < v1;
+  const bool v2599 = v2597 && v2598;
+  if (v2599) {
+    const float v2600 = v37.m[4][6].thread_elements()[0];
+    const half v2601 = half(v2600);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2602 = v2593 * v1;
+    const uint v2603 = v2602 + v2596;
+    out[v2603] = v2601;
+  }
+  const uint v2604 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2606 = v1604 + v2604;
+  const uint v2607 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2609 = v1607 + v2607;
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2611 = v2609 < v1;
+  const bool v2612 = v2610 && v2611;
+  if (v2612) {
+    const float v2613 = v37.m[4][6].thread_elements()[1];
+    const half v2614 = half(v2613);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2615 = v2606 * v1;
+    const uint v2616 = v2615 + v2609;
+    out[v2616] = v2614;
+  }
+  const uint v2617 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2619 = v1604 + v2617;
+  const uint v2620 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2622 = v1607 + v2620;
+  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2624 = v2622 < v1;
+  const bool v2625 = v2623 && v2624;
+  if (v2625) {
+    const float v2626 = v37.m[4][7].thread_elements()[0];
+    const half v2627 = half(v2626);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2628 = v2619 * v1;
+    const uint v2629 = v2628 + v2622;
+    out[v2629] = v2627;
+  }
+  const uint v2630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2632 = v1604 + v2630;
+  const uint v2633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2635 = v1607 + v2633;
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2637 = v2635 < v1;
+  const bool v2638 = v2636 && v2637;
+  if (v2638) {
+    const float v2639 = v37.m[4][7].thread_elements()[1];
+    const half v2640 = half(v2639);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2641 = v2632 * v1;
+    const uint v2642 = v2641 + v2635;
+    out[v2642] = v2640;
+  }
+  const uint v2643 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2645 = v1604 + v2643;
+  const uint v2646 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2648 = v1607 + v2646;
+  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2650 = v2648 < v1;
+  const bool v2651 = v2649 && v2650;
+  if (v2651) {
+    const float v2652 = v37.m[5][0].thread_elements()[0];
+    const half v2653 = half(v2652);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2654 = v2645 * v1;
+    const uint v2655 = v2654 + v2648;
+    out[v2655] = v2653;
+  }
+  const uint v2656 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2658 = v1604 + v2656;
+  const uint v2659 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2661 = v1607 + v2659;
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2663 = v2661 < v1;
+  const bool v2664 = v2662 && v2663;
+  if (v2664) {
+    const float v2665 = v37.m[5][0].thread_elements()[1];
+    const half v2666 = half(v2665);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2667 = v2658 * v1;
+    const uint v2668 = v2667 + v2661;
+    out[v2668] = v2666;
+  }
+  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2671 = v1604 + v2669;
+  const uint v2672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2674 = v1607 + v2672;
+  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2676 = v2674 < v1;
+  const bool v2677 = v2675 && v2676;
+  if (v2677) {
+    const float v2678 = v37.m[5][1].thread_elements()[0];
+    const half v2679 = half(v2678);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2680 = v2671 * v1;
+    const uint v2681 = v2680 + v2674;
+    out[v2681] = v2679;
+  }
+  const uint v2682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2684 = v1604 + v2682;
+  const uint v2685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2687 = v1607 + v2685;
+  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2689 = v2687 < v1;
+  const bool v2690 = v2688 && v2689;
+  if (v2690) {
+    const float v2691 = v37.m[5][1].thread_elements()[1];
+    const half v2692 = half(v2691);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2693 = v2684 * v1;
+    const uint v2694 = v2693 + v2687;
+    out[v2694] = v2692;
+  }
+  const uint v2695 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2697 = v1604 + v2695;
+  const uint v2698 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2700 = v1607 + v2698;
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2702 = v2700 < v1;
+  const bool v2703 = v2701 && v2702;
+  if (v2703) {
+    const float v2704 = v37.m[5][2].thread_elements()[0];
+    const half v2705 = half(v2704);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2706 = v2697 * v1;
+    const uint v2707 = v2706 + v2700;
+    out[v2707] = v2705;
+  }
+  const uint v2708 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2710 = v1604 + v2708;
+  const uint v2711 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2713 = v1607 + v2711;
+  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2715 = v2713 < v1;
+  const bool v2716 = v2714 && v2715;
+  if (v2716) {
+    const float v2717 = v37.m[5][2].thread_elements()[1];
+    const half v2718 = half(v2717);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2719 = v2710 * v1;
+    const uint v2720 = v2719 + v2713;
+    out[v2720] = v2718;
+  }
+  const uint v2721 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2723 = v1604 + v2721;
+  const uint v2724 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2726 = v1607 + v2724;
+  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2728 = v2726 < v1;
+  const bool v2729 = v2727 && v2728;
+  if (v2729) {
+    const float v2730 = v37.m[5][3].thread_elements()[0];
+    const half v2731 = half(v2730);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2732 = v2723 * v1;
+    const uint v2733 = v2732 + v2726;
+    out[v2733] = v2731;
+  }
+  const uint v2734 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2736 = v1604 + v2734;
+  const uint v2737 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2739 = v1607 + v2737;
+  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2741 = v2739 < v1;
+  const bool v2742 = v2740 && v2741;
+  if (v2742) {
+    const float v2743 = v37.m[5][3].thread_elements()[1];
+    const half v2744 = half(v2743);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2745 = v2736 * v1;
+    const uint v2746 = v2745 + v2739;
+    out[v2746] = v2744;
+  }
+  const uint v2747 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2749 = v1604 + v2747;
+  const uint v2750 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2752 = v1607 + v2750;
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2754 = v2752 < v1;
+  const bool v2755 = v2753 && v2754;
+  if (v2755) {
+    const float v2756 = v37.m[5][4].thread_elements()[0];
+    const half v2757 = half(v2756);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2758 = v2749 * v1;
+    const uint v2759 = v2758 + v2752;
+    out[v2759] = v2757;
+  }
+  const uint v2760 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2762 = v1604 + v2760;
+  const uint v2763 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2765 = v1607 + v2763;
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2767 = v2765 < v1;
+  const bool v2768 = v2766 && v2767;
+  if (v2768) {
+    const float v2769 = v37.m[5][4].thread_elements()[1];
+    const half v2770 = half(v2769);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2771 = v2762 * v1;
+    const uint v2772 = v2771 + v2765;
+    out[v2772] = v2770;
+  }
+  const uint v2773 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2775 = v1604 + v2773;
+  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2778 = v1607 + v2776;
+  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2780 = v2778 < v1;
+  const bool v2781 = v2779 && v2780;
+  if (v2781) {
+    const float v2782 = v37.m[5][5].thread_elements()[0];
+    const half v2783 = half(v2782);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2784 = v2775 * v1;
+    const uint v2785 = v2784 + v2778;
+    out[v2785] = v2783;
+  }
+  const uint v2786 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2788 = v1604 + v2786;
+  const uint v2789 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2791 = v1607 + v2789;
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2793 = v2791 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v37.m[5][5].thread_elements()[1];
+    const half v2796 = half(v2795);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2797 = v2788 * v1;
+    const uint v2798 = v2797 + v2791;
+    out[v2798] = v2796;
+  }
+  const uint v2799 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2801 = v1604 + v2799;
+  const uint v2802 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2804 = v1607 + v2802;
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2806 = v2804 < v1;
+  const bool v2807 = v2805 && v2806;
+  if (v2807) {
+    const float v2808 = v37.m[5][6].thread_elements()[0];
+    const half v2809 = half(v2808);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2810 = v2801 * v1;
+    const uint v2811 = v2810 + v2804;
+    out[v2811] = v2809;
+  }
+  const uint v2812 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2814 = v1604 + v2812;
+  const uint v2815 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2817 = v1607 + v2815;
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2819 = v2817 < v1;
+  const bool v2820 = v2818 && v2819;
+  if (v2820) {
+    const float v2821 = v37.m[5][6].thread_elements()[1];
+    const half v2822 = half(v2821);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2823 = v2814 * v1;
+    const uint v2824 = v2823 + v2817;
+    out[v2824] = v2822;
+  }
+  const uint v2825 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2827 = v1604 + v2825;
+  const uint v2828 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2830 = v1607 + v2828;
+  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2832 = v2830 < v1;
+  const bool v2833 = v2831 && v2832;
+  if (v2833) {
+    const float v2834 = v37.m[5][7].thread_elements()[0];
+    const half v2835 = half(v2834);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2836 = v2827 * v1;
+    const uint v2837 = v2836 + v2830;
+    out[v2837] = v2835;
+  }
+  const uint v2838 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2840 = v1604 + v2838;
+  const uint v2841 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2843 = v1607 + v2841;
+  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2845 = v2843 < v1;
+  const bool v2846 = v2844 && v2845;
+  if (v2846) {
+    const float v2847 = v37.m[5][7].thread_elements()[1];
+    const half v2848 = half(v2847);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2849 = v2840 * v1;
+    const uint v2850 = v2849 + v2843;
+    out[v2850] = v2848;
+  }
+  const uint v2851 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2853 = v1604 + v2851;
+  const uint v2854 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2856 = v1607 + v2854;
+  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2858 = v2856 < v1;
+  const bool v2859 = v2857 && v2858;
+  if (v2859) {
+    const float v2860 = v37.m[6][0].thread_elements()[0];
+    const half v2861 = half(v2860);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2862 = v2853 * v1;
+    const uint v2863 = v2862 + v2856;
+    out[v2863] = v2861;
+  }
+  const uint v2864 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2866 = v1604 + v2864;
+  const uint v2867 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2869 = v1607 + v2867;
+  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2871 = v2869 < v1;
+  const bool v2872 = v2870 && v2871;
+  if (v2872) {
+    const float v2873 = v37.m[6][0].thread_elements()[1];
+    const half v2874 = half(v2873);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2875 = v2866 * v1;
+    const uint v2876 = v2875 + v2869;
+    out[v2876] = v2874;
+  }
+  const uint v2877 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2879 = v1604 + v2877;
+  const uint v2880 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2882 = v1607 + v2880;
+  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2884 = v2882 < v1;
+  const bool v2885 = v2883 && v2884;
+  if (v2885) {
+    const float v2886 = v37.m[6][1].thread_elements()[0];
+    const half v2887 = half(v2886);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2888 = v2879 * v1;
+    const uint v2889 = v2888 + v2882;
+    out[v2889] = v2887;
+  }
+  const uint v2890 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2892 = v1604 + v2890;
+  const uint v2893 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2895 = v1607 + v2893;
+  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2897 = v2895 < v1;
+  const bool v2898 = v2896 && v2897;
+  if (v2898) {
+    const float v2899 = v37.m[6][1].thread_elements()[1];
+    const half v2900 = half(v2899);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2901 = v2892 * v1;
+    const uint v2902 = v2901 + v2895;
+    out[v2902] = v2900;
+  }
+  const uint v2903 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2905 = v1604 + v2903;
+  const uint v2906 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2908 = v1607 + v2906;
+  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2910 = v2908 < v1;
+  const bool v2911 = v2909 && v2910;
+  if (v2911) {
+    const float v2912 = v37.m[6][2].thread_elements()[0];
+    const half v2913 = half(v2912);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2914 = v2905 * v1;
+    const uint v2915 = v2914 + v2908;
+    out[v2915] = v2913;
+  }
+  const uint v2916 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2918 = v1604 + v2916;
+  const uint v2919 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2921 = v1607 + v2919;
+  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2923 = v2921 < v1;
+  const bool v2924 = v2922 && v2923;
+  if (v2924) {
+    const float v2925 = v37.m[6][2].thread_elements()[1];
+    const half v2926 = half(v2925);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2927 = v2918 * v1;
+    const uint v2928 = v2927 + v2921;
+    out[v2928] = v2926;
+  }
+  const uint v2929 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2931 = v1604 + v2929;
+  const uint v2932 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2934 = v1607 + v2932;
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2936 = v2934 < v1;
+  const bool v2937 = v2935 && v2936;
+  if (v2937) {
+    const float v2938 = v37.m[6][3].thread_elements()[0];
+    const half v2939 = half(v2938);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2940 = v2931 * v1;
+    const uint v2941 = v2940 + v2934;
+    out[v2941] = v2939;
+  }
+  const uint v2942 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2944 = v1604 + v2942;
+  const uint v2945 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2947 = v1607 + v2945;
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2949 = v2947 < v1;
+  const bool v2950 = v2948 && v2949;
+  if (v2950) {
+    const float v2951 = v37.m[6][3].thread_elements()[1];
+    const half v2952 = half(v2951);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2953 = v2944 * v1;
+    const uint v2954 = v2953 + v2947;
+    out[v2954] = v2952;
+  }
+  const uint v2955 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2957 = v1604 + v2955;
+  const uint v2958 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2960 = v1607 + v2958;
+  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2962 = v2960 < v1;
+  const bool v2963 = v2961 && v2962;
+  if (v2963) {
+    const float v2964 = v37.m[6][4].thread_elements()[0];
+    const half v2965 = half(v2964);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2966 = v2957 * v1;
+    const uint v2967 = v2966 + v2960;
+    out[v2967] = v2965;
+  }
+  const uint v2968 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2970 = v1604 + v2968;
+  const uint v2971 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2973 = v1607 + v2971;
+  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2975 = v2973 < v1;
+  const bool v2976 = v2974 && v2975;
+  if (v2976) {
+    const float v2977 = v37.m[6][4].thread_elements()[1];
+    const half v2978 = half(v2977);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2979 = v2970 * v1;
+    const uint v2980 = v2979 + v2973;
+    out[v2980] = v2978;
+  }
+  const uint v2981 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2983 = v1604 + v2981;
+  const uint v2984 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2986 = v1607 + v2984;
+  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2988 = v2986 < v1;
+  const bool v2989 = v2987 && v2988;
+  if (v2989) {
+    const float v2990 = v37.m[6][5].thread_elements()[0];
+    const half v2991 = half(v2990);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2992 = v2983 * v1;
+    const uint v2993 = v2992 + v2986;
+    out[v2993] = v2991;
+  }
+  const uint v2994 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2996 = v1604 + v2994;
+  const uint v2997 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2999 = v1607 + v2997;
+  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3001 = v2999 < v1;
+  const bool v3002 = v3000 && v3001;
+  if (v3002) {
+    const float v3003 = v37.m[6][5].thread_elements()[1];
+    const half v3004 = half(v3003);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3005 = v2996 * v1;
+    const uint v3006 = v3005 + v2999;
+    out[v3006] = v3004;
+  }
+  const uint v3007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3009 = v1604 + v3007;
+  const uint v3010 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3012 = v1607 + v3010;
+  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3014 = v3012 < v1;
+  const bool v3015 = v3013 && v3014;
+  if (v3015) {
+    const float v3016 = v37.m[6][6].thread_elements()[0];
+    const half v3017 = half(v3016);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3018 = v3009 * v1;
+    const uint v3019 = v3018 + v3012;
+    out[v3019] = v3017;
+  }
+  const uint v3020 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3022 = v1604 + v3020;
+  const uint v3023 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3025 = v1607 + v3023;
+  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3027 = v3025 < v1;
+  const bool v3028 = v3026 && v3027;
+  if (v3028) {
+    const float v3029 = v37.m[6][6].thread_elements()[1];
+    const half v3030 = half(v3029);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3031 = v3022 * v1;
+    const uint v3032 = v3031 + v3025;
+    out[v3032] = v3030;
+  }
+  const uint v3033 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3035 = v1604 + v3033;
+  const uint v3036 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3038 = v1607 + v3036;
+  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3040 = v3038 < v1;
+  const bool v3041 = v3039 && v3040;
+  if (v3041) {
+    const float v3042 = v37.m[6][7].thread_elements()[0];
+    const half v3043 = half(v3042);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3044 = v3035 * v1;
+    const uint v3045 = v3044 + v3038;
+    out[v3045] = v3043;
+  }
+  const uint v3046 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3048 = v1604 + v3046;
+  const uint v3049 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3051 = v1607 + v3049;
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3053 = v3051 < v1;
+  const bool v3054 = v3052 && v3053;
+  if (v3054) {
+    const float v3055 = v37.m[6][7].thread_elements()[1];
+    const half v3056 = half(v3055);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3057 = v3048 * v1;
+    const uint v3058 = v3057 + v3051;
+    out[v3058] = v3056;
+  }
+  const uint v3059 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3061 = v1604 + v3059;
+  const uint v3062 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3064 = v1607 + v3062;
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3066 = v3064 < v1;
+  const bool v3067 = v3065 && v3066;
+  if (v3067) {
+    const float v3068 = v37.m[7][0].thread_elements()[0];
+    const half v3069 = half(v3068);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3070 = v3061 * v1;
+    const uint v3071 = v3070 + v3064;
+    out[v3071] = v3069;
+  }
+  const uint v3072 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3074 = v1604 + v3072;
+  const uint v3075 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3077 = v1607 + v3075;
+  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3079 = v3077 < v1;
+  const bool v3080 = v3078 && v3079;
+  if (v3080) {
+    const float v3081 = v37.m[7][0].thread_elements()[1];
+    const half v3082 = half(v3081);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3083 = v3074 * v1;
+    const uint v3084 = v3083 + v3077;
+    out[v3084] = v3082;
+  }
+  const uint v3085 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3087 = v1604 + v3085;
+  const uint v3088 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3090 = v1607 + v3088;
+  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3092 = v3090 < v1;
+  const bool v3093 = v3091 && v3092;
+  if (v3093) {
+    const float v3094 = v37.m[7][1].thread_elements()[0];
+    const half v3095 = half(v3094);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3096 = v3087 * v1;
+    const uint v3097 = v3096 + v3090;
+    out[v3097] = v3095;
+  }
+  const uint v3098 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3100 = v1604 + v3098;
+  const uint v3101 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3103 = v1607 + v3101;
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3105 = v3103 < v1;
+  const bool v3106 = v3104 && v3105;
+  if (v3106) {
+    const float v3107 = v37.m[7][1].thread_elements()[1];
+    const half v3108 = half(v3107);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3109 = v3100 * v1;
+    const uint v3110 = v3109 + v3103;
+    out[v3110] = v3108;
+  }
+  const uint v3111 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3113 = v1604 + v3111;
+  const uint v3114 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3116 = v1607 + v3114;
+  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3118 = v3116 < v1;
+  const bool v3119 = v3117 && v3118;
+  if (v3119) {
+    const float v3120 = v37.m[7][2].thread_elements()[0];
+    const half v3121 = half(v3120);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3122 = v3113 * v1;
+    const uint v3123 = v3122 + v3116;
+    out[v3123] = v3121;
+  }
+  const uint v3124 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3126 = v1604 + v3124;
+  const uint v3127 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3129 = v1607 + v3127;
+  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3131 = v3129 < v1;
+  const bool v3132 = v3130 && v3131;
+  if (v3132) {
+    const float v3133 = v37.m[7][2].thread_elements()[1];
+    const half v3134 = half(v3133);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3135 = v3126 * v1;
+    const uint v3136 = v3135 + v3129;
+    out[v3136] = v3134;
+  }
+  const uint v3137 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3139 = v1604 + v3137;
+  const uint v3140 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3142 = v1607 + v3140;
+  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3144 = v3142 < v1;
+  const bool v3145 = v3143 && v3144;
+  if (v3145) {
+    const float v3146 = v37.m[7][3].thread_elements()[0];
+    const half v3147 = half(v3146);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3148 = v3139 * v1;
+    const uint v3149 = v3148 + v3142;
+    out[v3149] = v3147;
+  }
+  const uint v3150 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3152 = v1604 + v3150;
+  const uint v3153 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3155 = v1607 + v3153;
+  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3157 = v3155 < v1;
+  const bool v3158 = v3156 && v3157;
+  if (v3158) {
+    const float v3159 = v37.m[7][3].thread_elements()[1];
+    const half v3160 = half(v3159);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3161 = v3152 * v1;
+    const uint v3162 = v3161 + v3155;
+    out[v3162] = v3160;
+  }
+  const uint v3163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3165 = v1604 + v3163;
+  const uint v3166 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3168 = v1607 + v3166;
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3170 = v3168 < v1;
+  const bool v3171 = v3169 && v3170;
+  if (v3171) {
+    const float v3172 = v37.m[7][4].thread_elements()[0];
+    const half v3173 = half(v3172);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3174 = v3165 * v1;
+    const uint v3175 = v3174 + v3168;
+    out[v3175] = v3173;
+  }
+  const uint v3176 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3178 = v1604 + v3176;
+  const uint v3179 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3181 = v1607 + v3179;
+  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3183 = v3181 < v1;
+  const bool v3184 = v3182 && v3183;
+  if (v3184) {
+    const float v3185 = v37.m[7][4].thread_elements()[1];
+    const half v3186 = half(v3185);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3187 = v3178 * v1;
+    const uint v3188 = v3187 + v3181;
+    out[v3188] = v3186;
+  }
+  const uint v3189 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3191 = v1604 + v3189;
+  const uint v3192 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3194 = v1607 + v3192;
+  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3196 = v3194 < v1;
+  const bool v3197 = v3195 && v3196;
+  if (v3197) {
+    const float v3198 = v37.m[7][5].thread_elements()[0];
+    const half v3199 = half(v3198);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3200 = v3191 * v1;
+    const uint v3201 = v3200 + v3194;
+    out[v3201] = v3199;
+  }
+  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3204 = v1604 + v3202;
+  const uint v3205 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3207 = v1607 + v3205;
+  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3209 = v3207 < v1;
+  const bool v3210 = v3208 && v3209;
+  if (v3210) {
+    const float v3211 = v37.m[7][5].thread_elements()[1];
+    const half v3212 = half(v3211);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3213 = v3204 * v1;
+    const uint v3214 = v3213 + v3207;
+    out[v3214] = v3212;
+  }
+  const uint v3215 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3217 = v1604 + v3215;
+  const uint v3218 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3220 = v1607 + v3218;
+  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3222 = v3220 < v1;
+  const bool v3223 = v3221 && v3222;
+  if (v3223) {
+    const float v3224 = v37.m[7][6].thread_elements()[0];
+    const half v3225 = half(v3224);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3226 = v3217 * v1;
+    const uint v3227 = v3226 + v3220;
+    out[v3227] = v3225;
+  }
+  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3230 = v1604 + v3228;
+  const uint v3231 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3233 = v1607 + v3231;
+  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3235 = v3233 < v1;
+  const bool v3236 = v3234 && v3235;
+  if (v3236) {
+    const float v3237 = v37.m[7][6].thread_elements()[1];
+    const half v3238 = half(v3237);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3239 = v3230 * v1;
+    const uint v3240 = v3239 + v3233;
+    out[v3240] = v3238;
+  }
+  const uint v3241 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3243 = v1604 + v3241;
+  const uint v3244 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3246 = v1607 + v3244;
+  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3248 = v3246 < v1;
+  const bool v3249 = v3247 && v3248;
+  if (v3249) {
+    const float v3250 = v37.m[7][7].thread_elements()[0];
+    const half v3251 = half(v3250);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3252 = v3243 * v1;
+    const uint v3253 = v3252 + v3246;
+    out[v3253] = v3251;
+  }
+  const uint v3254 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3256 = v1604 + v3254;
+  const uint v3257 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3259 = v1607 + v3257;
+  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3261 = v3259 < v1;
+  const bool v3262 = v3260 && v3261;
+  if (v3262) {
+    const float v3263 = v37.m[7][7].thread_elements()[1];
+    const half v3264 = half(v3263);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3265 = v3256 * v1;
+    const uint v3266 = v3265 + v3259;
+    out[v3266] = v3264;
   }
 }

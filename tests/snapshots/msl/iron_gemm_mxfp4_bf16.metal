@@ -14,6 +14,11 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// Vectors of more than 4 lanes, as 4-lane parts.
+struct iron_bf16x8 {
+  bfloat4 part[2];
+};
+
 // An R×C fragment as (R/8)×(C/8) simdgroup matrices, shared by the simdgroup's lanes.
 template <class T, int R, int C>
 struct iron_frag {
@@ -78,7 +83,7 @@ kernel void iron_gemm_mxfp4_bf16(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup bfloat shm0[5120];
-  threadgroup bfloat shm1[5120];
+  alignas(16) threadgroup bfloat shm1[5120];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
@@ -114,214 +119,386 @@ kernel void iron_gemm_mxfp4_bf16(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v4155 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v4158 = v4155 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4161 = v4155 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4162 = v4161 << 3u;
-    const uint v4163 = v22 + v4158;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v4164 = v4163 < v0;
-    const uint v4169 = v4163 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v4175 = v4158 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4180 = v4155 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v4182 = v4180 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4185 = v4180 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4186 = v4185 << 3u;
-    const uint v4187 = v22 + v4182;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v4188 = v4187 < v0;
-    const uint v4193 = v4187 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v4199 = v4182 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4204 = v4155 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v4206 = v4204 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4209 = v4204 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4210 = v4209 << 3u;
-    const uint v4211 = v22 + v4206;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v4212 = v4211 < v0;
-    const uint v4217 = v4211 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v4223 = v4206 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4228 = v4155 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v4230 = v4228 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v4233 = v4228 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v4234 = v4233 << 3u;
-    const uint v4235 = v22 + v4230;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v4236 = v4235 < v0;
-    const uint v4241 = v4235 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v4247 = v4230 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4261 = v26 + v4158;  // kernels/gemm/quant_b.hpp:124
-    const bool v4262 = v4261 < v1;
-    const uint v4267 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v4271 = v1 - 1u;
-    const uint v4273 = min(v4261, v4271);
-    const uint v4277 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v4278 = v4273 * v4277;
-    const uint v4284 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v4285 = v4273 * v4284;
-    const uint v4541 = v26 + v4182;  // kernels/gemm/quant_b.hpp:124
-    const bool v4542 = v4541 < v1;
-    const uint v4553 = min(v4541, v4271);  // kernels/gemm/quant_b.hpp:125
-    const uint v4558 = v4553 * v4277;  // kernels/gemm/quant_b.hpp:64
-    const uint v4565 = v4553 * v4284;  // kernels/gemm/quant_b.hpp:65
-    const uint v4821 = v26 + v4206;  // kernels/gemm/quant_b.hpp:124
-    const bool v4822 = v4821 < v1;
-    const uint v4833 = min(v4821, v4271);  // kernels/gemm/quant_b.hpp:125
-    const uint v4838 = v4833 * v4277;  // kernels/gemm/quant_b.hpp:64
-    const uint v4845 = v4833 * v4284;  // kernels/gemm/quant_b.hpp:65
-    const uint v5101 = v26 + v4230;  // kernels/gemm/quant_b.hpp:124
-    const bool v5102 = v5101 < v1;
-    const uint v5113 = min(v5101, v4271);  // kernels/gemm/quant_b.hpp:125
-    const uint v5118 = v5113 * v4277;  // kernels/gemm/quant_b.hpp:64
-    const uint v5125 = v5113 * v4284;  // kernels/gemm/quant_b.hpp:65
-    const uint v5379 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v5385 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v3819 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3822 = v3819 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3825 = v3819 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3826 = v3825 << 3u;
+    const uint v3827 = v22 + v3822;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3828 = v3827 < v0;
+    const uint v3833 = v3827 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3839 = v3822 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3844 = v3819 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3846 = v3844 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3849 = v3844 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3850 = v3849 << 3u;
+    const uint v3851 = v22 + v3846;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3852 = v3851 < v0;
+    const uint v3857 = v3851 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3863 = v3846 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3868 = v3819 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3870 = v3868 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3873 = v3868 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3874 = v3873 << 3u;
+    const uint v3875 = v22 + v3870;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3876 = v3875 < v0;
+    const uint v3881 = v3875 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3887 = v3870 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3892 = v3819 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v3894 = v3892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3897 = v3892 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3898 = v3897 << 3u;
+    const uint v3899 = v22 + v3894;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v3900 = v3899 < v0;
+    const uint v3905 = v3899 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v3911 = v3894 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3925 = v26 + v3822;  // kernels/gemm/quant_b.hpp:124
+    const bool v3926 = v3925 < v1;
+    const uint v3931 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3935 = v1 - 1u;
+    const uint v3937 = min(v3925, v3935);
+    const uint v3941 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v3942 = v3937 * v3941;
+    const uint v3948 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v3949 = v3937 * v3948;
+    const uint v4163 = v26 + v3846;  // kernels/gemm/quant_b.hpp:124
+    const bool v4164 = v4163 < v1;
+    const uint v4175 = min(v4163, v3935);  // kernels/gemm/quant_b.hpp:125
+    const uint v4180 = v4175 * v3941;  // kernels/gemm/quant_b.hpp:64
+    const uint v4187 = v4175 * v3948;  // kernels/gemm/quant_b.hpp:65
+    const uint v4401 = v26 + v3870;  // kernels/gemm/quant_b.hpp:124
+    const bool v4402 = v4401 < v1;
+    const uint v4413 = min(v4401, v3935);  // kernels/gemm/quant_b.hpp:125
+    const uint v4418 = v4413 * v3941;  // kernels/gemm/quant_b.hpp:64
+    const uint v4425 = v4413 * v3948;  // kernels/gemm/quant_b.hpp:65
+    const uint v4639 = v26 + v3894;  // kernels/gemm/quant_b.hpp:124
+    const bool v4640 = v4639 < v1;
+    const uint v4651 = min(v4639, v3935);  // kernels/gemm/quant_b.hpp:125
+    const uint v4656 = v4651 * v3941;  // kernels/gemm/quant_b.hpp:64
+    const uint v4663 = v4651 * v3948;  // kernels/gemm/quant_b.hpp:65
+    const uint v4875 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v4881 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v4147 = 0u; v4147 < v2; v4147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v4149 = v4147 >> 5u;
-      const uint v4151 = v4149 % 1u;
+    for (uint v3811 = 0u; v3811 < v2; v3811 += 32u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v3813 = v3811 >> 5u;
+      const uint v3815 = v3813 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4153 = v4151 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4165 = v4147 + v4162;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v4166 = v4165 < v2;
-      const bool v4167 = v4164 && v4166;
-      const uint v4171 = v4169 + v4147;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4172 = v4171 + v4162;
-      const uint v4173 = v4167 ? v4172 : 0u;
-      const uint v4176 = v4153 + v4175;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4177 = v4176 + v4162;
+      const uint v3817 = v3815 * 5120u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v3829 = v3811 + v3826;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3830 = v3829 < v2;
+      const bool v3831 = v3828 && v3830;
+      const uint v3835 = v3833 + v3811;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3836 = v3835 + v3826;
+      const uint v3837 = v3831 ? v3836 : 0u;
+      const uint v3840 = v3817 + v3839;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3841 = v3840 + v3826;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v4177 + e] = v4167 ? x[v4173 + e] : bfloat(0);
+        shm0[v3841 + e] = v3831 ? x[v3837 + e] : bfloat(0);
       }
-      const uint v4189 = v4147 + v4186;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v4190 = v4189 < v2;
-      const bool v4191 = v4188 && v4190;
-      const uint v4195 = v4193 + v4147;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4196 = v4195 + v4186;
-      const uint v4197 = v4191 ? v4196 : 0u;
-      const uint v4200 = v4153 + v4199;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4201 = v4200 + v4186;
+      const uint v3853 = v3811 + v3850;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3854 = v3853 < v2;
+      const bool v3855 = v3852 && v3854;
+      const uint v3859 = v3857 + v3811;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3860 = v3859 + v3850;
+      const uint v3861 = v3855 ? v3860 : 0u;
+      const uint v3864 = v3817 + v3863;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3865 = v3864 + v3850;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v4201 + e] = v4191 ? x[v4197 + e] : bfloat(0);
+        shm0[v3865 + e] = v3855 ? x[v3861 + e] : bfloat(0);
       }
-      const uint v4213 = v4147 + v4210;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v4214 = v4213 < v2;
-      const bool v4215 = v4212 && v4214;
-      const uint v4219 = v4217 + v4147;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4220 = v4219 + v4210;
-      const uint v4221 = v4215 ? v4220 : 0u;
-      const uint v4224 = v4153 + v4223;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4225 = v4224 + v4210;
+      const uint v3877 = v3811 + v3874;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3878 = v3877 < v2;
+      const bool v3879 = v3876 && v3878;
+      const uint v3883 = v3881 + v3811;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3884 = v3883 + v3874;
+      const uint v3885 = v3879 ? v3884 : 0u;
+      const uint v3888 = v3817 + v3887;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3889 = v3888 + v3874;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v4225 + e] = v4215 ? x[v4221 + e] : bfloat(0);
+        shm0[v3889 + e] = v3879 ? x[v3885 + e] : bfloat(0);
       }
-      const uint v4237 = v4147 + v4234;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v4238 = v4237 < v2;
-      const bool v4239 = v4236 && v4238;
-      const uint v4243 = v4241 + v4147;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v4244 = v4243 + v4234;
-      const uint v4245 = v4239 ? v4244 : 0u;
-      const uint v4248 = v4153 + v4247;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4249 = v4248 + v4234;
+      const uint v3901 = v3811 + v3898;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v3902 = v3901 < v2;
+      const bool v3903 = v3900 && v3902;
+      const uint v3907 = v3905 + v3811;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v3908 = v3907 + v3898;
+      const uint v3909 = v3903 ? v3908 : 0u;
+      const uint v3912 = v3817 + v3911;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3913 = v3912 + v3898;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v4249 + e] = v4239 ? x[v4245 + e] : bfloat(0);
+        shm0[v3913 + e] = v3903 ? x[v3909 + e] : bfloat(0);
       }
-      const bool v4265 = v4262 && v4166;  // kernels/gemm/quant_b.hpp:124
-      const uint v4269 = min(v4165, v4267);  // kernels/gemm/quant_b.hpp:125
-      const uint v4275 = v4269 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v4279 = v4278 + v4275;
-      const uint v4280 = packed[v4279];
-      const uint v4282 = v4269 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v4286 = v4285 + v4282;
-      const uchar v4287 = scales[v4286];
-      const uint v4288 = uint(v4287);
-      const uint v4290 = v4288 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v4293 = v4288 == 255u;
-      const uint v4294 = v4293 ? 2143289344u : v4290;
-      const bool v4296 = v4288 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v4298 = v4296 ? 4194304u : v4294;
-      const float v4299 = as_type<float>(v4298);
-      const uint v4301 = v4280 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v4303 = v4301 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4305 = v4303 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4307 = v4305 << 22u;
-      const uint v4309 = v4303 * 1056964608u;
-      const bool v4311 = v4303 < 2u;
-      const uint v4312 = v4311 ? v4309 : v4307;
-      const uint v4314 = v4301 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4316 = v4314 << 28u;
-      const uint v4317 = v4312 | v4316;
-      const float v4318 = as_type<float>(v4317);
-      const float v4319 = v4318 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4321 = v4280 >> 4u;
-      const uint v4323 = v4321 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4325 = v4323 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4327 = v4325 << 22u;
-      const uint v4329 = v4323 * 1056964608u;
-      const bool v4331 = v4323 < 2u;
-      const uint v4332 = v4331 ? v4329 : v4327;
-      const uint v4334 = v4321 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4336 = v4334 << 28u;
-      const uint v4337 = v4332 | v4336;
-      const float v4338 = as_type<float>(v4337);
-      const float v4339 = v4338 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4341 = v4280 >> 8u;
-      const uint v4343 = v4341 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4345 = v4343 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4347 = v4345 << 22u;
-      const uint v4349 = v4343 * 1056964608u;
-      const bool v4351 = v4343 < 2u;
-      const uint v4352 = v4351 ? v4349 : v4347;
-      const uint v4354 = v4341 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4356 = v4354 << 28u;
-      const uint v4357 = v4352 | v4356;
-      const float v4358 = as_type<float>(v4357);
-      const float v4359 = v4358 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4361 = v4280 >> 12u;
-      const uint v4363 = v4361 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4365 = v4363 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4367 = v4365 << 22u;
-      const uint v4369 = v4363 * 1056964608u;
-      const bool v4371 = v4363 < 2u;
-      const uint v4372 = v4371 ? v4369 : v4367;
-      const uint v4374 = v4361 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4376 = v4374 << 28u;
-      const uint v4377 = v4372 | v4376;
-      const float v4378 = as_type<float>(v4377);
-      const float v4379 = v4378 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4381 = v4280 >> 16u;
-      const uint v4383 = v4381 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4385 = v4383 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4387 = v4385 << 22u;
-      const uint v4389 = v4383 * 1056964608u;
-      const bool v4391 = v4383 < 2u;
-      const uint v4392 = v4391 ? v4389 : v4387;
-      const uint v4394 = v4381 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4396 = v4394 << 28u;
-      const uint v4397 = v4392 | v4396;
-      const float v4398 = as_type<float>(v4397);
-      const float v4399 = v4398 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4401 = v4280 >> 20u;
-      const uint v4403 = v4401 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4405 = v4403 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4407 = v4405 << 22u;
-      const uint v4409 = v4403 * 1056964608u;
-      const bool v4411 = v4403 < 2u;
-      const uint v4412 = v4411 ? v4409 : v4407;
-      const uint v4414 = v4401 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4416 = v4414 << 28u;
-      const uint v4417 = v4412 | v4416;
-      const float v4418 = as_type<float>(v4417);
-      const float v4419 = v4418 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4421 = v4280 >> 24u;
-      const uint v4423 = v4421 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4425 = v4423 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4427 = v4425 << 22u;
-      const uint v4429 = v4423 * 1056964608u;
-      const bool v4431 = v4423 < 2u;
-      const uint v4432 = v4431 ? v4429 : v4427;
-      const uint v4434 = v4421 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4436 = v4434 << 28u;
-      const uint v4437 = v4432 | v4436;
-      const float v4438 = as_type<float>(v4437);
-      const float v4439 = v4438 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const uint v4441 = v4280 >> 28u;
+      const bool v3929 = v3926 && v3830;  // kernels/gemm/quant_b.hpp:124
+      const uint v3933 = min(v3829, v3931);  // kernels/gemm/quant_b.hpp:125
+      const uint v3939 = v3933 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v3943 = v3942 + v3939;
+      const uint v3944 = packed[v3943];
+      const uint v3946 = v3933 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3950 = v3949 + v3946;
+      const uchar v3951 = scales[v3950];
+      const uint v3952 = uint(v3951);
+      const uint v3954 = v3952 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v3957 = v3952 == 255u;
+      const uint v3958 = v3957 ? 2143289344u : v3954;
+      const bool v3960 = v3952 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v3962 = v3960 ? 4194304u : v3958;
+      const float v3963 = as_type<float>(v3962);
+      const uint v3965 = v3944 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3967 = v3965 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3969 = v3967 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3971 = v3969 << 22u;
+      const uint v3973 = v3967 * 1056964608u;
+      const bool v3975 = v3967 < 2u;
+      const uint v3976 = v3975 ? v3973 : v3971;
+      const uint v3978 = v3965 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3980 = v3978 << 28u;
+      const uint v3981 = v3976 | v3980;
+      const float v3982 = as_type<float>(v3981);
+      const float v3983 = v3982 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v3985 = v3944 >> 4u;
+      const uint v3987 = v3985 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3989 = v3987 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3991 = v3989 << 22u;
+      const uint v3993 = v3987 * 1056964608u;
+      const bool v3995 = v3987 < 2u;
+      const uint v3996 = v3995 ? v3993 : v3991;
+      const uint v3998 = v3985 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4000 = v3998 << 28u;
+      const uint v4001 = v3996 | v4000;
+      const float v4002 = as_type<float>(v4001);
+      const float v4003 = v4002 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4005 = v3944 >> 8u;
+      const uint v4007 = v4005 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4009 = v4007 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4011 = v4009 << 22u;
+      const uint v4013 = v4007 * 1056964608u;
+      const bool v4015 = v4007 < 2u;
+      const uint v4016 = v4015 ? v4013 : v4011;
+      const uint v4018 = v4005 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4020 = v4018 << 28u;
+      const uint v4021 = v4016 | v4020;
+      const float v4022 = as_type<float>(v4021);
+      const float v4023 = v4022 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4025 = v3944 >> 12u;
+      const uint v4027 = v4025 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4029 = v4027 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4031 = v4029 << 22u;
+      const uint v4033 = v4027 * 1056964608u;
+      const bool v4035 = v4027 < 2u;
+      const uint v4036 = v4035 ? v4033 : v4031;
+      const uint v4038 = v4025 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4040 = v4038 << 28u;
+      const uint v4041 = v4036 | v4040;
+      const float v4042 = as_type<float>(v4041);
+      const float v4043 = v4042 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4045 = v3944 >> 16u;
+      const uint v4047 = v4045 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4049 = v4047 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4051 = v4049 << 22u;
+      const uint v4053 = v4047 * 1056964608u;
+      const bool v4055 = v4047 < 2u;
+      const uint v4056 = v4055 ? v4053 : v4051;
+      const uint v4058 = v4045 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4060 = v4058 << 28u;
+      const uint v4061 = v4056 | v4060;
+      const float v4062 = as_type<float>(v4061);
+      const float v4063 = v4062 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4065 = v3944 >> 20u;
+      const uint v4067 = v4065 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4069 = v4067 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4071 = v4069 << 22u;
+      const uint v4073 = v4067 * 1056964608u;
+      const bool v4075 = v4067 < 2u;
+      const uint v4076 = v4075 ? v4073 : v4071;
+      const uint v4078 = v4065 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4080 = v4078 << 28u;
+      const uint v4081 = v4076 | v4080;
+      const float v4082 = as_type<float>(v4081);
+      const float v4083 = v4082 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4085 = v3944 >> 24u;
+      const uint v4087 = v4085 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4089 = v4087 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4091 = v4089 << 22u;
+      const uint v4093 = v4087 * 1056964608u;
+      const bool v4095 = v4087 < 2u;
+      const uint v4096 = v4095 ? v4093 : v4091;
+      const uint v4098 = v4085 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4100 = v4098 << 28u;
+      const uint v4101 = v4096 | v4100;
+      const float v4102 = as_type<float>(v4101);
+      const float v4103 = v4102 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const uint v4105 = v3944 >> 28u;
+      const uint v4107 = v4105 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4109 = v4107 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4111 = v4109 << 22u;
+      const uint v4113 = v4107 * 1056964608u;
+      const bool v4115 = v4107 < 2u;
+      const uint v4116 = v4115 ? v4113 : v4111;
+      const uint v4118 = v4105 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4120 = v4118 << 28u;
+      const uint v4121 = v4116 | v4120;
+      const float v4122 = as_type<float>(v4121);
+      const float v4123 = v4122 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4125 = v3929 ? v3983 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v4126 = bfloat(v4125);
+      const float v4128 = v3929 ? v4003 : 0.0f;
+      const bfloat v4129 = bfloat(v4128);
+      const float v4131 = v3929 ? v4023 : 0.0f;
+      const bfloat v4132 = bfloat(v4131);
+      const float v4134 = v3929 ? v4043 : 0.0f;
+      const bfloat v4135 = bfloat(v4134);
+      const float v4137 = v3929 ? v4063 : 0.0f;
+      const bfloat v4138 = bfloat(v4137);
+      const float v4140 = v3929 ? v4083 : 0.0f;
+      const bfloat v4141 = bfloat(v4140);
+      const float v4143 = v3929 ? v4103 : 0.0f;
+      const bfloat v4144 = bfloat(v4143);
+      const float v4146 = v3929 ? v4123 : 0.0f;
+      const bfloat v4147 = bfloat(v4146);
+      *(threadgroup iron_bf16x8*)(shm1 + v3841) = iron_bf16x8{{bfloat4(v4126, v4129, v4132, v4135), bfloat4(v4138, v4141, v4144, v4147)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v4167 = v4164 && v3854;  // kernels/gemm/quant_b.hpp:124
+      const uint v4171 = min(v3853, v3931);  // kernels/gemm/quant_b.hpp:125
+      const uint v4177 = v4171 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v4181 = v4180 + v4177;
+      const uint v4182 = packed[v4181];
+      const uint v4184 = v4171 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4188 = v4187 + v4184;
+      const uchar v4189 = scales[v4188];
+      const uint v4190 = uint(v4189);
+      const uint v4192 = v4190 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v4195 = v4190 == 255u;
+      const uint v4196 = v4195 ? 2143289344u : v4192;
+      const bool v4198 = v4190 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v4200 = v4198 ? 4194304u : v4196;
+      const float v4201 = as_type<float>(v4200);
+      const uint v4203 = v4182 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v4205 = v4203 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4207 = v4205 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4209 = v4207 << 22u;
+      const uint v4211 = v4205 * 1056964608u;
+      const bool v4213 = v4205 < 2u;
+      const uint v4214 = v4213 ? v4211 : v4209;
+      const uint v4216 = v4203 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4218 = v4216 << 28u;
+      const uint v4219 = v4214 | v4218;
+      const float v4220 = as_type<float>(v4219);
+      const float v4221 = v4220 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4223 = v4182 >> 4u;
+      const uint v4225 = v4223 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4227 = v4225 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4229 = v4227 << 22u;
+      const uint v4231 = v4225 * 1056964608u;
+      const bool v4233 = v4225 < 2u;
+      const uint v4234 = v4233 ? v4231 : v4229;
+      const uint v4236 = v4223 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4238 = v4236 << 28u;
+      const uint v4239 = v4234 | v4238;
+      const float v4240 = as_type<float>(v4239);
+      const float v4241 = v4240 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4243 = v4182 >> 8u;
+      const uint v4245 = v4243 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4247 = v4245 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4249 = v4247 << 22u;
+      const uint v4251 = v4245 * 1056964608u;
+      const bool v4253 = v4245 < 2u;
+      const uint v4254 = v4253 ? v4251 : v4249;
+      const uint v4256 = v4243 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4258 = v4256 << 28u;
+      const uint v4259 = v4254 | v4258;
+      const float v4260 = as_type<float>(v4259);
+      const float v4261 = v4260 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4263 = v4182 >> 12u;
+      const uint v4265 = v4263 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4267 = v4265 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4269 = v4267 << 22u;
+      const uint v4271 = v4265 * 1056964608u;
+      const bool v4273 = v4265 < 2u;
+      const uint v4274 = v4273 ? v4271 : v4269;
+      const uint v4276 = v4263 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4278 = v4276 << 28u;
+      const uint v4279 = v4274 | v4278;
+      const float v4280 = as_type<float>(v4279);
+      const float v4281 = v4280 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4283 = v4182 >> 16u;
+      const uint v4285 = v4283 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4287 = v4285 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4289 = v4287 << 22u;
+      const uint v4291 = v4285 * 1056964608u;
+      const bool v4293 = v4285 < 2u;
+      const uint v4294 = v4293 ? v4291 : v4289;
+      const uint v4296 = v4283 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4298 = v4296 << 28u;
+      const uint v4299 = v4294 | v4298;
+      const float v4300 = as_type<float>(v4299);
+      const float v4301 = v4300 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4303 = v4182 >> 20u;
+      const uint v4305 = v4303 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4307 = v4305 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4309 = v4307 << 22u;
+      const uint v4311 = v4305 * 1056964608u;
+      const bool v4313 = v4305 < 2u;
+      const uint v4314 = v4313 ? v4311 : v4309;
+      const uint v4316 = v4303 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4318 = v4316 << 28u;
+      const uint v4319 = v4314 | v4318;
+      const float v4320 = as_type<float>(v4319);
+      const float v4321 = v4320 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4323 = v4182 >> 24u;
+      const uint v4325 = v4323 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4327 = v4325 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4329 = v4327 << 22u;
+      const uint v4331 = v4325 * 1056964608u;
+      const bool v4333 = v4325 < 2u;
+      const uint v4334 = v4333 ? v4331 : v4329;
+      const uint v4336 = v4323 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4338 = v4336 << 28u;
+      const uint v4339 = v4334 | v4338;
+      const float v4340 = as_type<float>(v4339);
+      const float v4341 = v4340 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const uint v4343 = v4182 >> 28u;
+      const uint v4345 = v4343 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4347 = v4345 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4349 = v4347 << 22u;
+      const uint v4351 = v4345 * 1056964608u;
+      const bool v4353 = v4345 < 2u;
+      const uint v4354 = v4353 ? v4351 : v4349;
+      const uint v4356 = v4343 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4358 = v4356 << 28u;
+      const uint v4359 = v4354 | v4358;
+      const float v4360 = as_type<float>(v4359);
+      const float v4361 = v4360 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4363 = v4167 ? v4221 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v4364 = bfloat(v4363);
+      const float v4366 = v4167 ? v4241 : 0.0f;
+      const bfloat v4367 = bfloat(v4366);
+      const float v4369 = v4167 ? v4261 : 0.0f;
+      const bfloat v4370 = bfloat(v4369);
+      const float v4372 = v4167 ? v4281 : 0.0f;
+      const bfloat v4373 = bfloat(v4372);
+      const float v4375 = v4167 ? v4301 : 0.0f;
+      const bfloat v4376 = bfloat(v4375);
+      const float v4378 = v4167 ? v4321 : 0.0f;
+      const bfloat v4379 = bfloat(v4378);
+      const float v4381 = v4167 ? v4341 : 0.0f;
+      const bfloat v4382 = bfloat(v4381);
+      const float v4384 = v4167 ? v4361 : 0.0f;
+      const bfloat v4385 = bfloat(v4384);
+      *(threadgroup iron_bf16x8*)(shm1 + v3865) = iron_bf16x8{{bfloat4(v4364, v4367, v4370, v4373), bfloat4(v4376, v4379, v4382, v4385)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v4405 = v4402 && v3878;  // kernels/gemm/quant_b.hpp:124
+      const uint v4409 = min(v3877, v3931);  // kernels/gemm/quant_b.hpp:125
+      const uint v4415 = v4409 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v4419 = v4418 + v4415;
+      const uint v4420 = packed[v4419];
+      const uint v4422 = v4409 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4426 = v4425 + v4422;
+      const uchar v4427 = scales[v4426];
+      const uint v4428 = uint(v4427);
+      const uint v4430 = v4428 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v4433 = v4428 == 255u;
+      const uint v4434 = v4433 ? 2143289344u : v4430;
+      const bool v4436 = v4428 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v4438 = v4436 ? 4194304u : v4434;
+      const float v4439 = as_type<float>(v4438);
+      const uint v4441 = v4420 >> 0u;  // kernels/gemm/quant_b.hpp:67
       const uint v4443 = v4441 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4445 = v4443 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v4447 = v4445 << 22u;
@@ -332,54 +509,80 @@ kernel void iron_gemm_mxfp4_bf16(
       const uint v4456 = v4454 << 28u;
       const uint v4457 = v4452 | v4456;
       const float v4458 = as_type<float>(v4457);
-      const float v4459 = v4458 * v4299;  // kernels/gemm/quant_b.hpp:67
-      const float v4461 = v4265 ? v4319 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v4462 = bfloat(v4461);
-      shm1[v4177] = v4462;
-      const float v4470 = v4265 ? v4339 : 0.0f;
-      const bfloat v4471 = bfloat(v4470);
-      const uint v4477 = v4177 + 1u;
-      shm1[v4477] = v4471;
-      const float v4479 = v4265 ? v4359 : 0.0f;
-      const bfloat v4480 = bfloat(v4479);
-      const uint v4486 = v4177 + 2u;
-      shm1[v4486] = v4480;
-      const float v4488 = v4265 ? v4379 : 0.0f;
-      const bfloat v4489 = bfloat(v4488);
-      const uint v4495 = v4177 + 3u;
-      shm1[v4495] = v4489;
-      const float v4497 = v4265 ? v4399 : 0.0f;
-      const bfloat v4498 = bfloat(v4497);
-      const uint v4504 = v4177 + 4u;
-      shm1[v4504] = v4498;
-      const float v4506 = v4265 ? v4419 : 0.0f;
-      const bfloat v4507 = bfloat(v4506);
-      const uint v4513 = v4177 + 5u;
-      shm1[v4513] = v4507;
-      const float v4515 = v4265 ? v4439 : 0.0f;
-      const bfloat v4516 = bfloat(v4515);
-      const uint v4522 = v4177 + 6u;
-      shm1[v4522] = v4516;
-      const float v4524 = v4265 ? v4459 : 0.0f;
-      const bfloat v4525 = bfloat(v4524);
-      const uint v4531 = v4177 + 7u;
-      shm1[v4531] = v4525;
-      const bool v4545 = v4542 && v4190;  // kernels/gemm/quant_b.hpp:124
-      const uint v4549 = min(v4189, v4267);  // kernels/gemm/quant_b.hpp:125
-      const uint v4555 = v4549 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v4559 = v4558 + v4555;
-      const uint v4560 = packed[v4559];
-      const uint v4562 = v4549 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v4566 = v4565 + v4562;
-      const uchar v4567 = scales[v4566];
-      const uint v4568 = uint(v4567);
-      const uint v4570 = v4568 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v4573 = v4568 == 255u;
-      const uint v4574 = v4573 ? 2143289344u : v4570;
-      const bool v4576 = v4568 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v4578 = v4576 ? 4194304u : v4574;
-      const float v4579 = as_type<float>(v4578);
-      const uint v4581 = v4560 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const float v4459 = v4458 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4461 = v4420 >> 4u;
+      const uint v4463 = v4461 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4465 = v4463 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4467 = v4465 << 22u;
+      const uint v4469 = v4463 * 1056964608u;
+      const bool v4471 = v4463 < 2u;
+      const uint v4472 = v4471 ? v4469 : v4467;
+      const uint v4474 = v4461 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4476 = v4474 << 28u;
+      const uint v4477 = v4472 | v4476;
+      const float v4478 = as_type<float>(v4477);
+      const float v4479 = v4478 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4481 = v4420 >> 8u;
+      const uint v4483 = v4481 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4485 = v4483 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4487 = v4485 << 22u;
+      const uint v4489 = v4483 * 1056964608u;
+      const bool v4491 = v4483 < 2u;
+      const uint v4492 = v4491 ? v4489 : v4487;
+      const uint v4494 = v4481 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4496 = v4494 << 28u;
+      const uint v4497 = v4492 | v4496;
+      const float v4498 = as_type<float>(v4497);
+      const float v4499 = v4498 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4501 = v4420 >> 12u;
+      const uint v4503 = v4501 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4505 = v4503 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4507 = v4505 << 22u;
+      const uint v4509 = v4503 * 1056964608u;
+      const bool v4511 = v4503 < 2u;
+      const uint v4512 = v4511 ? v4509 : v4507;
+      const uint v4514 = v4501 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4516 = v4514 << 28u;
+      const uint v4517 = v4512 | v4516;
+      const float v4518 = as_type<float>(v4517);
+      const float v4519 = v4518 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4521 = v4420 >> 16u;
+      const uint v4523 = v4521 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4525 = v4523 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4527 = v4525 << 22u;
+      const uint v4529 = v4523 * 1056964608u;
+      const bool v4531 = v4523 < 2u;
+      const uint v4532 = v4531 ? v4529 : v4527;
+      const uint v4534 = v4521 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4536 = v4534 << 28u;
+      const uint v4537 = v4532 | v4536;
+      const float v4538 = as_type<float>(v4537);
+      const float v4539 = v4538 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4541 = v4420 >> 20u;
+      const uint v4543 = v4541 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4545 = v4543 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4547 = v4545 << 22u;
+      const uint v4549 = v4543 * 1056964608u;
+      const bool v4551 = v4543 < 2u;
+      const uint v4552 = v4551 ? v4549 : v4547;
+      const uint v4554 = v4541 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4556 = v4554 << 28u;
+      const uint v4557 = v4552 | v4556;
+      const float v4558 = as_type<float>(v4557);
+      const float v4559 = v4558 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4561 = v4420 >> 24u;
+      const uint v4563 = v4561 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4565 = v4563 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4567 = v4565 << 22u;
+      const uint v4569 = v4563 * 1056964608u;
+      const bool v4571 = v4563 < 2u;
+      const uint v4572 = v4571 ? v4569 : v4567;
+      const uint v4574 = v4561 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4576 = v4574 << 28u;
+      const uint v4577 = v4572 | v4576;
+      const float v4578 = as_type<float>(v4577);
+      const float v4579 = v4578 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const uint v4581 = v4420 >> 28u;
       const uint v4583 = v4581 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4585 = v4583 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v4587 = v4585 << 22u;
@@ -390,2877 +593,2567 @@ kernel void iron_gemm_mxfp4_bf16(
       const uint v4596 = v4594 << 28u;
       const uint v4597 = v4592 | v4596;
       const float v4598 = as_type<float>(v4597);
-      const float v4599 = v4598 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4601 = v4560 >> 4u;
-      const uint v4603 = v4601 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4605 = v4603 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4607 = v4605 << 22u;
-      const uint v4609 = v4603 * 1056964608u;
-      const bool v4611 = v4603 < 2u;
-      const uint v4612 = v4611 ? v4609 : v4607;
-      const uint v4614 = v4601 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4616 = v4614 << 28u;
-      const uint v4617 = v4612 | v4616;
-      const float v4618 = as_type<float>(v4617);
-      const float v4619 = v4618 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4621 = v4560 >> 8u;
-      const uint v4623 = v4621 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4625 = v4623 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4627 = v4625 << 22u;
-      const uint v4629 = v4623 * 1056964608u;
-      const bool v4631 = v4623 < 2u;
-      const uint v4632 = v4631 ? v4629 : v4627;
-      const uint v4634 = v4621 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4636 = v4634 << 28u;
-      const uint v4637 = v4632 | v4636;
-      const float v4638 = as_type<float>(v4637);
-      const float v4639 = v4638 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4641 = v4560 >> 12u;
-      const uint v4643 = v4641 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4645 = v4643 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4647 = v4645 << 22u;
-      const uint v4649 = v4643 * 1056964608u;
-      const bool v4651 = v4643 < 2u;
-      const uint v4652 = v4651 ? v4649 : v4647;
-      const uint v4654 = v4641 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4656 = v4654 << 28u;
-      const uint v4657 = v4652 | v4656;
-      const float v4658 = as_type<float>(v4657);
-      const float v4659 = v4658 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4661 = v4560 >> 16u;
-      const uint v4663 = v4661 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4665 = v4663 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4667 = v4665 << 22u;
-      const uint v4669 = v4663 * 1056964608u;
-      const bool v4671 = v4663 < 2u;
-      const uint v4672 = v4671 ? v4669 : v4667;
-      const uint v4674 = v4661 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4676 = v4674 << 28u;
-      const uint v4677 = v4672 | v4676;
-      const float v4678 = as_type<float>(v4677);
-      const float v4679 = v4678 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4681 = v4560 >> 20u;
-      const uint v4683 = v4681 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4685 = v4683 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4687 = v4685 << 22u;
-      const uint v4689 = v4683 * 1056964608u;
-      const bool v4691 = v4683 < 2u;
-      const uint v4692 = v4691 ? v4689 : v4687;
-      const uint v4694 = v4681 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4696 = v4694 << 28u;
-      const uint v4697 = v4692 | v4696;
-      const float v4698 = as_type<float>(v4697);
-      const float v4699 = v4698 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4701 = v4560 >> 24u;
-      const uint v4703 = v4701 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4705 = v4703 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4707 = v4705 << 22u;
-      const uint v4709 = v4703 * 1056964608u;
-      const bool v4711 = v4703 < 2u;
-      const uint v4712 = v4711 ? v4709 : v4707;
-      const uint v4714 = v4701 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4716 = v4714 << 28u;
-      const uint v4717 = v4712 | v4716;
-      const float v4718 = as_type<float>(v4717);
-      const float v4719 = v4718 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const uint v4721 = v4560 >> 28u;
-      const uint v4723 = v4721 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4725 = v4723 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4727 = v4725 << 22u;
-      const uint v4729 = v4723 * 1056964608u;
-      const bool v4731 = v4723 < 2u;
-      const uint v4732 = v4731 ? v4729 : v4727;
-      const uint v4734 = v4721 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4736 = v4734 << 28u;
-      const uint v4737 = v4732 | v4736;
-      const float v4738 = as_type<float>(v4737);
-      const float v4739 = v4738 * v4579;  // kernels/gemm/quant_b.hpp:67
-      const float v4741 = v4545 ? v4599 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v4742 = bfloat(v4741);
-      shm1[v4201] = v4742;
-      const float v4750 = v4545 ? v4619 : 0.0f;
-      const bfloat v4751 = bfloat(v4750);
-      const uint v4757 = v4201 + 1u;
-      shm1[v4757] = v4751;
-      const float v4759 = v4545 ? v4639 : 0.0f;
-      const bfloat v4760 = bfloat(v4759);
-      const uint v4766 = v4201 + 2u;
-      shm1[v4766] = v4760;
-      const float v4768 = v4545 ? v4659 : 0.0f;
-      const bfloat v4769 = bfloat(v4768);
-      const uint v4775 = v4201 + 3u;
-      shm1[v4775] = v4769;
-      const float v4777 = v4545 ? v4679 : 0.0f;
-      const bfloat v4778 = bfloat(v4777);
-      const uint v4784 = v4201 + 4u;
-      shm1[v4784] = v4778;
-      const float v4786 = v4545 ? v4699 : 0.0f;
-      const bfloat v4787 = bfloat(v4786);
-      const uint v4793 = v4201 + 5u;
-      shm1[v4793] = v4787;
-      const float v4795 = v4545 ? v4719 : 0.0f;
-      const bfloat v4796 = bfloat(v4795);
-      const uint v4802 = v4201 + 6u;
-      shm1[v4802] = v4796;
-      const float v4804 = v4545 ? v4739 : 0.0f;
-      const bfloat v4805 = bfloat(v4804);
-      const uint v4811 = v4201 + 7u;
-      shm1[v4811] = v4805;
-      const bool v4825 = v4822 && v4214;  // kernels/gemm/quant_b.hpp:124
-      const uint v4829 = min(v4213, v4267);  // kernels/gemm/quant_b.hpp:125
-      const uint v4835 = v4829 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v4839 = v4838 + v4835;
-      const uint v4840 = packed[v4839];
-      const uint v4842 = v4829 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v4846 = v4845 + v4842;
-      const uchar v4847 = scales[v4846];
-      const uint v4848 = uint(v4847);
-      const uint v4850 = v4848 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v4853 = v4848 == 255u;
-      const uint v4854 = v4853 ? 2143289344u : v4850;
-      const bool v4856 = v4848 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v4858 = v4856 ? 4194304u : v4854;
-      const float v4859 = as_type<float>(v4858);
-      const uint v4861 = v4840 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v4863 = v4861 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4865 = v4863 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4867 = v4865 << 22u;
-      const uint v4869 = v4863 * 1056964608u;
-      const bool v4871 = v4863 < 2u;
-      const uint v4872 = v4871 ? v4869 : v4867;
-      const uint v4874 = v4861 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4876 = v4874 << 28u;
-      const uint v4877 = v4872 | v4876;
-      const float v4878 = as_type<float>(v4877);
-      const float v4879 = v4878 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4881 = v4840 >> 4u;
-      const uint v4883 = v4881 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4885 = v4883 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4887 = v4885 << 22u;
-      const uint v4889 = v4883 * 1056964608u;
-      const bool v4891 = v4883 < 2u;
-      const uint v4892 = v4891 ? v4889 : v4887;
-      const uint v4894 = v4881 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4896 = v4894 << 28u;
-      const uint v4897 = v4892 | v4896;
-      const float v4898 = as_type<float>(v4897);
-      const float v4899 = v4898 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4901 = v4840 >> 8u;
-      const uint v4903 = v4901 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4905 = v4903 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4907 = v4905 << 22u;
-      const uint v4909 = v4903 * 1056964608u;
-      const bool v4911 = v4903 < 2u;
-      const uint v4912 = v4911 ? v4909 : v4907;
-      const uint v4914 = v4901 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4916 = v4914 << 28u;
-      const uint v4917 = v4912 | v4916;
-      const float v4918 = as_type<float>(v4917);
-      const float v4919 = v4918 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4921 = v4840 >> 12u;
-      const uint v4923 = v4921 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4925 = v4923 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4927 = v4925 << 22u;
-      const uint v4929 = v4923 * 1056964608u;
-      const bool v4931 = v4923 < 2u;
-      const uint v4932 = v4931 ? v4929 : v4927;
-      const uint v4934 = v4921 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4936 = v4934 << 28u;
-      const uint v4937 = v4932 | v4936;
-      const float v4938 = as_type<float>(v4937);
-      const float v4939 = v4938 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4941 = v4840 >> 16u;
-      const uint v4943 = v4941 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4945 = v4943 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4947 = v4945 << 22u;
-      const uint v4949 = v4943 * 1056964608u;
-      const bool v4951 = v4943 < 2u;
-      const uint v4952 = v4951 ? v4949 : v4947;
-      const uint v4954 = v4941 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4956 = v4954 << 28u;
-      const uint v4957 = v4952 | v4956;
-      const float v4958 = as_type<float>(v4957);
-      const float v4959 = v4958 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4961 = v4840 >> 20u;
-      const uint v4963 = v4961 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4965 = v4963 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4967 = v4965 << 22u;
-      const uint v4969 = v4963 * 1056964608u;
-      const bool v4971 = v4963 < 2u;
-      const uint v4972 = v4971 ? v4969 : v4967;
-      const uint v4974 = v4961 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4976 = v4974 << 28u;
-      const uint v4977 = v4972 | v4976;
-      const float v4978 = as_type<float>(v4977);
-      const float v4979 = v4978 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v4981 = v4840 >> 24u;
-      const uint v4983 = v4981 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v4985 = v4983 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v4987 = v4985 << 22u;
-      const uint v4989 = v4983 * 1056964608u;
-      const bool v4991 = v4983 < 2u;
-      const uint v4992 = v4991 ? v4989 : v4987;
-      const uint v4994 = v4981 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v4996 = v4994 << 28u;
-      const uint v4997 = v4992 | v4996;
-      const float v4998 = as_type<float>(v4997);
-      const float v4999 = v4998 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const uint v5001 = v4840 >> 28u;
-      const uint v5003 = v5001 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5005 = v5003 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5007 = v5005 << 22u;
-      const uint v5009 = v5003 * 1056964608u;
-      const bool v5011 = v5003 < 2u;
-      const uint v5012 = v5011 ? v5009 : v5007;
-      const uint v5014 = v5001 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5016 = v5014 << 28u;
-      const uint v5017 = v5012 | v5016;
-      const float v5018 = as_type<float>(v5017);
-      const float v5019 = v5018 * v4859;  // kernels/gemm/quant_b.hpp:67
-      const float v5021 = v4825 ? v4879 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v5022 = bfloat(v5021);
-      shm1[v4225] = v5022;
-      const float v5030 = v4825 ? v4899 : 0.0f;
-      const bfloat v5031 = bfloat(v5030);
-      const uint v5037 = v4225 + 1u;
-      shm1[v5037] = v5031;
-      const float v5039 = v4825 ? v4919 : 0.0f;
-      const bfloat v5040 = bfloat(v5039);
-      const uint v5046 = v4225 + 2u;
-      shm1[v5046] = v5040;
-      const float v5048 = v4825 ? v4939 : 0.0f;
-      const bfloat v5049 = bfloat(v5048);
-      const uint v5055 = v4225 + 3u;
-      shm1[v5055] = v5049;
-      const float v5057 = v4825 ? v4959 : 0.0f;
-      const bfloat v5058 = bfloat(v5057);
-      const uint v5064 = v4225 + 4u;
-      shm1[v5064] = v5058;
-      const float v5066 = v4825 ? v4979 : 0.0f;
-      const bfloat v5067 = bfloat(v5066);
-      const uint v5073 = v4225 + 5u;
-      shm1[v5073] = v5067;
-      const float v5075 = v4825 ? v4999 : 0.0f;
-      const bfloat v5076 = bfloat(v5075);
-      const uint v5082 = v4225 + 6u;
-      shm1[v5082] = v5076;
-      const float v5084 = v4825 ? v5019 : 0.0f;
-      const bfloat v5085 = bfloat(v5084);
-      const uint v5091 = v4225 + 7u;
-      shm1[v5091] = v5085;
-      const bool v5105 = v5102 && v4238;  // kernels/gemm/quant_b.hpp:124
-      const uint v5109 = min(v4237, v4267);  // kernels/gemm/quant_b.hpp:125
-      const uint v5115 = v5109 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v5119 = v5118 + v5115;
-      const uint v5120 = packed[v5119];
-      const uint v5122 = v5109 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v5126 = v5125 + v5122;
-      const uchar v5127 = scales[v5126];
-      const uint v5128 = uint(v5127);
-      const uint v5130 = v5128 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v5133 = v5128 == 255u;
-      const uint v5134 = v5133 ? 2143289344u : v5130;
-      const bool v5136 = v5128 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v5138 = v5136 ? 4194304u : v5134;
-      const float v5139 = as_type<float>(v5138);
-      const uint v5141 = v5120 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v5143 = v5141 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5145 = v5143 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5147 = v5145 << 22u;
-      const uint v5149 = v5143 * 1056964608u;
-      const bool v5151 = v5143 < 2u;
-      const uint v5152 = v5151 ? v5149 : v5147;
-      const uint v5154 = v5141 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5156 = v5154 << 28u;
-      const uint v5157 = v5152 | v5156;
-      const float v5158 = as_type<float>(v5157);
-      const float v5159 = v5158 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5161 = v5120 >> 4u;
-      const uint v5163 = v5161 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5165 = v5163 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5167 = v5165 << 22u;
-      const uint v5169 = v5163 * 1056964608u;
-      const bool v5171 = v5163 < 2u;
-      const uint v5172 = v5171 ? v5169 : v5167;
-      const uint v5174 = v5161 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5176 = v5174 << 28u;
-      const uint v5177 = v5172 | v5176;
-      const float v5178 = as_type<float>(v5177);
-      const float v5179 = v5178 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5181 = v5120 >> 8u;
-      const uint v5183 = v5181 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5185 = v5183 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5187 = v5185 << 22u;
-      const uint v5189 = v5183 * 1056964608u;
-      const bool v5191 = v5183 < 2u;
-      const uint v5192 = v5191 ? v5189 : v5187;
-      const uint v5194 = v5181 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5196 = v5194 << 28u;
-      const uint v5197 = v5192 | v5196;
-      const float v5198 = as_type<float>(v5197);
-      const float v5199 = v5198 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5201 = v5120 >> 12u;
-      const uint v5203 = v5201 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5205 = v5203 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5207 = v5205 << 22u;
-      const uint v5209 = v5203 * 1056964608u;
-      const bool v5211 = v5203 < 2u;
-      const uint v5212 = v5211 ? v5209 : v5207;
-      const uint v5214 = v5201 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5216 = v5214 << 28u;
-      const uint v5217 = v5212 | v5216;
-      const float v5218 = as_type<float>(v5217);
-      const float v5219 = v5218 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5221 = v5120 >> 16u;
-      const uint v5223 = v5221 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5225 = v5223 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5227 = v5225 << 22u;
-      const uint v5229 = v5223 * 1056964608u;
-      const bool v5231 = v5223 < 2u;
-      const uint v5232 = v5231 ? v5229 : v5227;
-      const uint v5234 = v5221 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5236 = v5234 << 28u;
-      const uint v5237 = v5232 | v5236;
-      const float v5238 = as_type<float>(v5237);
-      const float v5239 = v5238 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5241 = v5120 >> 20u;
-      const uint v5243 = v5241 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5245 = v5243 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5247 = v5245 << 22u;
-      const uint v5249 = v5243 * 1056964608u;
-      const bool v5251 = v5243 < 2u;
-      const uint v5252 = v5251 ? v5249 : v5247;
-      const uint v5254 = v5241 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5256 = v5254 << 28u;
-      const uint v5257 = v5252 | v5256;
-      const float v5258 = as_type<float>(v5257);
-      const float v5259 = v5258 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5261 = v5120 >> 24u;
-      const uint v5263 = v5261 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5265 = v5263 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5267 = v5265 << 22u;
-      const uint v5269 = v5263 * 1056964608u;
-      const bool v5271 = v5263 < 2u;
-      const uint v5272 = v5271 ? v5269 : v5267;
-      const uint v5274 = v5261 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5276 = v5274 << 28u;
-      const uint v5277 = v5272 | v5276;
-      const float v5278 = as_type<float>(v5277);
-      const float v5279 = v5278 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const uint v5281 = v5120 >> 28u;
-      const uint v5283 = v5281 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v5285 = v5283 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v5287 = v5285 << 22u;
-      const uint v5289 = v5283 * 1056964608u;
-      const bool v5291 = v5283 < 2u;
-      const uint v5292 = v5291 ? v5289 : v5287;
-      const uint v5294 = v5281 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v5296 = v5294 << 28u;
-      const uint v5297 = v5292 | v5296;
-      const float v5298 = as_type<float>(v5297);
-      const float v5299 = v5298 * v5139;  // kernels/gemm/quant_b.hpp:67
-      const float v5301 = v5105 ? v5159 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v5302 = bfloat(v5301);
-      shm1[v4249] = v5302;
-      const float v5310 = v5105 ? v5179 : 0.0f;
-      const bfloat v5311 = bfloat(v5310);
-      const uint v5317 = v4249 + 1u;
-      shm1[v5317] = v5311;
-      const float v5319 = v5105 ? v5199 : 0.0f;
-      const bfloat v5320 = bfloat(v5319);
-      const uint v5326 = v4249 + 2u;
-      shm1[v5326] = v5320;
-      const float v5328 = v5105 ? v5219 : 0.0f;
-      const bfloat v5329 = bfloat(v5328);
-      const uint v5335 = v4249 + 3u;
-      shm1[v5335] = v5329;
-      const float v5337 = v5105 ? v5239 : 0.0f;
-      const bfloat v5338 = bfloat(v5337);
-      const uint v5344 = v4249 + 4u;
-      shm1[v5344] = v5338;
-      const float v5346 = v5105 ? v5259 : 0.0f;
-      const bfloat v5347 = bfloat(v5346);
-      const uint v5353 = v4249 + 5u;
-      shm1[v5353] = v5347;
-      const float v5355 = v5105 ? v5279 : 0.0f;
-      const bfloat v5356 = bfloat(v5355);
-      const uint v5362 = v4249 + 6u;
-      shm1[v5362] = v5356;
-      const float v5364 = v5105 ? v5299 : 0.0f;
-      const bfloat v5365 = bfloat(v5364);
-      const uint v5371 = v4249 + 7u;
-      shm1[v5371] = v5365;
+      const float v4599 = v4598 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4601 = v4405 ? v4459 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v4602 = bfloat(v4601);
+      const float v4604 = v4405 ? v4479 : 0.0f;
+      const bfloat v4605 = bfloat(v4604);
+      const float v4607 = v4405 ? v4499 : 0.0f;
+      const bfloat v4608 = bfloat(v4607);
+      const float v4610 = v4405 ? v4519 : 0.0f;
+      const bfloat v4611 = bfloat(v4610);
+      const float v4613 = v4405 ? v4539 : 0.0f;
+      const bfloat v4614 = bfloat(v4613);
+      const float v4616 = v4405 ? v4559 : 0.0f;
+      const bfloat v4617 = bfloat(v4616);
+      const float v4619 = v4405 ? v4579 : 0.0f;
+      const bfloat v4620 = bfloat(v4619);
+      const float v4622 = v4405 ? v4599 : 0.0f;
+      const bfloat v4623 = bfloat(v4622);
+      *(threadgroup iron_bf16x8*)(shm1 + v3889) = iron_bf16x8{{bfloat4(v4602, v4605, v4608, v4611), bfloat4(v4614, v4617, v4620, v4623)}};  // kernels/gemm/quant_b.hpp:133
+      const bool v4643 = v4640 && v3902;  // kernels/gemm/quant_b.hpp:124
+      const uint v4647 = min(v3901, v3931);  // kernels/gemm/quant_b.hpp:125
+      const uint v4653 = v4647 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v4657 = v4656 + v4653;
+      const uint v4658 = packed[v4657];
+      const uint v4660 = v4647 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4664 = v4663 + v4660;
+      const uchar v4665 = scales[v4664];
+      const uint v4666 = uint(v4665);
+      const uint v4668 = v4666 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v4671 = v4666 == 255u;
+      const uint v4672 = v4671 ? 2143289344u : v4668;
+      const bool v4674 = v4666 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v4676 = v4674 ? 4194304u : v4672;
+      const float v4677 = as_type<float>(v4676);
+      const uint v4679 = v4658 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v4681 = v4679 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4683 = v4681 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4685 = v4683 << 22u;
+      const uint v4687 = v4681 * 1056964608u;
+      const bool v4689 = v4681 < 2u;
+      const uint v4690 = v4689 ? v4687 : v4685;
+      const uint v4692 = v4679 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4694 = v4692 << 28u;
+      const uint v4695 = v4690 | v4694;
+      const float v4696 = as_type<float>(v4695);
+      const float v4697 = v4696 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4699 = v4658 >> 4u;
+      const uint v4701 = v4699 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4703 = v4701 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4705 = v4703 << 22u;
+      const uint v4707 = v4701 * 1056964608u;
+      const bool v4709 = v4701 < 2u;
+      const uint v4710 = v4709 ? v4707 : v4705;
+      const uint v4712 = v4699 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4714 = v4712 << 28u;
+      const uint v4715 = v4710 | v4714;
+      const float v4716 = as_type<float>(v4715);
+      const float v4717 = v4716 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4719 = v4658 >> 8u;
+      const uint v4721 = v4719 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4723 = v4721 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4725 = v4723 << 22u;
+      const uint v4727 = v4721 * 1056964608u;
+      const bool v4729 = v4721 < 2u;
+      const uint v4730 = v4729 ? v4727 : v4725;
+      const uint v4732 = v4719 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4734 = v4732 << 28u;
+      const uint v4735 = v4730 | v4734;
+      const float v4736 = as_type<float>(v4735);
+      const float v4737 = v4736 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4739 = v4658 >> 12u;
+      const uint v4741 = v4739 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4743 = v4741 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4745 = v4743 << 22u;
+      const uint v4747 = v4741 * 1056964608u;
+      const bool v4749 = v4741 < 2u;
+      const uint v4750 = v4749 ? v4747 : v4745;
+      const uint v4752 = v4739 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4754 = v4752 << 28u;
+      const uint v4755 = v4750 | v4754;
+      const float v4756 = as_type<float>(v4755);
+      const float v4757 = v4756 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4759 = v4658 >> 16u;
+      const uint v4761 = v4759 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4763 = v4761 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4765 = v4763 << 22u;
+      const uint v4767 = v4761 * 1056964608u;
+      const bool v4769 = v4761 < 2u;
+      const uint v4770 = v4769 ? v4767 : v4765;
+      const uint v4772 = v4759 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4774 = v4772 << 28u;
+      const uint v4775 = v4770 | v4774;
+      const float v4776 = as_type<float>(v4775);
+      const float v4777 = v4776 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4779 = v4658 >> 20u;
+      const uint v4781 = v4779 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4783 = v4781 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4785 = v4783 << 22u;
+      const uint v4787 = v4781 * 1056964608u;
+      const bool v4789 = v4781 < 2u;
+      const uint v4790 = v4789 ? v4787 : v4785;
+      const uint v4792 = v4779 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4794 = v4792 << 28u;
+      const uint v4795 = v4790 | v4794;
+      const float v4796 = as_type<float>(v4795);
+      const float v4797 = v4796 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4799 = v4658 >> 24u;
+      const uint v4801 = v4799 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4803 = v4801 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4805 = v4803 << 22u;
+      const uint v4807 = v4801 * 1056964608u;
+      const bool v4809 = v4801 < 2u;
+      const uint v4810 = v4809 ? v4807 : v4805;
+      const uint v4812 = v4799 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4814 = v4812 << 28u;
+      const uint v4815 = v4810 | v4814;
+      const float v4816 = as_type<float>(v4815);
+      const float v4817 = v4816 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const uint v4819 = v4658 >> 28u;
+      const uint v4821 = v4819 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v4823 = v4821 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v4825 = v4823 << 22u;
+      const uint v4827 = v4821 * 1056964608u;
+      const bool v4829 = v4821 < 2u;
+      const uint v4830 = v4829 ? v4827 : v4825;
+      const uint v4832 = v4819 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v4834 = v4832 << 28u;
+      const uint v4835 = v4830 | v4834;
+      const float v4836 = as_type<float>(v4835);
+      const float v4837 = v4836 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4839 = v4643 ? v4697 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v4840 = bfloat(v4839);
+      const float v4842 = v4643 ? v4717 : 0.0f;
+      const bfloat v4843 = bfloat(v4842);
+      const float v4845 = v4643 ? v4737 : 0.0f;
+      const bfloat v4846 = bfloat(v4845);
+      const float v4848 = v4643 ? v4757 : 0.0f;
+      const bfloat v4849 = bfloat(v4848);
+      const float v4851 = v4643 ? v4777 : 0.0f;
+      const bfloat v4852 = bfloat(v4851);
+      const float v4854 = v4643 ? v4797 : 0.0f;
+      const bfloat v4855 = bfloat(v4854);
+      const float v4857 = v4643 ? v4817 : 0.0f;
+      const bfloat v4858 = bfloat(v4857);
+      const float v4860 = v4643 ? v4837 : 0.0f;
+      const bfloat v4861 = bfloat(v4860);
+      *(threadgroup iron_bf16x8*)(shm1 + v3913) = iron_bf16x8{{bfloat4(v4840, v4843, v4846, v4849), bfloat4(v4852, v4855, v4858, v4861)}};  // kernels/gemm/quant_b.hpp:133
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v5380 = v4153 + v5379;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v5380), long(40u));
-      const uint v5386 = v4153 + v5385;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v5386), long(40u));
+      const uint v4876 = v3817 + v4875;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4876), long(40u));
+      const uint v4882 = v3817 + v4881;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4882), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      const uint v5393 = v5380 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v5393), long(40u));
-      const uint v5399 = v5386 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v5399), long(40u));
+      const uint v4889 = v4876 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v4889), long(40u));
+      const uint v4895 = v4882 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v4895), long(40u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v1310 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v1311 = iron_tid.x;
-    const uint v1341 = v1311 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1344 = v1311 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1345 = v1344 << 3u;
-    const uint v1346 = v26 + v1341;  // kernels/gemm/quant_b.hpp:124
-    const bool v1347 = v1346 < v1;
-    const uint v1352 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v1356 = v1 - 1u;
-    const uint v1358 = min(v1346, v1356);
-    const uint v1362 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v1363 = v1358 * v1362;
-    const uint v1369 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v1370 = v1358 * v1369;
-    const uint v1550 = v1341 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1552 = v1550 + v1345;
-    const uint v1562 = v1552 + 1u;
-    const uint v1571 = v1552 + 2u;
-    const uint v1580 = v1552 + 3u;
-    const uint v1589 = v1552 + 4u;
-    const uint v1598 = v1552 + 5u;
-    const uint v1607 = v1552 + 6u;
-    const uint v1616 = v1552 + 7u;
-    const uint v1619 = v1311 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1621 = v1619 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1624 = v1619 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1625 = v1624 << 3u;
-    const uint v1626 = v26 + v1621;  // kernels/gemm/quant_b.hpp:124
-    const bool v1627 = v1626 < v1;
-    const uint v1638 = min(v1626, v1356);  // kernels/gemm/quant_b.hpp:125
-    const uint v1643 = v1638 * v1362;  // kernels/gemm/quant_b.hpp:64
-    const uint v1650 = v1638 * v1369;  // kernels/gemm/quant_b.hpp:65
-    const uint v1830 = v1621 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1832 = v1830 + v1625;
-    const uint v1842 = v1832 + 1u;
-    const uint v1851 = v1832 + 2u;
-    const uint v1860 = v1832 + 3u;
-    const uint v1869 = v1832 + 4u;
-    const uint v1878 = v1832 + 5u;
-    const uint v1887 = v1832 + 6u;
-    const uint v1896 = v1832 + 7u;
-    const uint v1899 = v1311 + 256u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1901 = v1899 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1904 = v1899 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1905 = v1904 << 3u;
-    const uint v1906 = v26 + v1901;  // kernels/gemm/quant_b.hpp:124
-    const bool v1907 = v1906 < v1;
-    const uint v1918 = min(v1906, v1356);  // kernels/gemm/quant_b.hpp:125
-    const uint v1923 = v1918 * v1362;  // kernels/gemm/quant_b.hpp:64
-    const uint v1930 = v1918 * v1369;  // kernels/gemm/quant_b.hpp:65
-    const uint v2110 = v1901 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v2112 = v2110 + v1905;
-    const uint v2122 = v2112 + 1u;
-    const uint v2131 = v2112 + 2u;
-    const uint v2140 = v2112 + 3u;
-    const uint v2149 = v2112 + 4u;
-    const uint v2158 = v2112 + 5u;
-    const uint v2167 = v2112 + 6u;
-    const uint v2176 = v2112 + 7u;
-    const uint v2179 = v1311 + 384u;  // kernels/gemm/quant_b.hpp:120
-    const uint v2181 = v2179 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v2184 = v2179 & 3u;  // kernels/gemm/quant_b.hpp:123
-    const uint v2185 = v2184 << 3u;
-    const uint v2186 = v26 + v2181;  // kernels/gemm/quant_b.hpp:124
-    const bool v2187 = v2186 < v1;
-    const uint v2198 = min(v2186, v1356);  // kernels/gemm/quant_b.hpp:125
-    const uint v2203 = v2198 * v1362;  // kernels/gemm/quant_b.hpp:64
-    const uint v2210 = v2198 * v1369;  // kernels/gemm/quant_b.hpp:65
-    const uint v2390 = v2181 * 40u;  // kernels/gemm/quant_b.hpp:127
-    const uint v2392 = v2390 + v2185;
-    const uint v2402 = v2392 + 1u;
-    const uint v2411 = v2392 + 2u;
-    const uint v2420 = v2392 + 3u;
-    const uint v2429 = v2392 + 4u;
-    const uint v2438 = v2392 + 5u;
-    const uint v2447 = v2392 + 6u;
-    const uint v2456 = v2392 + 7u;
-    const uint v2462 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v2468 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
-    const uint v2476 = v2462 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v2482 = v2468 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v1142 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v1143 = iron_tid.x;
+    const uint v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1177 = v1176 << 3u;
+    const uint v1178 = v26 + v1173;  // kernels/gemm/quant_b.hpp:124
+    const bool v1179 = v1178 < v1;
+    const uint v1184 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1188 = v1 - 1u;
+    const uint v1190 = min(v1178, v1188);
+    const uint v1194 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v1195 = v1190 * v1194;
+    const uint v1201 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v1202 = v1190 * v1201;
+    const uint v1403 = v1173 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1405 = v1403 + v1177;
+    const uint v1409 = v1143 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1415 = v1414 << 3u;
+    const uint v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:124
+    const bool v1417 = v1416 < v1;
+    const uint v1428 = min(v1416, v1188);  // kernels/gemm/quant_b.hpp:125
+    const uint v1433 = v1428 * v1194;  // kernels/gemm/quant_b.hpp:64
+    const uint v1440 = v1428 * v1201;  // kernels/gemm/quant_b.hpp:65
+    const uint v1641 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1643 = v1641 + v1415;
+    const uint v1647 = v1143 + 256u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1649 = v1647 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1652 = v1647 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1653 = v1652 << 3u;
+    const uint v1654 = v26 + v1649;  // kernels/gemm/quant_b.hpp:124
+    const bool v1655 = v1654 < v1;
+    const uint v1666 = min(v1654, v1188);  // kernels/gemm/quant_b.hpp:125
+    const uint v1671 = v1666 * v1194;  // kernels/gemm/quant_b.hpp:64
+    const uint v1678 = v1666 * v1201;  // kernels/gemm/quant_b.hpp:65
+    const uint v1879 = v1649 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1881 = v1879 + v1653;
+    const uint v1885 = v1143 + 384u;  // kernels/gemm/quant_b.hpp:120
+    const uint v1887 = v1885 >> 2u;  // kernels/gemm/quant_b.hpp:122
+    const uint v1890 = v1885 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1891 = v1890 << 3u;
+    const uint v1892 = v26 + v1887;  // kernels/gemm/quant_b.hpp:124
+    const bool v1893 = v1892 < v1;
+    const uint v1904 = min(v1892, v1188);  // kernels/gemm/quant_b.hpp:125
+    const uint v1909 = v1904 * v1194;  // kernels/gemm/quant_b.hpp:64
+    const uint v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:65
+    const uint v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v2119 = v2117 + v1891;
+    const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v1309 = 0u; v1309 < v2; v1309 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v1313 = v1311; v1313 < 4096u; v1313 += v1310) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v1315 = v1313 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1317 = v1313 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1318 = v22 + v1315;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v1319 = v1318 < v0;
-        const uint v1320 = v1309 + v1317;
-        const bool v1321 = v1320 < v2;
-        const bool v1322 = v1319 && v1321;
-        if (v1322) {
-          const uint v1324 = v1318 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v1326 = v1324 + v1309;
-          const uint v1327 = v1326 + v1317;
-          const bfloat v1328 = x[v1327];
-          const uint v1330 = v1315 * 40u;
-          const uint v1331 = v1330 + v1317;
-          shm0[v1331] = v1328;
+    for (uint v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1150 = v22 + v1147;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v1151 = v1150 < v0;
+        const uint v1152 = v1141 + v1149;
+        const bool v1153 = v1152 < v2;
+        const bool v1154 = v1151 && v1153;
+        if (v1154) {
+          const uint v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v1158 = v1156 + v1141;
+          const uint v1159 = v1158 + v1149;
+          const bfloat v1160 = x[v1159];
+          const uint v1162 = v1147 * 40u;
+          const uint v1163 = v1162 + v1149;
+          shm0[v1163] = v1160;
         } else {
-          const uint v1333 = v1315 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v1334 = v1333 + v1317;
-          shm0[v1334] = bfloat(0.0f);
+          const uint v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v1166 = v1165 + v1149;
+          shm0[v1166] = bfloat(0.0f);
         }
       }
-      const uint v1348 = v1309 + v1345;  // kernels/gemm/quant_b.hpp:124
-      const bool v1349 = v1348 < v2;
-      const bool v1350 = v1347 && v1349;
-      const uint v1354 = min(v1348, v1352);  // kernels/gemm/quant_b.hpp:125
-      const uint v1360 = v1354 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v1364 = v1363 + v1360;
-      const uint v1365 = packed[v1364];
-      const uint v1367 = v1354 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v1371 = v1370 + v1367;
-      const uchar v1372 = scales[v1371];
-      const uint v1373 = uint(v1372);
-      const uint v1375 = v1373 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1378 = v1373 == 255u;
-      const uint v1379 = v1378 ? 2143289344u : v1375;
-      const bool v1381 = v1373 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1383 = v1381 ? 4194304u : v1379;
-      const float v1384 = as_type<float>(v1383);
-      const uint v1386 = v1365 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v1388 = v1386 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1390 = v1388 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1392 = v1390 << 22u;
-      const uint v1394 = v1388 * 1056964608u;
-      const bool v1396 = v1388 < 2u;
-      const uint v1397 = v1396 ? v1394 : v1392;
-      const uint v1399 = v1386 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1401 = v1399 << 28u;
-      const uint v1402 = v1397 | v1401;
-      const float v1403 = as_type<float>(v1402);
-      const float v1404 = v1403 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1406 = v1365 >> 4u;
-      const uint v1408 = v1406 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1410 = v1408 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1412 = v1410 << 22u;
-      const uint v1414 = v1408 * 1056964608u;
-      const bool v1416 = v1408 < 2u;
-      const uint v1417 = v1416 ? v1414 : v1412;
-      const uint v1419 = v1406 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1421 = v1419 << 28u;
-      const uint v1422 = v1417 | v1421;
-      const float v1423 = as_type<float>(v1422);
-      const float v1424 = v1423 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1426 = v1365 >> 8u;
-      const uint v1428 = v1426 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1430 = v1428 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1432 = v1430 << 22u;
-      const uint v1434 = v1428 * 1056964608u;
-      const bool v1436 = v1428 < 2u;
-      const uint v1437 = v1436 ? v1434 : v1432;
-      const uint v1439 = v1426 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1441 = v1439 << 28u;
-      const uint v1442 = v1437 | v1441;
-      const float v1443 = as_type<float>(v1442);
-      const float v1444 = v1443 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1446 = v1365 >> 12u;
-      const uint v1448 = v1446 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1450 = v1448 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1452 = v1450 << 22u;
-      const uint v1454 = v1448 * 1056964608u;
-      const bool v1456 = v1448 < 2u;
-      const uint v1457 = v1456 ? v1454 : v1452;
-      const uint v1459 = v1446 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1461 = v1459 << 28u;
-      const uint v1462 = v1457 | v1461;
-      const float v1463 = as_type<float>(v1462);
-      const float v1464 = v1463 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1466 = v1365 >> 16u;
-      const uint v1468 = v1466 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1470 = v1468 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1472 = v1470 << 22u;
-      const uint v1474 = v1468 * 1056964608u;
-      const bool v1476 = v1468 < 2u;
-      const uint v1477 = v1476 ? v1474 : v1472;
-      const uint v1479 = v1466 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1481 = v1479 << 28u;
-      const uint v1482 = v1477 | v1481;
-      const float v1483 = as_type<float>(v1482);
-      const float v1484 = v1483 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1486 = v1365 >> 20u;
-      const uint v1488 = v1486 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1490 = v1488 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1492 = v1490 << 22u;
-      const uint v1494 = v1488 * 1056964608u;
-      const bool v1496 = v1488 < 2u;
-      const uint v1497 = v1496 ? v1494 : v1492;
-      const uint v1499 = v1486 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1501 = v1499 << 28u;
-      const uint v1502 = v1497 | v1501;
-      const float v1503 = as_type<float>(v1502);
-      const float v1504 = v1503 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1506 = v1365 >> 24u;
-      const uint v1508 = v1506 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1510 = v1508 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1512 = v1510 << 22u;
-      const uint v1514 = v1508 * 1056964608u;
-      const bool v1516 = v1508 < 2u;
-      const uint v1517 = v1516 ? v1514 : v1512;
-      const uint v1519 = v1506 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1521 = v1519 << 28u;
-      const uint v1522 = v1517 | v1521;
-      const float v1523 = as_type<float>(v1522);
-      const float v1524 = v1523 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const uint v1526 = v1365 >> 28u;
-      const uint v1528 = v1526 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1530 = v1528 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1532 = v1530 << 22u;
-      const uint v1534 = v1528 * 1056964608u;
-      const bool v1536 = v1528 < 2u;
-      const uint v1537 = v1536 ? v1534 : v1532;
-      const uint v1539 = v1526 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1541 = v1539 << 28u;
-      const uint v1542 = v1537 | v1541;
-      const float v1543 = as_type<float>(v1542);
-      const float v1544 = v1543 * v1384;  // kernels/gemm/quant_b.hpp:67
-      const float v1546 = v1350 ? v1404 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v1547 = bfloat(v1546);
-      shm1[v1552] = v1547;
-      const float v1555 = v1350 ? v1424 : 0.0f;
-      const bfloat v1556 = bfloat(v1555);
-      shm1[v1562] = v1556;
-      const float v1564 = v1350 ? v1444 : 0.0f;
-      const bfloat v1565 = bfloat(v1564);
-      shm1[v1571] = v1565;
-      const float v1573 = v1350 ? v1464 : 0.0f;
-      const bfloat v1574 = bfloat(v1573);
-      shm1[v1580] = v1574;
-      const float v1582 = v1350 ? v1484 : 0.0f;
-      const bfloat v1583 = bfloat(v1582);
-      shm1[v1589] = v1583;
-      const float v1591 = v1350 ? v1504 : 0.0f;
-      const bfloat v1592 = bfloat(v1591);
-      shm1[v1598] = v1592;
-      const float v1600 = v1350 ? v1524 : 0.0f;
-      const bfloat v1601 = bfloat(v1600);
-      shm1[v1607] = v1601;
-      const float v1609 = v1350 ? v1544 : 0.0f;
-      const bfloat v1610 = bfloat(v1609);
-      shm1[v1616] = v1610;
-      const uint v1628 = v1309 + v1625;  // kernels/gemm/quant_b.hpp:124
-      const bool v1629 = v1628 < v2;
-      const bool v1630 = v1627 && v1629;
-      const uint v1634 = min(v1628, v1352);  // kernels/gemm/quant_b.hpp:125
-      const uint v1640 = v1634 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v1644 = v1643 + v1640;
-      const uint v1645 = packed[v1644];
-      const uint v1647 = v1634 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v1651 = v1650 + v1647;
-      const uchar v1652 = scales[v1651];
-      const uint v1653 = uint(v1652);
-      const uint v1655 = v1653 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1658 = v1653 == 255u;
-      const uint v1659 = v1658 ? 2143289344u : v1655;
-      const bool v1661 = v1653 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1663 = v1661 ? 4194304u : v1659;
-      const float v1664 = as_type<float>(v1663);
-      const uint v1666 = v1645 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v1668 = v1666 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1670 = v1668 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1672 = v1670 << 22u;
-      const uint v1674 = v1668 * 1056964608u;
-      const bool v1676 = v1668 < 2u;
-      const uint v1677 = v1676 ? v1674 : v1672;
-      const uint v1679 = v1666 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1681 = v1679 << 28u;
-      const uint v1682 = v1677 | v1681;
-      const float v1683 = as_type<float>(v1682);
-      const float v1684 = v1683 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1686 = v1645 >> 4u;
-      const uint v1688 = v1686 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1690 = v1688 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1692 = v1690 << 22u;
-      const uint v1694 = v1688 * 1056964608u;
-      const bool v1696 = v1688 < 2u;
-      const uint v1697 = v1696 ? v1694 : v1692;
-      const uint v1699 = v1686 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1701 = v1699 << 28u;
-      const uint v1702 = v1697 | v1701;
-      const float v1703 = as_type<float>(v1702);
-      const float v1704 = v1703 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1706 = v1645 >> 8u;
-      const uint v1708 = v1706 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1710 = v1708 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1712 = v1710 << 22u;
-      const uint v1714 = v1708 * 1056964608u;
-      const bool v1716 = v1708 < 2u;
-      const uint v1717 = v1716 ? v1714 : v1712;
-      const uint v1719 = v1706 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1721 = v1719 << 28u;
-      const uint v1722 = v1717 | v1721;
-      const float v1723 = as_type<float>(v1722);
-      const float v1724 = v1723 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1726 = v1645 >> 12u;
-      const uint v1728 = v1726 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1730 = v1728 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1732 = v1730 << 22u;
-      const uint v1734 = v1728 * 1056964608u;
-      const bool v1736 = v1728 < 2u;
-      const uint v1737 = v1736 ? v1734 : v1732;
-      const uint v1739 = v1726 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1741 = v1739 << 28u;
-      const uint v1742 = v1737 | v1741;
-      const float v1743 = as_type<float>(v1742);
-      const float v1744 = v1743 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1746 = v1645 >> 16u;
-      const uint v1748 = v1746 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1750 = v1748 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1752 = v1750 << 22u;
-      const uint v1754 = v1748 * 1056964608u;
-      const bool v1756 = v1748 < 2u;
-      const uint v1757 = v1756 ? v1754 : v1752;
-      const uint v1759 = v1746 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1761 = v1759 << 28u;
-      const uint v1762 = v1757 | v1761;
-      const float v1763 = as_type<float>(v1762);
-      const float v1764 = v1763 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1766 = v1645 >> 20u;
-      const uint v1768 = v1766 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1770 = v1768 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1772 = v1770 << 22u;
-      const uint v1774 = v1768 * 1056964608u;
-      const bool v1776 = v1768 < 2u;
-      const uint v1777 = v1776 ? v1774 : v1772;
-      const uint v1779 = v1766 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1781 = v1779 << 28u;
-      const uint v1782 = v1777 | v1781;
-      const float v1783 = as_type<float>(v1782);
-      const float v1784 = v1783 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1786 = v1645 >> 24u;
-      const uint v1788 = v1786 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1790 = v1788 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1792 = v1790 << 22u;
-      const uint v1794 = v1788 * 1056964608u;
-      const bool v1796 = v1788 < 2u;
-      const uint v1797 = v1796 ? v1794 : v1792;
-      const uint v1799 = v1786 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1801 = v1799 << 28u;
-      const uint v1802 = v1797 | v1801;
-      const float v1803 = as_type<float>(v1802);
-      const float v1804 = v1803 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const uint v1806 = v1645 >> 28u;
-      const uint v1808 = v1806 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1810 = v1808 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1812 = v1810 << 22u;
-      const uint v1814 = v1808 * 1056964608u;
-      const bool v1816 = v1808 < 2u;
-      const uint v1817 = v1816 ? v1814 : v1812;
-      const uint v1819 = v1806 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1821 = v1819 << 28u;
-      const uint v1822 = v1817 | v1821;
-      const float v1823 = as_type<float>(v1822);
-      const float v1824 = v1823 * v1664;  // kernels/gemm/quant_b.hpp:67
-      const float v1826 = v1630 ? v1684 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v1827 = bfloat(v1826);
-      shm1[v1832] = v1827;
-      const float v1835 = v1630 ? v1704 : 0.0f;
-      const bfloat v1836 = bfloat(v1835);
-      shm1[v1842] = v1836;
-      const float v1844 = v1630 ? v1724 : 0.0f;
-      const bfloat v1845 = bfloat(v1844);
-      shm1[v1851] = v1845;
-      const float v1853 = v1630 ? v1744 : 0.0f;
-      const bfloat v1854 = bfloat(v1853);
-      shm1[v1860] = v1854;
-      const float v1862 = v1630 ? v1764 : 0.0f;
-      const bfloat v1863 = bfloat(v1862);
-      shm1[v1869] = v1863;
-      const float v1871 = v1630 ? v1784 : 0.0f;
-      const bfloat v1872 = bfloat(v1871);
-      shm1[v1878] = v1872;
-      const float v1880 = v1630 ? v1804 : 0.0f;
-      const bfloat v1881 = bfloat(v1880);
-      shm1[v1887] = v1881;
-      const float v1889 = v1630 ? v1824 : 0.0f;
-      const bfloat v1890 = bfloat(v1889);
-      shm1[v1896] = v1890;
-      const uint v1908 = v1309 + v1905;  // kernels/gemm/quant_b.hpp:124
-      const bool v1909 = v1908 < v2;
-      const bool v1910 = v1907 && v1909;
-      const uint v1914 = min(v1908, v1352);  // kernels/gemm/quant_b.hpp:125
-      const uint v1920 = v1914 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v1924 = v1923 + v1920;
-      const uint v1925 = packed[v1924];
-      const uint v1927 = v1914 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v1931 = v1930 + v1927;
-      const uchar v1932 = scales[v1931];
-      const uint v1933 = uint(v1932);
-      const uint v1935 = v1933 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1938 = v1933 == 255u;
-      const uint v1939 = v1938 ? 2143289344u : v1935;
-      const bool v1941 = v1933 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1943 = v1941 ? 4194304u : v1939;
-      const float v1944 = as_type<float>(v1943);
-      const uint v1946 = v1925 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v1948 = v1946 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1950 = v1948 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1952 = v1950 << 22u;
-      const uint v1954 = v1948 * 1056964608u;
-      const bool v1956 = v1948 < 2u;
-      const uint v1957 = v1956 ? v1954 : v1952;
-      const uint v1959 = v1946 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1961 = v1959 << 28u;
-      const uint v1962 = v1957 | v1961;
-      const float v1963 = as_type<float>(v1962);
-      const float v1964 = v1963 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v1966 = v1925 >> 4u;
-      const uint v1968 = v1966 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1970 = v1968 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1972 = v1970 << 22u;
-      const uint v1974 = v1968 * 1056964608u;
-      const bool v1976 = v1968 < 2u;
-      const uint v1977 = v1976 ? v1974 : v1972;
-      const uint v1979 = v1966 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1981 = v1979 << 28u;
-      const uint v1982 = v1977 | v1981;
-      const float v1983 = as_type<float>(v1982);
-      const float v1984 = v1983 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v1986 = v1925 >> 8u;
-      const uint v1988 = v1986 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1990 = v1988 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1992 = v1990 << 22u;
-      const uint v1994 = v1988 * 1056964608u;
-      const bool v1996 = v1988 < 2u;
-      const uint v1997 = v1996 ? v1994 : v1992;
-      const uint v1999 = v1986 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2001 = v1999 << 28u;
-      const uint v2002 = v1997 | v2001;
-      const float v2003 = as_type<float>(v2002);
-      const float v2004 = v2003 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v2006 = v1925 >> 12u;
-      const uint v2008 = v2006 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2010 = v2008 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2012 = v2010 << 22u;
-      const uint v2014 = v2008 * 1056964608u;
-      const bool v2016 = v2008 < 2u;
-      const uint v2017 = v2016 ? v2014 : v2012;
-      const uint v2019 = v2006 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2021 = v2019 << 28u;
-      const uint v2022 = v2017 | v2021;
-      const float v2023 = as_type<float>(v2022);
-      const float v2024 = v2023 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v2026 = v1925 >> 16u;
-      const uint v2028 = v2026 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2030 = v2028 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2032 = v2030 << 22u;
-      const uint v2034 = v2028 * 1056964608u;
-      const bool v2036 = v2028 < 2u;
-      const uint v2037 = v2036 ? v2034 : v2032;
-      const uint v2039 = v2026 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2041 = v2039 << 28u;
-      const uint v2042 = v2037 | v2041;
-      const float v2043 = as_type<float>(v2042);
-      const float v2044 = v2043 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v2046 = v1925 >> 20u;
-      const uint v2048 = v2046 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2050 = v2048 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2052 = v2050 << 22u;
-      const uint v2054 = v2048 * 1056964608u;
-      const bool v2056 = v2048 < 2u;
-      const uint v2057 = v2056 ? v2054 : v2052;
-      const uint v2059 = v2046 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2061 = v2059 << 28u;
-      const uint v2062 = v2057 | v2061;
-      const float v2063 = as_type<float>(v2062);
-      const float v2064 = v2063 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v2066 = v1925 >> 24u;
-      const uint v2068 = v2066 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2070 = v2068 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2072 = v2070 << 22u;
-      const uint v2074 = v2068 * 1056964608u;
-      const bool v2076 = v2068 < 2u;
-      const uint v2077 = v2076 ? v2074 : v2072;
-      const uint v2079 = v2066 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2081 = v2079 << 28u;
-      const uint v2082 = v2077 | v2081;
-      const float v2083 = as_type<float>(v2082);
-      const float v2084 = v2083 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const uint v2086 = v1925 >> 28u;
-      const uint v2088 = v2086 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2090 = v2088 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2092 = v2090 << 22u;
-      const uint v2094 = v2088 * 1056964608u;
-      const bool v2096 = v2088 < 2u;
-      const uint v2097 = v2096 ? v2094 : v2092;
-      const uint v2099 = v2086 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2101 = v2099 << 28u;
-      const uint v2102 = v2097 | v2101;
-      const float v2103 = as_type<float>(v2102);
-      const float v2104 = v2103 * v1944;  // kernels/gemm/quant_b.hpp:67
-      const float v2106 = v1910 ? v1964 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v2107 = bfloat(v2106);
-      shm1[v2112] = v2107;
-      const float v2115 = v1910 ? v1984 : 0.0f;
-      const bfloat v2116 = bfloat(v2115);
-      shm1[v2122] = v2116;
-      const float v2124 = v1910 ? v2004 : 0.0f;
-      const bfloat v2125 = bfloat(v2124);
-      shm1[v2131] = v2125;
-      const float v2133 = v1910 ? v2024 : 0.0f;
-      const bfloat v2134 = bfloat(v2133);
-      shm1[v2140] = v2134;
-      const float v2142 = v1910 ? v2044 : 0.0f;
-      const bfloat v2143 = bfloat(v2142);
-      shm1[v2149] = v2143;
-      const float v2151 = v1910 ? v2064 : 0.0f;
-      const bfloat v2152 = bfloat(v2151);
-      shm1[v2158] = v2152;
-      const float v2160 = v1910 ? v2084 : 0.0f;
-      const bfloat v2161 = bfloat(v2160);
-      shm1[v2167] = v2161;
-      const float v2169 = v1910 ? v2104 : 0.0f;
-      const bfloat v2170 = bfloat(v2169);
-      shm1[v2176] = v2170;
-      const uint v2188 = v1309 + v2185;  // kernels/gemm/quant_b.hpp:124
-      const bool v2189 = v2188 < v2;
-      const bool v2190 = v2187 && v2189;
-      const uint v2194 = min(v2188, v1352);  // kernels/gemm/quant_b.hpp:125
-      const uint v2200 = v2194 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v2204 = v2203 + v2200;
-      const uint v2205 = packed[v2204];
-      const uint v2207 = v2194 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v2211 = v2210 + v2207;
-      const uchar v2212 = scales[v2211];
-      const uint v2213 = uint(v2212);
-      const uint v2215 = v2213 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2218 = v2213 == 255u;
-      const uint v2219 = v2218 ? 2143289344u : v2215;
-      const bool v2221 = v2213 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v2223 = v2221 ? 4194304u : v2219;
-      const float v2224 = as_type<float>(v2223);
-      const uint v2226 = v2205 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v2228 = v2226 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2230 = v2228 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2232 = v2230 << 22u;
-      const uint v2234 = v2228 * 1056964608u;
-      const bool v2236 = v2228 < 2u;
-      const uint v2237 = v2236 ? v2234 : v2232;
-      const uint v2239 = v2226 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2241 = v2239 << 28u;
-      const uint v2242 = v2237 | v2241;
-      const float v2243 = as_type<float>(v2242);
-      const float v2244 = v2243 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2246 = v2205 >> 4u;
-      const uint v2248 = v2246 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2250 = v2248 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2252 = v2250 << 22u;
-      const uint v2254 = v2248 * 1056964608u;
-      const bool v2256 = v2248 < 2u;
-      const uint v2257 = v2256 ? v2254 : v2252;
-      const uint v2259 = v2246 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2261 = v2259 << 28u;
-      const uint v2262 = v2257 | v2261;
-      const float v2263 = as_type<float>(v2262);
-      const float v2264 = v2263 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2266 = v2205 >> 8u;
-      const uint v2268 = v2266 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2270 = v2268 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2272 = v2270 << 22u;
-      const uint v2274 = v2268 * 1056964608u;
-      const bool v2276 = v2268 < 2u;
-      const uint v2277 = v2276 ? v2274 : v2272;
-      const uint v2279 = v2266 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2281 = v2279 << 28u;
-      const uint v2282 = v2277 | v2281;
-      const float v2283 = as_type<float>(v2282);
-      const float v2284 = v2283 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2286 = v2205 >> 12u;
-      const uint v2288 = v2286 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2290 = v2288 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2292 = v2290 << 22u;
-      const uint v2294 = v2288 * 1056964608u;
-      const bool v2296 = v2288 < 2u;
-      const uint v2297 = v2296 ? v2294 : v2292;
-      const uint v2299 = v2286 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2301 = v2299 << 28u;
-      const uint v2302 = v2297 | v2301;
-      const float v2303 = as_type<float>(v2302);
-      const float v2304 = v2303 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2306 = v2205 >> 16u;
-      const uint v2308 = v2306 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2310 = v2308 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2312 = v2310 << 22u;
-      const uint v2314 = v2308 * 1056964608u;
-      const bool v2316 = v2308 < 2u;
-      const uint v2317 = v2316 ? v2314 : v2312;
-      const uint v2319 = v2306 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2321 = v2319 << 28u;
-      const uint v2322 = v2317 | v2321;
-      const float v2323 = as_type<float>(v2322);
-      const float v2324 = v2323 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2326 = v2205 >> 20u;
-      const uint v2328 = v2326 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2330 = v2328 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2332 = v2330 << 22u;
-      const uint v2334 = v2328 * 1056964608u;
-      const bool v2336 = v2328 < 2u;
-      const uint v2337 = v2336 ? v2334 : v2332;
-      const uint v2339 = v2326 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2341 = v2339 << 28u;
-      const uint v2342 = v2337 | v2341;
-      const float v2343 = as_type<float>(v2342);
-      const float v2344 = v2343 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2346 = v2205 >> 24u;
-      const uint v2348 = v2346 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2350 = v2348 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2352 = v2350 << 22u;
-      const uint v2354 = v2348 * 1056964608u;
-      const bool v2356 = v2348 < 2u;
-      const uint v2357 = v2356 ? v2354 : v2352;
-      const uint v2359 = v2346 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2361 = v2359 << 28u;
-      const uint v2362 = v2357 | v2361;
-      const float v2363 = as_type<float>(v2362);
-      const float v2364 = v2363 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const uint v2366 = v2205 >> 28u;
-      const uint v2368 = v2366 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2370 = v2368 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2372 = v2370 << 22u;
-      const uint v2374 = v2368 * 1056964608u;
-      const bool v2376 = v2368 < 2u;
-      const uint v2377 = v2376 ? v2374 : v2372;
-      const uint v2379 = v2366 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2381 = v2379 << 28u;
-      const uint v2382 = v2377 | v2381;
-      const float v2383 = as_type<float>(v2382);
-      const float v2384 = v2383 * v2224;  // kernels/gemm/quant_b.hpp:67
-      const float v2386 = v2190 ? v2244 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const bfloat v2387 = bfloat(v2386);
-      shm1[v2392] = v2387;
-      const float v2395 = v2190 ? v2264 : 0.0f;
-      const bfloat v2396 = bfloat(v2395);
-      shm1[v2402] = v2396;
-      const float v2404 = v2190 ? v2284 : 0.0f;
-      const bfloat v2405 = bfloat(v2404);
-      shm1[v2411] = v2405;
-      const float v2413 = v2190 ? v2304 : 0.0f;
-      const bfloat v2414 = bfloat(v2413);
-      shm1[v2420] = v2414;
-      const float v2422 = v2190 ? v2324 : 0.0f;
-      const bfloat v2423 = bfloat(v2422);
-      shm1[v2429] = v2423;
-      const float v2431 = v2190 ? v2344 : 0.0f;
-      const bfloat v2432 = bfloat(v2431);
-      shm1[v2438] = v2432;
-      const float v2440 = v2190 ? v2364 : 0.0f;
-      const bfloat v2441 = bfloat(v2440);
-      shm1[v2447] = v2441;
-      const float v2449 = v2190 ? v2384 : 0.0f;
-      const bfloat v2450 = bfloat(v2449);
-      shm1[v2456] = v2450;
+      const uint v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:124
+      const bool v1181 = v1180 < v2;
+      const bool v1182 = v1179 && v1181;
+      const uint v1186 = min(v1180, v1184);  // kernels/gemm/quant_b.hpp:125
+      const uint v1192 = v1186 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1196 = v1195 + v1192;
+      const uint v1197 = packed[v1196];
+      const uint v1199 = v1186 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1203 = v1202 + v1199;
+      const uchar v1204 = scales[v1203];
+      const uint v1205 = uint(v1204);
+      const uint v1207 = v1205 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1210 = v1205 == 255u;
+      const uint v1211 = v1210 ? 2143289344u : v1207;
+      const bool v1213 = v1205 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1215 = v1213 ? 4194304u : v1211;
+      const float v1216 = as_type<float>(v1215);
+      const uint v1218 = v1197 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1220 = v1218 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1222 = v1220 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1224 = v1222 << 22u;
+      const uint v1226 = v1220 * 1056964608u;
+      const bool v1228 = v1220 < 2u;
+      const uint v1229 = v1228 ? v1226 : v1224;
+      const uint v1231 = v1218 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1233 = v1231 << 28u;
+      const uint v1234 = v1229 | v1233;
+      const float v1235 = as_type<float>(v1234);
+      const float v1236 = v1235 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1238 = v1197 >> 4u;
+      const uint v1240 = v1238 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1242 = v1240 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1244 = v1242 << 22u;
+      const uint v1246 = v1240 * 1056964608u;
+      const bool v1248 = v1240 < 2u;
+      const uint v1249 = v1248 ? v1246 : v1244;
+      const uint v1251 = v1238 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1253 = v1251 << 28u;
+      const uint v1254 = v1249 | v1253;
+      const float v1255 = as_type<float>(v1254);
+      const float v1256 = v1255 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1258 = v1197 >> 8u;
+      const uint v1260 = v1258 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1262 = v1260 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1264 = v1262 << 22u;
+      const uint v1266 = v1260 * 1056964608u;
+      const bool v1268 = v1260 < 2u;
+      const uint v1269 = v1268 ? v1266 : v1264;
+      const uint v1271 = v1258 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1273 = v1271 << 28u;
+      const uint v1274 = v1269 | v1273;
+      const float v1275 = as_type<float>(v1274);
+      const float v1276 = v1275 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1278 = v1197 >> 12u;
+      const uint v1280 = v1278 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1282 = v1280 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1284 = v1282 << 22u;
+      const uint v1286 = v1280 * 1056964608u;
+      const bool v1288 = v1280 < 2u;
+      const uint v1289 = v1288 ? v1286 : v1284;
+      const uint v1291 = v1278 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1293 = v1291 << 28u;
+      const uint v1294 = v1289 | v1293;
+      const float v1295 = as_type<float>(v1294);
+      const float v1296 = v1295 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1298 = v1197 >> 16u;
+      const uint v1300 = v1298 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1302 = v1300 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1304 = v1302 << 22u;
+      const uint v1306 = v1300 * 1056964608u;
+      const bool v1308 = v1300 < 2u;
+      const uint v1309 = v1308 ? v1306 : v1304;
+      const uint v1311 = v1298 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1313 = v1311 << 28u;
+      const uint v1314 = v1309 | v1313;
+      const float v1315 = as_type<float>(v1314);
+      const float v1316 = v1315 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1318 = v1197 >> 20u;
+      const uint v1320 = v1318 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1322 = v1320 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1324 = v1322 << 22u;
+      const uint v1326 = v1320 * 1056964608u;
+      const bool v1328 = v1320 < 2u;
+      const uint v1329 = v1328 ? v1326 : v1324;
+      const uint v1331 = v1318 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1333 = v1331 << 28u;
+      const uint v1334 = v1329 | v1333;
+      const float v1335 = as_type<float>(v1334);
+      const float v1336 = v1335 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1338 = v1197 >> 24u;
+      const uint v1340 = v1338 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1342 = v1340 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1344 = v1342 << 22u;
+      const uint v1346 = v1340 * 1056964608u;
+      const bool v1348 = v1340 < 2u;
+      const uint v1349 = v1348 ? v1346 : v1344;
+      const uint v1351 = v1338 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1353 = v1351 << 28u;
+      const uint v1354 = v1349 | v1353;
+      const float v1355 = as_type<float>(v1354);
+      const float v1356 = v1355 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const uint v1358 = v1197 >> 28u;
+      const uint v1360 = v1358 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1362 = v1360 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1364 = v1362 << 22u;
+      const uint v1366 = v1360 * 1056964608u;
+      const bool v1368 = v1360 < 2u;
+      const uint v1369 = v1368 ? v1366 : v1364;
+      const uint v1371 = v1358 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1373 = v1371 << 28u;
+      const uint v1374 = v1369 | v1373;
+      const float v1375 = as_type<float>(v1374);
+      const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v1379 = bfloat(v1378);
+      const float v1381 = v1182 ? v1256 : 0.0f;
+      const bfloat v1382 = bfloat(v1381);
+      const float v1384 = v1182 ? v1276 : 0.0f;
+      const bfloat v1385 = bfloat(v1384);
+      const float v1387 = v1182 ? v1296 : 0.0f;
+      const bfloat v1388 = bfloat(v1387);
+      const float v1390 = v1182 ? v1316 : 0.0f;
+      const bfloat v1391 = bfloat(v1390);
+      const float v1393 = v1182 ? v1336 : 0.0f;
+      const bfloat v1394 = bfloat(v1393);
+      const float v1396 = v1182 ? v1356 : 0.0f;
+      const bfloat v1397 = bfloat(v1396);
+      const float v1399 = v1182 ? v1376 : 0.0f;
+      const bfloat v1400 = bfloat(v1399);
+      *(threadgroup iron_bf16x8*)(shm1 + v1405) = iron_bf16x8{{bfloat4(v1379, v1382, v1385, v1388), bfloat4(v1391, v1394, v1397, v1400)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:124
+      const bool v1419 = v1418 < v2;
+      const bool v1420 = v1417 && v1419;
+      const uint v1424 = min(v1418, v1184);  // kernels/gemm/quant_b.hpp:125
+      const uint v1430 = v1424 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1434 = v1433 + v1430;
+      const uint v1435 = packed[v1434];
+      const uint v1437 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1441 = v1440 + v1437;
+      const uchar v1442 = scales[v1441];
+      const uint v1443 = uint(v1442);
+      const uint v1445 = v1443 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1448 = v1443 == 255u;
+      const uint v1449 = v1448 ? 2143289344u : v1445;
+      const bool v1451 = v1443 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1453 = v1451 ? 4194304u : v1449;
+      const float v1454 = as_type<float>(v1453);
+      const uint v1456 = v1435 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1458 = v1456 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1460 = v1458 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1462 = v1460 << 22u;
+      const uint v1464 = v1458 * 1056964608u;
+      const bool v1466 = v1458 < 2u;
+      const uint v1467 = v1466 ? v1464 : v1462;
+      const uint v1469 = v1456 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1471 = v1469 << 28u;
+      const uint v1472 = v1467 | v1471;
+      const float v1473 = as_type<float>(v1472);
+      const float v1474 = v1473 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1476 = v1435 >> 4u;
+      const uint v1478 = v1476 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1480 = v1478 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1482 = v1480 << 22u;
+      const uint v1484 = v1478 * 1056964608u;
+      const bool v1486 = v1478 < 2u;
+      const uint v1487 = v1486 ? v1484 : v1482;
+      const uint v1489 = v1476 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1491 = v1489 << 28u;
+      const uint v1492 = v1487 | v1491;
+      const float v1493 = as_type<float>(v1492);
+      const float v1494 = v1493 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1496 = v1435 >> 8u;
+      const uint v1498 = v1496 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1500 = v1498 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1502 = v1500 << 22u;
+      const uint v1504 = v1498 * 1056964608u;
+      const bool v1506 = v1498 < 2u;
+      const uint v1507 = v1506 ? v1504 : v1502;
+      const uint v1509 = v1496 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1511 = v1509 << 28u;
+      const uint v1512 = v1507 | v1511;
+      const float v1513 = as_type<float>(v1512);
+      const float v1514 = v1513 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1516 = v1435 >> 12u;
+      const uint v1518 = v1516 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1520 = v1518 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1522 = v1520 << 22u;
+      const uint v1524 = v1518 * 1056964608u;
+      const bool v1526 = v1518 < 2u;
+      const uint v1527 = v1526 ? v1524 : v1522;
+      const uint v1529 = v1516 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1531 = v1529 << 28u;
+      const uint v1532 = v1527 | v1531;
+      const float v1533 = as_type<float>(v1532);
+      const float v1534 = v1533 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1536 = v1435 >> 16u;
+      const uint v1538 = v1536 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1540 = v1538 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1542 = v1540 << 22u;
+      const uint v1544 = v1538 * 1056964608u;
+      const bool v1546 = v1538 < 2u;
+      const uint v1547 = v1546 ? v1544 : v1542;
+      const uint v1549 = v1536 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1551 = v1549 << 28u;
+      const uint v1552 = v1547 | v1551;
+      const float v1553 = as_type<float>(v1552);
+      const float v1554 = v1553 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1556 = v1435 >> 20u;
+      const uint v1558 = v1556 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1560 = v1558 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1562 = v1560 << 22u;
+      const uint v1564 = v1558 * 1056964608u;
+      const bool v1566 = v1558 < 2u;
+      const uint v1567 = v1566 ? v1564 : v1562;
+      const uint v1569 = v1556 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1571 = v1569 << 28u;
+      const uint v1572 = v1567 | v1571;
+      const float v1573 = as_type<float>(v1572);
+      const float v1574 = v1573 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1576 = v1435 >> 24u;
+      const uint v1578 = v1576 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1580 = v1578 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1582 = v1580 << 22u;
+      const uint v1584 = v1578 * 1056964608u;
+      const bool v1586 = v1578 < 2u;
+      const uint v1587 = v1586 ? v1584 : v1582;
+      const uint v1589 = v1576 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1591 = v1589 << 28u;
+      const uint v1592 = v1587 | v1591;
+      const float v1593 = as_type<float>(v1592);
+      const float v1594 = v1593 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const uint v1596 = v1435 >> 28u;
+      const uint v1598 = v1596 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1600 = v1598 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1602 = v1600 << 22u;
+      const uint v1604 = v1598 * 1056964608u;
+      const bool v1606 = v1598 < 2u;
+      const uint v1607 = v1606 ? v1604 : v1602;
+      const uint v1609 = v1596 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1611 = v1609 << 28u;
+      const uint v1612 = v1607 | v1611;
+      const float v1613 = as_type<float>(v1612);
+      const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v1617 = bfloat(v1616);
+      const float v1619 = v1420 ? v1494 : 0.0f;
+      const bfloat v1620 = bfloat(v1619);
+      const float v1622 = v1420 ? v1514 : 0.0f;
+      const bfloat v1623 = bfloat(v1622);
+      const float v1625 = v1420 ? v1534 : 0.0f;
+      const bfloat v1626 = bfloat(v1625);
+      const float v1628 = v1420 ? v1554 : 0.0f;
+      const bfloat v1629 = bfloat(v1628);
+      const float v1631 = v1420 ? v1574 : 0.0f;
+      const bfloat v1632 = bfloat(v1631);
+      const float v1634 = v1420 ? v1594 : 0.0f;
+      const bfloat v1635 = bfloat(v1634);
+      const float v1637 = v1420 ? v1614 : 0.0f;
+      const bfloat v1638 = bfloat(v1637);
+      *(threadgroup iron_bf16x8*)(shm1 + v1643) = iron_bf16x8{{bfloat4(v1617, v1620, v1623, v1626), bfloat4(v1629, v1632, v1635, v1638)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:124
+      const bool v1657 = v1656 < v2;
+      const bool v1658 = v1655 && v1657;
+      const uint v1662 = min(v1656, v1184);  // kernels/gemm/quant_b.hpp:125
+      const uint v1668 = v1662 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1672 = v1671 + v1668;
+      const uint v1673 = packed[v1672];
+      const uint v1675 = v1662 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1679 = v1678 + v1675;
+      const uchar v1680 = scales[v1679];
+      const uint v1681 = uint(v1680);
+      const uint v1683 = v1681 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1686 = v1681 == 255u;
+      const uint v1687 = v1686 ? 2143289344u : v1683;
+      const bool v1689 = v1681 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1691 = v1689 ? 4194304u : v1687;
+      const float v1692 = as_type<float>(v1691);
+      const uint v1694 = v1673 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1696 = v1694 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1698 = v1696 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1700 = v1698 << 22u;
+      const uint v1702 = v1696 * 1056964608u;
+      const bool v1704 = v1696 < 2u;
+      const uint v1705 = v1704 ? v1702 : v1700;
+      const uint v1707 = v1694 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1709 = v1707 << 28u;
+      const uint v1710 = v1705 | v1709;
+      const float v1711 = as_type<float>(v1710);
+      const float v1712 = v1711 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1714 = v1673 >> 4u;
+      const uint v1716 = v1714 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1718 = v1716 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1720 = v1718 << 22u;
+      const uint v1722 = v1716 * 1056964608u;
+      const bool v1724 = v1716 < 2u;
+      const uint v1725 = v1724 ? v1722 : v1720;
+      const uint v1727 = v1714 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1729 = v1727 << 28u;
+      const uint v1730 = v1725 | v1729;
+      const float v1731 = as_type<float>(v1730);
+      const float v1732 = v1731 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1734 = v1673 >> 8u;
+      const uint v1736 = v1734 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1738 = v1736 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1740 = v1738 << 22u;
+      const uint v1742 = v1736 * 1056964608u;
+      const bool v1744 = v1736 < 2u;
+      const uint v1745 = v1744 ? v1742 : v1740;
+      const uint v1747 = v1734 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1749 = v1747 << 28u;
+      const uint v1750 = v1745 | v1749;
+      const float v1751 = as_type<float>(v1750);
+      const float v1752 = v1751 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1754 = v1673 >> 12u;
+      const uint v1756 = v1754 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1758 = v1756 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1760 = v1758 << 22u;
+      const uint v1762 = v1756 * 1056964608u;
+      const bool v1764 = v1756 < 2u;
+      const uint v1765 = v1764 ? v1762 : v1760;
+      const uint v1767 = v1754 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1769 = v1767 << 28u;
+      const uint v1770 = v1765 | v1769;
+      const float v1771 = as_type<float>(v1770);
+      const float v1772 = v1771 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1774 = v1673 >> 16u;
+      const uint v1776 = v1774 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1778 = v1776 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1780 = v1778 << 22u;
+      const uint v1782 = v1776 * 1056964608u;
+      const bool v1784 = v1776 < 2u;
+      const uint v1785 = v1784 ? v1782 : v1780;
+      const uint v1787 = v1774 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1789 = v1787 << 28u;
+      const uint v1790 = v1785 | v1789;
+      const float v1791 = as_type<float>(v1790);
+      const float v1792 = v1791 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1794 = v1673 >> 20u;
+      const uint v1796 = v1794 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1798 = v1796 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1800 = v1798 << 22u;
+      const uint v1802 = v1796 * 1056964608u;
+      const bool v1804 = v1796 < 2u;
+      const uint v1805 = v1804 ? v1802 : v1800;
+      const uint v1807 = v1794 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1809 = v1807 << 28u;
+      const uint v1810 = v1805 | v1809;
+      const float v1811 = as_type<float>(v1810);
+      const float v1812 = v1811 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1814 = v1673 >> 24u;
+      const uint v1816 = v1814 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1818 = v1816 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1820 = v1818 << 22u;
+      const uint v1822 = v1816 * 1056964608u;
+      const bool v1824 = v1816 < 2u;
+      const uint v1825 = v1824 ? v1822 : v1820;
+      const uint v1827 = v1814 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1829 = v1827 << 28u;
+      const uint v1830 = v1825 | v1829;
+      const float v1831 = as_type<float>(v1830);
+      const float v1832 = v1831 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const uint v1834 = v1673 >> 28u;
+      const uint v1836 = v1834 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1838 = v1836 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1840 = v1838 << 22u;
+      const uint v1842 = v1836 * 1056964608u;
+      const bool v1844 = v1836 < 2u;
+      const uint v1845 = v1844 ? v1842 : v1840;
+      const uint v1847 = v1834 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1849 = v1847 << 28u;
+      const uint v1850 = v1845 | v1849;
+      const float v1851 = as_type<float>(v1850);
+      const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v1855 = bfloat(v1854);
+      const float v1857 = v1658 ? v1732 : 0.0f;
+      const bfloat v1858 = bfloat(v1857);
+      const float v1860 = v1658 ? v1752 : 0.0f;
+      const bfloat v1861 = bfloat(v1860);
+      const float v1863 = v1658 ? v1772 : 0.0f;
+      const bfloat v1864 = bfloat(v1863);
+      const float v1866 = v1658 ? v1792 : 0.0f;
+      const bfloat v1867 = bfloat(v1866);
+      const float v1869 = v1658 ? v1812 : 0.0f;
+      const bfloat v1870 = bfloat(v1869);
+      const float v1872 = v1658 ? v1832 : 0.0f;
+      const bfloat v1873 = bfloat(v1872);
+      const float v1875 = v1658 ? v1852 : 0.0f;
+      const bfloat v1876 = bfloat(v1875);
+      *(threadgroup iron_bf16x8*)(shm1 + v1881) = iron_bf16x8{{bfloat4(v1855, v1858, v1861, v1864), bfloat4(v1867, v1870, v1873, v1876)}};  // kernels/gemm/quant_b.hpp:133
+      const uint v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:124
+      const bool v1895 = v1894 < v2;
+      const bool v1896 = v1893 && v1895;
+      const uint v1900 = min(v1894, v1184);  // kernels/gemm/quant_b.hpp:125
+      const uint v1906 = v1900 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1910 = v1909 + v1906;
+      const uint v1911 = packed[v1910];
+      const uint v1913 = v1900 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1917 = v1916 + v1913;
+      const uchar v1918 = scales[v1917];
+      const uint v1919 = uint(v1918);
+      const uint v1921 = v1919 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1924 = v1919 == 255u;
+      const uint v1925 = v1924 ? 2143289344u : v1921;
+      const bool v1927 = v1919 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1929 = v1927 ? 4194304u : v1925;
+      const float v1930 = as_type<float>(v1929);
+      const uint v1932 = v1911 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1934 = v1932 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1936 = v1934 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1938 = v1936 << 22u;
+      const uint v1940 = v1934 * 1056964608u;
+      const bool v1942 = v1934 < 2u;
+      const uint v1943 = v1942 ? v1940 : v1938;
+      const uint v1945 = v1932 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1947 = v1945 << 28u;
+      const uint v1948 = v1943 | v1947;
+      const float v1949 = as_type<float>(v1948);
+      const float v1950 = v1949 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v1952 = v1911 >> 4u;
+      const uint v1954 = v1952 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1956 = v1954 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1958 = v1956 << 22u;
+      const uint v1960 = v1954 * 1056964608u;
+      const bool v1962 = v1954 < 2u;
+      const uint v1963 = v1962 ? v1960 : v1958;
+      const uint v1965 = v1952 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1967 = v1965 << 28u;
+      const uint v1968 = v1963 | v1967;
+      const float v1969 = as_type<float>(v1968);
+      const float v1970 = v1969 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v1972 = v1911 >> 8u;
+      const uint v1974 = v1972 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1976 = v1974 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1978 = v1976 << 22u;
+      const uint v1980 = v1974 * 1056964608u;
+      const bool v1982 = v1974 < 2u;
+      const uint v1983 = v1982 ? v1980 : v1978;
+      const uint v1985 = v1972 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1987 = v1985 << 28u;
+      const uint v1988 = v1983 | v1987;
+      const float v1989 = as_type<float>(v1988);
+      const float v1990 = v1989 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v1992 = v1911 >> 12u;
+      const uint v1994 = v1992 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1996 = v1994 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1998 = v1996 << 22u;
+      const uint v2000 = v1994 * 1056964608u;
+      const bool v2002 = v1994 < 2u;
+      const uint v2003 = v2002 ? v2000 : v1998;
+      const uint v2005 = v1992 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2007 = v2005 << 28u;
+      const uint v2008 = v2003 | v2007;
+      const float v2009 = as_type<float>(v2008);
+      const float v2010 = v2009 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v2012 = v1911 >> 16u;
+      const uint v2014 = v2012 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2016 = v2014 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2018 = v2016 << 22u;
+      const uint v2020 = v2014 * 1056964608u;
+      const bool v2022 = v2014 < 2u;
+      const uint v2023 = v2022 ? v2020 : v2018;
+      const uint v2025 = v2012 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2027 = v2025 << 28u;
+      const uint v2028 = v2023 | v2027;
+      const float v2029 = as_type<float>(v2028);
+      const float v2030 = v2029 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v2032 = v1911 >> 20u;
+      const uint v2034 = v2032 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2036 = v2034 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2038 = v2036 << 22u;
+      const uint v2040 = v2034 * 1056964608u;
+      const bool v2042 = v2034 < 2u;
+      const uint v2043 = v2042 ? v2040 : v2038;
+      const uint v2045 = v2032 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2047 = v2045 << 28u;
+      const uint v2048 = v2043 | v2047;
+      const float v2049 = as_type<float>(v2048);
+      const float v2050 = v2049 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v2052 = v1911 >> 24u;
+      const uint v2054 = v2052 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2056 = v2054 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2058 = v2056 << 22u;
+      const uint v2060 = v2054 * 1056964608u;
+      const bool v2062 = v2054 < 2u;
+      const uint v2063 = v2062 ? v2060 : v2058;
+      const uint v2065 = v2052 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2067 = v2065 << 28u;
+      const uint v2068 = v2063 | v2067;
+      const float v2069 = as_type<float>(v2068);
+      const float v2070 = v2069 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const uint v2072 = v1911 >> 28u;
+      const uint v2074 = v2072 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2076 = v2074 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2078 = v2076 << 22u;
+      const uint v2080 = v2074 * 1056964608u;
+      const bool v2082 = v2074 < 2u;
+      const uint v2083 = v2082 ? v2080 : v2078;
+      const uint v2085 = v2072 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2087 = v2085 << 28u;
+      const uint v2088 = v2083 | v2087;
+      const float v2089 = as_type<float>(v2088);
+      const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const bfloat v2093 = bfloat(v2092);
+      const float v2095 = v1896 ? v1970 : 0.0f;
+      const bfloat v2096 = bfloat(v2095);
+      const float v2098 = v1896 ? v1990 : 0.0f;
+      const bfloat v2099 = bfloat(v2098);
+      const float v2101 = v1896 ? v2010 : 0.0f;
+      const bfloat v2102 = bfloat(v2101);
+      const float v2104 = v1896 ? v2030 : 0.0f;
+      const bfloat v2105 = bfloat(v2104);
+      const float v2107 = v1896 ? v2050 : 0.0f;
+      const bfloat v2108 = bfloat(v2107);
+      const float v2110 = v1896 ? v2070 : 0.0f;
+      const bfloat v2111 = bfloat(v2110);
+      const float v2113 = v1896 ? v2090 : 0.0f;
+      const bfloat v2114 = bfloat(v2113);
+      *(threadgroup iron_bf16x8*)(shm1 + v2119) = iron_bf16x8{{bfloat4(v2093, v2096, v2099, v2102), bfloat4(v2105, v2108, v2111, v2114)}};  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v2462), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v2468), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
-      iron_frag_load<false>(v39, shm0, long(v2476), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v2482), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v2140), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v2146), long(40u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v2483 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2484 = v22 + v31;
-  const uint v2485 = v2484 + v2483;
-  const uint v2486 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2487 = v26 + v35;
-  const uint v2488 = v2487 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2490 = v2488 < v1;
-  const bool v2491 = v2489 && v2490;
-  if (v2491) {
-    const float v2492 = v37.m[0][0].thread_elements()[0];
-    const bfloat v2493 = bfloat(v2492);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2494 = v2485 * v1;
-    const uint v2495 = v2494 + v2488;
-    out[v2495] = v2493;
-  }
-  const uint v2496 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2498 = v2484 + v2496;
-  const uint v2499 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2501 = v2487 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v37.m[0][0].thread_elements()[1];
-    const bfloat v2506 = bfloat(v2505);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2507 = v2498 * v1;
-    const uint v2508 = v2507 + v2501;
-    out[v2508] = v2506;
-  }
-  const uint v2509 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2511 = v2484 + v2509;
-  const uint v2512 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2514 = v2487 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2516 = v2514 < v1;
-  const bool v2517 = v2515 && v2516;
-  if (v2517) {
-    const float v2518 = v37.m[0][1].thread_elements()[0];
-    const bfloat v2519 = bfloat(v2518);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2520 = v2511 * v1;
-    const uint v2521 = v2520 + v2514;
-    out[v2521] = v2519;
-  }
-  const uint v2522 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2524 = v2484 + v2522;
-  const uint v2525 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2527 = v2487 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2529 = v2527 < v1;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v37.m[0][1].thread_elements()[1];
-    const bfloat v2532 = bfloat(v2531);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2533 = v2524 * v1;
-    const uint v2534 = v2533 + v2527;
-    out[v2534] = v2532;
-  }
-  const uint v2535 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2537 = v2484 + v2535;
-  const uint v2538 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2540 = v2487 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2542 = v2540 < v1;
-  const bool v2543 = v2541 && v2542;
-  if (v2543) {
-    const float v2544 = v37.m[0][2].thread_elements()[0];
-    const bfloat v2545 = bfloat(v2544);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2546 = v2537 * v1;
-    const uint v2547 = v2546 + v2540;
-    out[v2547] = v2545;
-  }
-  const uint v2548 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2550 = v2484 + v2548;
-  const uint v2551 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2553 = v2487 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2555 = v2553 < v1;
-  const bool v2556 = v2554 && v2555;
-  if (v2556) {
-    const float v2557 = v37.m[0][2].thread_elements()[1];
-    const bfloat v2558 = bfloat(v2557);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2559 = v2550 * v1;
-    const uint v2560 = v2559 + v2553;
-    out[v2560] = v2558;
-  }
-  const uint v2561 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2563 = v2484 + v2561;
-  const uint v2564 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2566 = v2487 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2568 = v2566 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v37.m[0][3].thread_elements()[0];
-    const bfloat v2571 = bfloat(v2570);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2572 = v2563 * v1;
-    const uint v2573 = v2572 + v2566;
-    out[v2573] = v2571;
-  }
-  const uint v2574 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2576 = v2484 + v2574;
-  const uint v2577 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2579 = v2487 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2581 = v2579 < v1;
-  const bool v2582 = v2580 && v2581;
-  if (v2582) {
-    const float v2583 = v37.m[0][3].thread_elements()[1];
-    const bfloat v2584 = bfloat(v2583);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2585 = v2576 * v1;
-    const uint v2586 = v2585 + v2579;
-    out[v2586] = v2584;
-  }
-  const uint v2587 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2589 = v2484 + v2587;
-  const uint v2590 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2592 = v2487 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v37.m[0][4].thread_elements()[0];
-    const bfloat v2597 = bfloat(v2596);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2598 = v2589 * v1;
-    const uint v2599 = v2598 + v2592;
-    out[v2599] = v2597;
-  }
-  const uint v2600 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2602 = v2484 + v2600;
-  const uint v2603 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2605 = v2487 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2607 = v2605 < v1;
-  const bool v2608 = v2606 && v2607;
-  if (v2608) {
-    const float v2609 = v37.m[0][4].thread_elements()[1];
-    const bfloat v2610 = bfloat(v2609);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2611 = v2602 * v1;
-    const uint v2612 = v2611 + v2605;
-    out[v2612] = v2610;
-  }
-  const uint v2613 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2615 = v2484 + v2613;
-  const uint v2616 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2618 = v2487 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2620 = v2618 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v37.m[0][5].thread_elements()[0];
-    const bfloat v2623 = bfloat(v2622);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2624 = v2615 * v1;
-    const uint v2625 = v2624 + v2618;
-    out[v2625] = v2623;
-  }
-  const uint v2626 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2628 = v2484 + v2626;
-  const uint v2629 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2631 = v2487 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v37.m[0][5].thread_elements()[1];
-    const bfloat v2636 = bfloat(v2635);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2637 = v2628 * v1;
-    const uint v2638 = v2637 + v2631;
-    out[v2638] = v2636;
-  }
-  const uint v2639 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2641 = v2484 + v2639;
-  const uint v2642 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2644 = v2487 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v37.m[0][6].thread_elements()[0];
-    const bfloat v2649 = bfloat(v2648);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2650 = v2641 * v1;
-    const uint v2651 = v2650 + v2644;
-    out[v2651] = v2649;
-  }
-  const uint v2652 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2654 = v2484 + v2652;
-  const uint v2655 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2657 = v2487 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2659 = v2657 < v1;
-  const bool v2660 = v2658 && v2659;
-  if (v2660) {
-    const float v2661 = v37.m[0][6].thread_elements()[1];
-    const bfloat v2662 = bfloat(v2661);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2663 = v2654 * v1;
-    const uint v2664 = v2663 + v2657;
-    out[v2664] = v2662;
-  }
-  const uint v2665 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2667 = v2484 + v2665;
-  const uint v2668 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2670 = v2487 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2672 = v2670 < v1;
-  const bool v2673 = v2671 && v2672;
-  if (v2673) {
-    const float v2674 = v37.m[0][7].thread_elements()[0];
-    const bfloat v2675 = bfloat(v2674);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2676 = v2667 * v1;
-    const uint v2677 = v2676 + v2670;
-    out[v2677] = v2675;
-  }
-  const uint v2678 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2680 = v2484 + v2678;
-  const uint v2681 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2683 = v2487 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2685 = v2683 < v1;
-  const bool v2686 = v2684 && v2685;
-  if (v2686) {
-    const float v2687 = v37.m[0][7].thread_elements()[1];
-    const bfloat v2688 = bfloat(v2687);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2689 = v2680 * v1;
-    const uint v2690 = v2689 + v2683;
-    out[v2690] = v2688;
-  }
-  const uint v2691 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2693 = v2484 + v2691;
-  const uint v2694 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2696 = v2487 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2698 = v2696 < v1;
-  const bool v2699 = v2697 && v2698;
-  if (v2699) {
-    const float v2700 = v37.m[1][0].thread_elements()[0];
-    const bfloat v2701 = bfloat(v2700);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2702 = v2693 * v1;
-    const uint v2703 = v2702 + v2696;
-    out[v2703] = v2701;
-  }
-  const uint v2704 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2706 = v2484 + v2704;
-  const uint v2707 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2709 = v2487 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2711 = v2709 < v1;
-  const bool v2712 = v2710 && v2711;
-  if (v2712) {
-    const float v2713 = v37.m[1][0].thread_elements()[1];
-    const bfloat v2714 = bfloat(v2713);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2715 = v2706 * v1;
-    const uint v2716 = v2715 + v2709;
-    out[v2716] = v2714;
-  }
-  const uint v2717 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2719 = v2484 + v2717;
-  const uint v2720 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2722 = v2487 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2724 = v2722 < v1;
-  const bool v2725 = v2723 && v2724;
-  if (v2725) {
-    const float v2726 = v37.m[1][1].thread_elements()[0];
-    const bfloat v2727 = bfloat(v2726);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2728 = v2719 * v1;
-    const uint v2729 = v2728 + v2722;
-    out[v2729] = v2727;
-  }
-  const uint v2730 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2732 = v2484 + v2730;
-  const uint v2733 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2735 = v2487 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2737 = v2735 < v1;
-  const bool v2738 = v2736 && v2737;
-  if (v2738) {
-    const float v2739 = v37.m[1][1].thread_elements()[1];
-    const bfloat v2740 = bfloat(v2739);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2741 = v2732 * v1;
-    const uint v2742 = v2741 + v2735;
-    out[v2742] = v2740;
-  }
-  const uint v2743 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2745 = v2484 + v2743;
-  const uint v2746 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2748 = v2487 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2750 = v2748 < v1;
-  const bool v2751 = v2749 && v2750;
-  if (v2751) {
-    const float v2752 = v37.m[1][2].thread_elements()[0];
-    const bfloat v2753 = bfloat(v2752);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2754 = v2745 * v1;
-    const uint v2755 = v2754 + v2748;
-    out[v2755] = v2753;
-  }
-  const uint v2756 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2758 = v2484 + v2756;
-  const uint v2759 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2761 = v2487 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2763 = v2761 < v1;
-  const bool v2764 = v2762 && v2763;
-  if (v2764) {
-    const float v2765 = v37.m[1][2].thread_elements()[1];
-    const bfloat v2766 = bfloat(v2765);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2767 = v2758 * v1;
-    const uint v2768 = v2767 + v2761;
-    out[v2768] = v2766;
-  }
-  const uint v2769 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2771 = v2484 + v2769;
-  const uint v2772 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2774 = v2487 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v37.m[1][3].thread_elements()[0];
-    const bfloat v2779 = bfloat(v2778);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2780 = v2771 * v1;
-    const uint v2781 = v2780 + v2774;
-    out[v2781] = v2779;
-  }
-  const uint v2782 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2784 = v2484 + v2782;
-  const uint v2785 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2787 = v2487 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v37.m[1][3].thread_elements()[1];
-    const bfloat v2792 = bfloat(v2791);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2793 = v2784 * v1;
-    const uint v2794 = v2793 + v2787;
-    out[v2794] = v2792;
-  }
-  const uint v2795 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2797 = v2484 + v2795;
-  const uint v2798 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2800 = v2487 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2802 = v2800 < v1;
-  const bool v2803 = v2801 && v2802;
-  if (v2803) {
-    const float v2804 = v37.m[1][4].thread_elements()[0];
-    const bfloat v2805 = bfloat(v2804);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2806 = v2797 * v1;
-    const uint v2807 = v2806 + v2800;
-    out[v2807] = v2805;
-  }
-  const uint v2808 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2810 = v2484 + v2808;
-  const uint v2811 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2813 = v2487 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2815 = v2813 < v1;
-  const bool v2816 = v2814 && v2815;
-  if (v2816) {
-    const float v2817 = v37.m[1][4].thread_elements()[1];
-    const bfloat v2818 = bfloat(v2817);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2819 = v2810 * v1;
-    const uint v2820 = v2819 + v2813;
-    out[v2820] = v2818;
-  }
-  const uint v2821 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2823 = v2484 + v2821;
-  const uint v2824 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2826 = v2487 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2828 = v2826 < v1;
-  const bool v2829 = v2827 && v2828;
-  if (v2829) {
-    const float v2830 = v37.m[1][5].thread_elements()[0];
-    const bfloat v2831 = bfloat(v2830);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2832 = v2823 * v1;
-    const uint v2833 = v2832 + v2826;
-    out[v2833] = v2831;
-  }
-  const uint v2834 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2836 = v2484 + v2834;
-  const uint v2837 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2839 = v2487 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2841 = v2839 < v1;
-  const bool v2842 = v2840 && v2841;
-  if (v2842) {
-    const float v2843 = v37.m[1][5].thread_elements()[1];
-    const bfloat v2844 = bfloat(v2843);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2845 = v2836 * v1;
-    const uint v2846 = v2845 + v2839;
-    out[v2846] = v2844;
-  }
-  const uint v2847 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2849 = v2484 + v2847;
-  const uint v2850 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2852 = v2487 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2854 = v2852 < v1;
-  const bool v2855 = v2853 && v2854;
-  if (v2855) {
-    const float v2856 = v37.m[1][6].thread_elements()[0];
-    const bfloat v2857 = bfloat(v2856);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2858 = v2849 * v1;
-    const uint v2859 = v2858 + v2852;
-    out[v2859] = v2857;
-  }
-  const uint v2860 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2862 = v2484 + v2860;
-  const uint v2863 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2865 = v2487 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2867 = v2865 < v1;
-  const bool v2868 = v2866 && v2867;
-  if (v2868) {
-    const float v2869 = v37.m[1][6].thread_elements()[1];
-    const bfloat v2870 = bfloat(v2869);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2871 = v2862 * v1;
-    const uint v2872 = v2871 + v2865;
-    out[v2872] = v2870;
-  }
-  const uint v2873 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2875 = v2484 + v2873;
-  const uint v2876 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2878 = v2487 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2880 = v2878 < v1;
-  const bool v2881 = v2879 && v2880;
-  if (v2881) {
-    const float v2882 = v37.m[1][7].thread_elements()[0];
-    const bfloat v2883 = bfloat(v2882);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2884 = v2875 * v1;
-    const uint v2885 = v2884 + v2878;
-    out[v2885] = v2883;
-  }
-  const uint v2886 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2888 = v2484 + v2886;
-  const uint v2889 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2891 = v2487 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2893 = v2891 < v1;
-  const bool v2894 = v2892 && v2893;
-  if (v2894) {
-    const float v2895 = v37.m[1][7].thread_elements()[1];
-    const bfloat v2896 = bfloat(v2895);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2897 = v2888 * v1;
-    const uint v2898 = v2897 + v2891;
-    out[v2898] = v2896;
-  }
-  const uint v2899 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2901 = v2484 + v2899;
-  const uint v2902 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2904 = v2487 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2906 = v2904 < v1;
-  const bool v2907 = v2905 && v2906;
-  if (v2907) {
-    const float v2908 = v37.m[2][0].thread_elements()[0];
-    const bfloat v2909 = bfloat(v2908);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2910 = v2901 * v1;
-    const uint v2911 = v2910 + v2904;
-    out[v2911] = v2909;
-  }
-  const uint v2912 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2914 = v2484 + v2912;
-  const uint v2915 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2917 = v2487 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v37.m[2][0].thread_elements()[1];
-    const bfloat v2922 = bfloat(v2921);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2923 = v2914 * v1;
-    const uint v2924 = v2923 + v2917;
-    out[v2924] = v2922;
-  }
-  const uint v2925 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2927 = v2484 + v2925;
-  const uint v2928 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2930 = v2487 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2932 = v2930 < v1;
-  const bool v2933 = v2931 && v2932;
-  if (v2933) {
-    const float v2934 = v37.m[2][1].thread_elements()[0];
-    const bfloat v2935 = bfloat(v2934);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2936 = v2927 * v1;
-    const uint v2937 = v2936 + v2930;
-    out[v2937] = v2935;
-  }
-  const uint v2938 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2940 = v2484 + v2938;
-  const uint v2941 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2943 = v2487 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v37.m[2][1].thread_elements()[1];
-    const bfloat v2948 = bfloat(v2947);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2949 = v2940 * v1;
-    const uint v2950 = v2949 + v2943;
-    out[v2950] = v2948;
-  }
-  const uint v2951 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2953 = v2484 + v2951;
-  const uint v2954 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2956 = v2487 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2958 = v2956 < v1;
-  const bool v2959 = v2957 && v2958;
-  if (v2959) {
-    const float v2960 = v37.m[2][2].thread_elements()[0];
-    const bfloat v2961 = bfloat(v2960);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2962 = v2953 * v1;
-    const uint v2963 = v2962 + v2956;
-    out[v2963] = v2961;
-  }
-  const uint v2964 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2966 = v2484 + v2964;
-  const uint v2967 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2969 = v2487 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2971 = v2969 < v1;
-  const bool v2972 = v2970 && v2971;
-  if (v2972) {
-    const float v2973 = v37.m[2][2].thread_elements()[1];
-    const bfloat v2974 = bfloat(v2973);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2975 = v2966 * v1;
-    const uint v2976 = v2975 + v2969;
-    out[v2976] = v2974;
-  }
-  const uint v2977 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2979 = v2484 + v2977;
-  const uint v2980 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2982 = v2487 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2984 = v2982 < v1;
-  const bool v2985 = v2983 && v2984;
-  if (v2985) {
-    const float v2986 = v37.m[2][3].thread_elements()[0];
-    const bfloat v2987 = bfloat(v2986);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2988 = v2979 * v1;
-    const uint v2989 = v2988 + v2982;
-    out[v2989] = v2987;
-  }
-  const uint v2990 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2992 = v2484 + v2990;
-  const uint v2993 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2995 = v2487 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2997 = v2995 < v1;
-  const bool v2998 = v2996 && v2997;
-  if (v2998) {
-    const float v2999 = v37.m[2][3].thread_elements()[1];
-    const bfloat v3000 = bfloat(v2999);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3001 = v2992 * v1;
-    const uint v3002 = v3001 + v2995;
-    out[v3002] = v3000;
-  }
-  const uint v3003 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3005 = v2484 + v3003;
-  const uint v3006 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3008 = v2487 + v3006;
-  const bool v3009 = v3005 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3010 = v3008 < v1;
-  const bool v3011 = v3009 && v3010;
-  if (v3011) {
-    const float v3012 = v37.m[2][4].thread_elements()[0];
-    const bfloat v3013 = bfloat(v3012);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3014 = v3005 * v1;
-    const uint v3015 = v3014 + v3008;
-    out[v3015] = v3013;
-  }
-  const uint v3016 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3018 = v2484 + v3016;
-  const uint v3019 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3021 = v2487 + v3019;
-  const bool v3022 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3023 = v3021 < v1;
-  const bool v3024 = v3022 && v3023;
-  if (v3024) {
-    const float v3025 = v37.m[2][4].thread_elements()[1];
-    const bfloat v3026 = bfloat(v3025);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3027 = v3018 * v1;
-    const uint v3028 = v3027 + v3021;
-    out[v3028] = v3026;
-  }
-  const uint v3029 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3031 = v2484 + v3029;
-  const uint v3032 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3034 = v2487 + v3032;
-  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3036 = v3034 < v1;
-  const bool v3037 = v3035 && v3036;
-  if (v3037) {
-    const float v3038 = v37.m[2][5].thread_elements()[0];
-    const bfloat v3039 = bfloat(v3038);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3040 = v3031 * v1;
-    const uint v3041 = v3040 + v3034;
-    out[v3041] = v3039;
-  }
-  const uint v3042 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3044 = v2484 + v3042;
-  const uint v3045 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3047 = v2487 + v3045;
-  const bool v3048 = v3044 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3049 = v3047 < v1;
-  const bool v3050 = v3048 && v3049;
-  if (v3050) {
-    const float v3051 = v37.m[2][5].thread_elements()[1];
-    const bfloat v3052 = bfloat(v3051);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3053 = v3044 * v1;
-    const uint v3054 = v3053 + v3047;
-    out[v3054] = v3052;
-  }
-  const uint v3055 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3057 = v2484 + v3055;
-  const uint v3058 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3060 = v2487 + v3058;
-  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3062 = v3060 < v1;
-  const bool v3063 = v3061 && v3062;
-  if (v3063) {
-    const float v3064 = v37.m[2][6].thread_elements()[0];
-    const bfloat v3065 = bfloat(v3064);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3066 = v3057 * v1;
-    const uint v3067 = v3066 + v3060;
-    out[v3067] = v3065;
-  }
-  const uint v3068 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3070 = v2484 + v3068;
-  const uint v3071 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3073 = v2487 + v3071;
-  const bool v3074 = v3070 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3075 = v3073 < v1;
-  const bool v3076 = v3074 && v3075;
-  if (v3076) {
-    const float v3077 = v37.m[2][6].thread_elements()[1];
-    const bfloat v3078 = bfloat(v3077);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3079 = v3070 * v1;
-    const uint v3080 = v3079 + v3073;
-    out[v3080] = v3078;
-  }
-  const uint v3081 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3083 = v2484 + v3081;
-  const uint v3084 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3086 = v2487 + v3084;
-  const bool v3087 = v3083 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3088 = v3086 < v1;
-  const bool v3089 = v3087 && v3088;
-  if (v3089) {
-    const float v3090 = v37.m[2][7].thread_elements()[0];
-    const bfloat v3091 = bfloat(v3090);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3092 = v3083 * v1;
-    const uint v3093 = v3092 + v3086;
-    out[v3093] = v3091;
-  }
-  const uint v3094 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3096 = v2484 + v3094;
-  const uint v3097 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3099 = v2487 + v3097;
-  const bool v3100 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3101 = v3099 < v1;
-  const bool v3102 = v3100 && v3101;
-  if (v3102) {
-    const float v3103 = v37.m[2][7].thread_elements()[1];
-    const bfloat v3104 = bfloat(v3103);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3105 = v3096 * v1;
-    const uint v3106 = v3105 + v3099;
-    out[v3106] = v3104;
-  }
-  const uint v3107 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3109 = v2484 + v3107;
-  const uint v3110 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3112 = v2487 + v3110;
-  const bool v3113 = v3109 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3114 = v3112 < v1;
-  const bool v3115 = v3113 && v3114;
-  if (v3115) {
-    const float v3116 = v37.m[3][0].thread_elements()[0];
-    const bfloat v3117 = bfloat(v3116);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3118 = v3109 * v1;
-    const uint v3119 = v3118 + v3112;
-    out[v3119] = v3117;
-  }
-  const uint v3120 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3122 = v2484 + v3120;
-  const uint v3123 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3125 = v2487 + v3123;
-  const bool v3126 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3127 = v3125 < v1;
-  const bool v3128 = v3126 && v3127;
-  if (v3128) {
-    const float v3129 = v37.m[3][0].thread_elements()[1];
-    const bfloat v3130 = bfloat(v3129);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3131 = v3122 * v1;
-    const uint v3132 = v3131 + v3125;
-    out[v3132] = v3130;
-  }
-  const uint v3133 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3135 = v2484 + v3133;
-  const uint v3136 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3138 = v2487 + v3136;
-  const bool v3139 = v3135 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3140 = v3138 < v1;
-  const bool v3141 = v3139 && v3140;
-  if (v3141) {
-    const float v3142 = v37.m[3][1].thread_elements()[0];
-    const bfloat v3143 = bfloat(v3142);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3144 = v3135 * v1;
-    const uint v3145 = v3144 + v3138;
-    out[v3145] = v3143;
-  }
-  const uint v3146 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3148 = v2484 + v3146;
-  const uint v3149 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3151 = v2487 + v3149;
-  const bool v3152 = v3148 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3153 = v3151 < v1;
-  const bool v3154 = v3152 && v3153;
-  if (v3154) {
-    const float v3155 = v37.m[3][1].thread_elements()[1];
-    const bfloat v3156 = bfloat(v3155);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3157 = v3148 * v1;
-    const uint v3158 = v3157 + v3151;
-    out[v3158] = v3156;
-  }
-  const uint v3159 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3161 = v2484 + v3159;
-  const uint v3162 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3164 = v2487 + v3162;
-  const bool v3165 = v3161 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3166 = v3164 < v1;
-  const bool v3167 = v3165 && v3166;
-  if (v3167) {
-    const float v3168 = v37.m[3][2].thread_elements()[0];
-    const bfloat v3169 = bfloat(v3168);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3170 = v3161 * v1;
-    const uint v3171 = v3170 + v3164;
-    out[v3171] = v3169;
-  }
-  const uint v3172 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3174 = v2484 + v3172;
-  const uint v3175 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3177 = v2487 + v3175;
-  const bool v3178 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3179 = v3177 < v1;
-  const bool v3180 = v3178 && v3179;
-  if (v3180) {
-    const float v3181 = v37.m[3][2].thread_elements()[1];
-    const bfloat v3182 = bfloat(v3181);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3183 = v3174 * v1;
-    const uint v3184 = v3183 + v3177;
-    out[v3184] = v3182;
-  }
-  const uint v3185 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3187 = v2484 + v3185;
-  const uint v3188 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3190 = v2487 + v3188;
-  const bool v3191 = v3187 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3192 = v3190 < v1;
-  const bool v3193 = v3191 && v3192;
-  if (v3193) {
-    const float v3194 = v37.m[3][3].thread_elements()[0];
-    const bfloat v3195 = bfloat(v3194);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3196 = v3187 * v1;
-    const uint v3197 = v3196 + v3190;
-    out[v3197] = v3195;
-  }
-  const uint v3198 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3200 = v2484 + v3198;
-  const uint v3201 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3203 = v2487 + v3201;
-  const bool v3204 = v3200 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3205 = v3203 < v1;
-  const bool v3206 = v3204 && v3205;
-  if (v3206) {
-    const float v3207 = v37.m[3][3].thread_elements()[1];
-    const bfloat v3208 = bfloat(v3207);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3209 = v3200 * v1;
-    const uint v3210 = v3209 + v3203;
-    out[v3210] = v3208;
-  }
-  const uint v3211 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3213 = v2484 + v3211;
-  const uint v3214 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3216 = v2487 + v3214;
-  const bool v3217 = v3213 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3218 = v3216 < v1;
-  const bool v3219 = v3217 && v3218;
-  if (v3219) {
-    const float v3220 = v37.m[3][4].thread_elements()[0];
-    const bfloat v3221 = bfloat(v3220);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3222 = v3213 * v1;
-    const uint v3223 = v3222 + v3216;
-    out[v3223] = v3221;
-  }
-  const uint v3224 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3226 = v2484 + v3224;
-  const uint v3227 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3229 = v2487 + v3227;
-  const bool v3230 = v3226 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3231 = v3229 < v1;
-  const bool v3232 = v3230 && v3231;
-  if (v3232) {
-    const float v3233 = v37.m[3][4].thread_elements()[1];
-    const bfloat v3234 = bfloat(v3233);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3235 = v3226 * v1;
-    const uint v3236 = v3235 + v3229;
-    out[v3236] = v3234;
-  }
-  const uint v3237 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3239 = v2484 + v3237;
-  const uint v3240 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3242 = v2487 + v3240;
-  const bool v3243 = v3239 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3244 = v3242 < v1;
-  const bool v3245 = v3243 && v3244;
-  if (v3245) {
-    const float v3246 = v37.m[3][5].thread_elements()[0];
-    const bfloat v3247 = bfloat(v3246);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3248 = v3239 * v1;
-    const uint v3249 = v3248 + v3242;
-    out[v3249] = v3247;
-  }
-  const uint v3250 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3252 = v2484 + v3250;
-  const uint v3253 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3255 = v2487 + v3253;
-  const bool v3256 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3257 = v3255 < v1;
-  const bool v3258 = v3256 && v3257;
-  if (v3258) {
-    const float v3259 = v37.m[3][5].thread_elements()[1];
-    const bfloat v3260 = bfloat(v3259);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3261 = v3252 * v1;
-    const uint v3262 = v3261 + v3255;
-    out[v3262] = v3260;
-  }
-  const uint v3263 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3265 = v2484 + v3263;
-  const uint v3266 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3268 = v2487 + v3266;
-  const bool v3269 = v3265 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3270 = v3268 < v1;
-  const bool v3271 = v3269 && v3270;
-  if (v3271) {
-    const float v3272 = v37.m[3][6].thread_elements()[0];
-    const bfloat v3273 = bfloat(v3272);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3274 = v3265 * v1;
-    const uint v3275 = v3274 + v3268;
-    out[v3275] = v3273;
-  }
-  const uint v3276 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3278 = v2484 + v3276;
-  const uint v3279 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3281 = v2487 + v3279;
-  const bool v3282 = v3278 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3283 = v3281 < v1;
-  const bool v3284 = v3282 && v3283;
-  if (v3284) {
-    const float v3285 = v37.m[3][6].thread_elements()[1];
-    const bfloat v3286 = bfloat(v3285);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3287 = v3278 * v1;
-    const uint v3288 = v3287 + v3281;
-    out[v3288] = v3286;
-  }
-  const uint v3289 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3291 = v2484 + v3289;
-  const uint v3292 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3294 = v2487 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3296 = v3294 < v1;
-  const bool v3297 = v3295 && v3296;
-  if (v3297) {
-    const float v3298 = v37.m[3][7].thread_elements()[0];
-    const bfloat v3299 = bfloat(v3298);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3300 = v3291 * v1;
-    const uint v3301 = v3300 + v3294;
-    out[v3301] = v3299;
-  }
-  const uint v3302 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3304 = v2484 + v3302;
-  const uint v3305 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3307 = v2487 + v3305;
-  const bool v3308 = v3304 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3309 = v3307 < v1;
-  const bool v3310 = v3308 && v3309;
-  if (v3310) {
-    const float v3311 = v37.m[3][7].thread_elements()[1];
-    const bfloat v3312 = bfloat(v3311);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3313 = v3304 * v1;
-    const uint v3314 = v3313 + v3307;
-    out[v3314] = v3312;
-  }
-  const uint v3315 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3317 = v2484 + v3315;
-  const uint v3318 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3320 = v2487 + v3318;
-  const bool v3321 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3322 = v3320 < v1;
-  const bool v3323 = v3321 && v3322;
-  if (v3323) {
-    const float v3324 = v37.m[4][0].thread_elements()[0];
-    const bfloat v3325 = bfloat(v3324);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3326 = v3317 * v1;
-    const uint v3327 = v3326 + v3320;
-    out[v3327] = v3325;
-  }
-  const uint v3328 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3330 = v2484 + v3328;
-  const uint v3331 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3333 = v2487 + v3331;
-  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3335 = v3333 < v1;
-  const bool v3336 = v3334 && v3335;
-  if (v3336) {
-    const float v3337 = v37.m[4][0].thread_elements()[1];
-    const bfloat v3338 = bfloat(v3337);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3339 = v3330 * v1;
-    const uint v3340 = v3339 + v3333;
-    out[v3340] = v3338;
-  }
-  const uint v3341 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3343 = v2484 + v3341;
-  const uint v3344 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3346 = v2487 + v3344;
-  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3348 = v3346 < v1;
-  const bool v3349 = v3347 && v3348;
-  if (v3349) {
-    const float v3350 = v37.m[4][1].thread_elements()[0];
-    const bfloat v3351 = bfloat(v3350);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3352 = v3343 * v1;
-    const uint v3353 = v3352 + v3346;
-    out[v3353] = v3351;
-  }
-  const uint v3354 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3356 = v2484 + v3354;
-  const uint v3357 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3359 = v2487 + v3357;
-  const bool v3360 = v3356 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3361 = v3359 < v1;
-  const bool v3362 = v3360 && v3361;
-  if (v3362) {
-    const float v3363 = v37.m[4][1].thread_elements()[1];
-    const bfloat v3364 = bfloat(v3363);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3365 = v3356 * v1;
-    const uint v3366 = v3365 + v3359;
-    out[v3366] = v3364;
-  }
-  const uint v3367 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3369 = v2484 + v3367;
-  const uint v3370 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3372 = v2487 + v3370;
-  const bool v3373 = v3369 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3374 = v3372 < v1;
-  const bool v3375 = v3373 && v3374;
-  if (v3375) {
-    const float v3376 = v37.m[4][2].thread_elements()[0];
-    const bfloat v3377 = bfloat(v3376);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3378 = v3369 * v1;
-    const uint v3379 = v3378 + v3372;
-    out[v3379] = v3377;
-  }
-  const uint v3380 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3382 = v2484 + v3380;
-  const uint v3383 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3385 = v2487 + v3383;
-  const bool v3386 = v3382 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3387 = v3385 < v1;
-  const bool v3388 = v3386 && v3387;
-  if (v3388) {
-    const float v3389 = v37.m[4][2].thread_elements()[1];
-    const bfloat v3390 = bfloat(v3389);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3391 = v3382 * v1;
-    const uint v3392 = v3391 + v3385;
-    out[v3392] = v3390;
-  }
-  const uint v3393 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3395 = v2484 + v3393;
-  const uint v3396 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3398 = v2487 + v3396;
-  const bool v3399 = v3395 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3400 = v3398 < v1;
-  const bool v3401 = v3399 && v3400;
-  if (v3401) {
-    const float v3402 = v37.m[4][3].thread_elements()[0];
-    const bfloat v3403 = bfloat(v3402);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3404 = v3395 * v1;
-    const uint v3405 = v3404 + v3398;
-    out[v3405] = v3403;
-  }
-  const uint v3406 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3408 = v2484 + v3406;
-  const uint v3409 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3411 = v2487 + v3409;
-  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3413 = v3411 < v1;
-  const bool v3414 = v3412 && v3413;
-  if (v3414) {
-    const float v3415 = v37.m[4][3].thread_elements()[1];
-    const bfloat v3416 = bfloat(v3415);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3417 = v3408 * v1;
-    const uint v3418 = v3417 + v3411;
-    out[v3418] = v3416;
-  }
-  const uint v3419 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3421 = v2484 + v3419;
-  const uint v3422 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3424 = v2487 + v3422;
-  const bool v3425 = v3421 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3426 = v3424 < v1;
-  const bool v3427 = v3425 && v3426;
-  if (v3427) {
-    const float v3428 = v37.m[4][4].thread_elements()[0];
-    const bfloat v3429 = bfloat(v3428);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3430 = v3421 * v1;
-    const uint v3431 = v3430 + v3424;
-    out[v3431] = v3429;
-  }
-  const uint v3432 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3434 = v2484 + v3432;
-  const uint v3435 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3437 = v2487 + v3435;
-  const bool v3438 = v3434 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3439 = v3437 < v1;
-  const bool v3440 = v3438 && v3439;
-  if (v3440) {
-    const float v3441 = v37.m[4][4].thread_elements()[1];
-    const bfloat v3442 = bfloat(v3441);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3443 = v3434 * v1;
-    const uint v3444 = v3443 + v3437;
-    out[v3444] = v3442;
-  }
-  const uint v3445 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3447 = v2484 + v3445;
-  const uint v3448 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3450 = v2487 + v3448;
-  const bool v3451 = v3447 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3452 = v3450 < v1;
-  const bool v3453 = v3451 && v3452;
-  if (v3453) {
-    const float v3454 = v37.m[4][5].thread_elements()[0];
-    const bfloat v3455 = bfloat(v3454);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3456 = v3447 * v1;
-    const uint v3457 = v3456 + v3450;
-    out[v3457] = v3455;
-  }
-  const uint v3458 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3460 = v2484 + v3458;
-  const uint v3461 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3463 = v2487 + v3461;
-  const bool v3464 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3465 = v3463 < v1;
-  const bool v3466 = v3464 && v3465;
-  if (v3466) {
-    const float v3467 = v37.m[4][5].thread_elements()[1];
-    const bfloat v3468 = bfloat(v3467);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3469 = v3460 * v1;
-    const uint v3470 = v3469 + v3463;
-    out[v3470] = v3468;
-  }
-  const uint v3471 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3473 = v2484 + v3471;
-  const uint v3474 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3476 = v2487 + v3474;
-  const bool v3477 = v3473 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3478 = v3476 < v1;
-  const bool v3479 = v3477 && v3478;
-  if (v3479) {
-    const float v3480 = v37.m[4][6].thread_elements()[0];
-    const bfloat v3481 = bfloat(v3480);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3482 = v3473 * v1;
-    const uint v3483 = v3482 + v3476;
-    out[v3483] = v3481;
-  }
-  const uint v3484 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3486 = v2484 + v3484;
-  const uint v3487 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3489 = v2487 + v3487;
-  const bool v3490 = v3486 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3491 = v3489 < v1;
-  const bool v3492 = v3490 && v3491;
-  if (v3492) {
-    const float v3493 = v37.m[4][6].thread_elements()[1];
-    const bfloat v3494 = bfloat(v3493);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3495 = v3486 * v1;
-    const uint v3496 = v3495 + v3489;
-    out[v3496] = v3494;
-  }
-  const uint v3497 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3499 = v2484 + v3497;
-  const uint v3500 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3502 = v2487 + v3500;
-  const bool v3503 = v3499 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3504 = v3502 < v1;
-  const bool v3505 = v3503 && v3504;
-  if (v3505) {
-    const float v3506 = v37.m[4][7].thread_elements()[0];
-    const bfloat v3507 = bfloat(v3506);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3508 = v3499 * v1;
-    const uint v3509 = v3508 + v3502;
-    out[v3509] = v3507;
-  }
-  const uint v3510 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3512 = v2484 + v3510;
-  const uint v3513 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3515 = v2487 + v3513;
-  const bool v3516 = v3512 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3517 = v3515 < v1;
-  const bool v3518 = v3516 && v3517;
-  if (v3518) {
-    const float v3519 = v37.m[4][7].thread_elements()[1];
-    const bfloat v3520 = bfloat(v3519);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3521 = v3512 * v1;
-    const uint v3522 = v3521 + v3515;
-    out[v3522] = v3520;
-  }
-  const uint v3523 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3525 = v2484 + v3523;
-  const uint v3526 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3528 = v2487 + v3526;
-  const bool v3529 = v3525 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3530 = v3528 < v1;
-  const bool v3531 = v3529 && v3530;
-  if (v3531) {
-    const float v3532 = v37.m[5][0].thread_elements()[0];
-    const bfloat v3533 = bfloat(v3532);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3534 = v3525 * v1;
-    const uint v3535 = v3534 + v3528;
-    out[v3535] = v3533;
-  }
-  const uint v3536 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3538 = v2484 + v3536;
-  const uint v3539 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3541 = v2487 + v3539;
-  const bool v3542 = v3538 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3543 = v3541 < v1;
-  const bool v3544 = v3542 && v3543;
-  if (v3544) {
-    const float v3545 = v37.m[5][0].thread_elements()[1];
-    const bfloat v3546 = bfloat(v3545);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3547 = v3538 * v1;
-    const uint v3548 = v3547 + v3541;
-    out[v3548] = v3546;
-  }
-  const uint v3549 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3551 = v2484 + v3549;
-  const uint v3552 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3554 = v2487 + v3552;
-  const bool v3555 = v3551 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3556 = v3554 < v1;
-  const bool v3557 = v3555 && v3556;
-  if (v3557) {
-    const float v3558 = v37.m[5][1].thread_elements()[0];
-    const bfloat v3559 = bfloat(v3558);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3560 = v3551 * v1;
-    const uint v3561 = v3560 + v3554;
-    out[v3561] = v3559;
-  }
-  const uint v3562 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3564 = v2484 + v3562;
-  const uint v3565 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3567 = v2487 + v3565;
-  const bool v3568 = v3564 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3569 = v3567 < v1;
-  const bool v3570 = v3568 && v3569;
-  if (v3570) {
-    const float v3571 = v37.m[5][1].thread_elements()[1];
-    const bfloat v3572 = bfloat(v3571);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3573 = v3564 * v1;
-    const uint v3574 = v3573 + v3567;
-    out[v3574] = v3572;
-  }
-  const uint v3575 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3577 = v2484 + v3575;
-  const uint v3578 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3580 = v2487 + v3578;
-  const bool v3581 = v3577 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3582 = v3580 < v1;
-  const bool v3583 = v3581 && v3582;
-  if (v3583) {
-    const float v3584 = v37.m[5][2].thread_elements()[0];
-    const bfloat v3585 = bfloat(v3584);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3586 = v3577 * v1;
-    const uint v3587 = v3586 + v3580;
-    out[v3587] = v3585;
-  }
-  const uint v3588 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3590 = v2484 + v3588;
-  const uint v3591 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3593 = v2487 + v3591;
-  const bool v3594 = v3590 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3595 = v3593 < v1;
-  const bool v3596 = v3594 && v3595;
-  if (v3596) {
-    const float v3597 = v37.m[5][2].thread_elements()[1];
-    const bfloat v3598 = bfloat(v3597);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3599 = v3590 * v1;
-    const uint v3600 = v3599 + v3593;
-    out[v3600] = v3598;
-  }
-  const uint v3601 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3603 = v2484 + v3601;
-  const uint v3604 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3606 = v2487 + v3604;
-  const bool v3607 = v3603 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3608 = v3606 < v1;
-  const bool v3609 = v3607 && v3608;
-  if (v3609) {
-    const float v3610 = v37.m[5][3].thread_elements()[0];
-    const bfloat v3611 = bfloat(v3610);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3612 = v3603 * v1;
-    const uint v3613 = v3612 + v3606;
-    out[v3613] = v3611;
-  }
-  const uint v3614 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3616 = v2484 + v3614;
-  const uint v3617 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3619 = v2487 + v3617;
-  const bool v3620 = v3616 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3621 = v3619 < v1;
-  const bool v3622 = v3620 && v3621;
-  if (v3622) {
-    const float v3623 = v37.m[5][3].thread_elements()[1];
-    const bfloat v3624 = bfloat(v3623);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3625 = v3616 * v1;
-    const uint v3626 = v3625 + v3619;
-    out[v3626] = v3624;
-  }
-  const uint v3627 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3629 = v2484 + v3627;
-  const uint v3630 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3632 = v2487 + v3630;
-  const bool v3633 = v3629 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3634 = v3632 < v1;
-  const bool v3635 = v3633 && v3634;
-  if (v3635) {
-    const float v3636 = v37.m[5][4].thread_elements()[0];
-    const bfloat v3637 = bfloat(v3636);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3638 = v3629 * v1;
-    const uint v3639 = v3638 + v3632;
-    out[v3639] = v3637;
-  }
-  const uint v3640 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3642 = v2484 + v3640;
-  const uint v3643 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3645 = v2487 + v3643;
-  const bool v3646 = v3642 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3647 = v3645 < v1;
-  const bool v3648 = v3646 && v3647;
-  if (v3648) {
-    const float v3649 = v37.m[5][4].thread_elements()[1];
-    const bfloat v3650 = bfloat(v3649);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3651 = v3642 * v1;
-    const uint v3652 = v3651 + v3645;
-    out[v3652] = v3650;
-  }
-  const uint v3653 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3655 = v2484 + v3653;
-  const uint v3656 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3658 = v2487 + v3656;
-  const bool v3659 = v3655 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3660 = v3658 < v1;
-  const bool v3661 = v3659 && v3660;
-  if (v3661) {
-    const float v3662 = v37.m[5][5].thread_elements()[0];
-    const bfloat v3663 = bfloat(v3662);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3664 = v3655 * v1;
-    const uint v3665 = v3664 + v3658;
-    out[v3665] = v3663;
-  }
-  const uint v3666 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3668 = v2484 + v3666;
-  const uint v3669 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3671 = v2487 + v3669;
-  const bool v3672 = v3668 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3673 = v3671 < v1;
-  const bool v3674 = v3672 && v3673;
-  if (v3674) {
-    const float v3675 = v37.m[5][5].thread_elements()[1];
-    const bfloat v3676 = bfloat(v3675);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3677 = v3668 * v1;
-    const uint v3678 = v3677 + v3671;
-    out[v3678] = v3676;
-  }
-  const uint v3679 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3681 = v2484 + v3679;
-  const uint v3682 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3684 = v2487 + v3682;
-  const bool v3685 = v3681 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3686 = v3684 < v1;
-  const bool v3687 = v3685 && v3686;
-  if (v3687) {
-    const float v3688 = v37.m[5][6].thread_elements()[0];
-    const bfloat v3689 = bfloat(v3688);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3690 = v3681 * v1;
-    const uint v3691 = v3690 + v3684;
-    out[v3691] = v3689;
-  }
-  const uint v3692 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3694 = v2484 + v3692;
-  const uint v3695 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3697 = v2487 + v3695;
-  const bool v3698 = v3694 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3699 = v3697 < v1;
-  const bool v3700 = v3698 && v3699;
-  if (v3700) {
-    const float v3701 = v37.m[5][6].thread_elements()[1];
-    const bfloat v3702 = bfloat(v3701);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3703 = v3694 * v1;
-    const uint v3704 = v3703 + v3697;
-    out[v3704] = v3702;
-  }
-  const uint v3705 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3707 = v2484 + v3705;
-  const uint v3708 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3710 = v2487 + v3708;
-  const bool v3711 = v3707 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3712 = v3710 < v1;
-  const bool v3713 = v3711 && v3712;
-  if (v3713) {
-    const float v3714 = v37.m[5][7].thread_elements()[0];
-    const bfloat v3715 = bfloat(v3714);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3716 = v3707 * v1;
-    const uint v3717 = v3716 + v3710;
-    out[v3717] = v3715;
-  }
-  const uint v3718 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3720 = v2484 + v3718;
-  const uint v3721 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3723 = v2487 + v3721;
-  const bool v3724 = v3720 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3725 = v3723 < v1;
-  const bool v3726 = v3724 && v3725;
-  if (v3726) {
-    const float v3727 = v37.m[5][7].thread_elements()[1];
-    const bfloat v3728 = bfloat(v3727);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3729 = v3720 * v1;
-    const uint v3730 = v3729 + v3723;
-    out[v3730] = v3728;
-  }
-  const uint v3731 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3733 = v2484 + v3731;
-  const uint v3734 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3736 = v2487 + v3734;
-  const bool v3737 = v3733 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3738 = v3736 < v1;
-  const bool v3739 = v3737 && v3738;
-  if (v3739) {
-    const float v3740 = v37.m[6][0].thread_elements()[0];
-    const bfloat v3741 = bfloat(v3740);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3742 = v3733 * v1;
-    const uint v3743 = v3742 + v3736;
-    out[v3743] = v3741;
-  }
-  const uint v3744 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3746 = v2484 + v3744;
-  const uint v3747 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3749 = v2487 + v3747;
-  const bool v3750 = v3746 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3751 = v3749 < v1;
-  const bool v3752 = v3750 && v3751;
-  if (v3752) {
-    const float v3753 = v37.m[6][0].thread_elements()[1];
-    const bfloat v3754 = bfloat(v3753);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3755 = v3746 * v1;
-    const uint v3756 = v3755 + v3749;
-    out[v3756] = v3754;
-  }
-  const uint v3757 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3759 = v2484 + v3757;
-  const uint v3760 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3762 = v2487 + v3760;
-  const bool v3763 = v3759 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3764 = v3762 < v1;
-  const bool v3765 = v3763 && v3764;
-  if (v3765) {
-    const float v3766 = v37.m[6][1].thread_elements()[0];
-    const bfloat v3767 = bfloat(v3766);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3768 = v3759 * v1;
-    const uint v3769 = v3768 + v3762;
-    out[v3769] = v3767;
-  }
-  const uint v3770 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3772 = v2484 + v3770;
-  const uint v3773 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3775 = v2487 + v3773;
-  const bool v3776 = v3772 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3777 = v3775 < v1;
-  const bool v3778 = v3776 && v3777;
-  if (v3778) {
-    const float v3779 = v37.m[6][1].thread_elements()[1];
-    const bfloat v3780 = bfloat(v3779);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3781 = v3772 * v1;
-    const uint v3782 = v3781 + v3775;
-    out[v3782] = v3780;
-  }
-  const uint v3783 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3785 = v2484 + v3783;
-  const uint v3786 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3788 = v2487 + v3786;
-  const bool v3789 = v3785 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3790 = v3788 < v1;
-  const bool v3791 = v3789 && v3790;
-  if (v3791) {
-    const float v3792 = v37.m[6][2].thread_elements()[0];
-    const bfloat v3793 = bfloat(v3792);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3794 = v3785 * v1;
-    const uint v3795 = v3794 + v3788;
-    out[v3795] = v3793;
-  }
-  const uint v3796 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3798 = v2484 + v3796;
-  const uint v3799 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3801 = v2487 + v3799;
-  const bool v3802 = v3798 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3803 = v3801 < v1;
-  const bool v3804 = v3802 && v3803;
-  if (v3804) {
-    const float v3805 = v37.m[6][2].thread_elements()[1];
-    const bfloat v3806 = bfloat(v3805);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3807 = v3798 * v1;
-    const uint v3808 = v3807 + v3801;
-    out[v3808] = v3806;
-  }
-  const uint v3809 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3811 = v2484 + v3809;
-  const uint v3812 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3814 = v2487 + v3812;
-  const bool v3815 = v3811 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3816 = v3814 < v1;
-  const bool v3817 = v3815 && v3816;
-  if (v3817) {
-    const float v3818 = v37.m[6][3].thread_elements()[0];
-    const bfloat v3819 = bfloat(v3818);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3820 = v3811 * v1;
-    const uint v3821 = v3820 + v3814;
-    out[v3821] = v3819;
-  }
-  const uint v3822 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3824 = v2484 + v3822;
-  const uint v3825 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3827 = v2487 + v3825;
-  const bool v3828 = v3824 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3829 = v3827 < v1;
-  const bool v3830 = v3828 && v3829;
-  if (v3830) {
-    const float v3831 = v37.m[6][3].thread_elements()[1];
-    const bfloat v3832 = bfloat(v3831);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3833 = v3824 * v1;
-    const uint v3834 = v3833 + v3827;
-    out[v3834] = v3832;
-  }
-  const uint v3835 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3837 = v2484 + v3835;
-  const uint v3838 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3840 = v2487 + v3838;
-  const bool v3841 = v3837 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3842 = v3840 < v1;
-  const bool v3843 = v3841 && v3842;
-  if (v3843) {
-    const float v3844 = v37.m[6][4].thread_elements()[0];
-    const bfloat v3845 = bfloat(v3844);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3846 = v3837 * v1;
-    const uint v3847 = v3846 + v3840;
-    out[v3847] = v3845;
-  }
-  const uint v3848 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3850 = v2484 + v3848;
-  const uint v3851 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3853 = v2487 + v3851;
-  const bool v3854 = v3850 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3855 = v3853 < v1;
-  const bool v3856 = v3854 && v3855;
-  if (v3856) {
-    const float v3857 = v37.m[6][4].thread_elements()[1];
-    const bfloat v3858 = bfloat(v3857);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3859 = v3850 * v1;
-    const uint v3860 = v3859 + v3853;
-    out[v3860] = v3858;
-  }
-  const uint v3861 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3863 = v2484 + v3861;
-  const uint v3864 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3866 = v2487 + v3864;
-  const bool v3867 = v3863 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3868 = v3866 < v1;
-  const bool v3869 = v3867 && v3868;
-  if (v3869) {
-    const float v3870 = v37.m[6][5].thread_elements()[0];
-    const bfloat v3871 = bfloat(v3870);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3872 = v3863 * v1;
-    const uint v3873 = v3872 + v3866;
-    out[v3873] = v3871;
-  }
-  const uint v3874 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3876 = v2484 + v3874;
-  const uint v3877 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3879 = v2487 + v3877;
-  const bool v3880 = v3876 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3881 = v3879 < v1;
-  const bool v3882 = v3880 && v3881;
-  if (v3882) {
-    const float v3883 = v37.m[6][5].thread_elements()[1];
-    const bfloat v3884 = bfloat(v3883);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3885 = v3876 * v1;
-    const uint v3886 = v3885 + v3879;
-    out[v3886] = v3884;
-  }
-  const uint v3887 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3889 = v2484 + v3887;
-  const uint v3890 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3892 = v2487 + v3890;
-  const bool v3893 = v3889 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3894 = v3892 < v1;
-  const bool v3895 = v3893 && v3894;
-  if (v3895) {
-    const float v3896 = v37.m[6][6].thread_elements()[0];
-    const bfloat v3897 = bfloat(v3896);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3898 = v3889 * v1;
-    const uint v3899 = v3898 + v3892;
-    out[v3899] = v3897;
-  }
-  const uint v3900 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3902 = v2484 + v3900;
-  const uint v3903 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3905 = v2487 + v3903;
-  const bool v3906 = v3902 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3907 = v3905 < v1;
-  const bool v3908 = v3906 && v3907;
-  if (v3908) {
-    const float v3909 = v37.m[6][6].thread_elements()[1];
-    const bfloat v3910 = bfloat(v3909);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3911 = v3902 * v1;
-    const uint v3912 = v3911 + v3905;
-    out[v3912] = v3910;
-  }
-  const uint v3913 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3915 = v2484 + v3913;
-  const uint v3916 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3918 = v2487 + v3916;
-  const bool v3919 = v3915 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3920 = v3918 < v1;
-  const bool v3921 = v3919 && v3920;
-  if (v3921) {
-    const float v3922 = v37.m[6][7].thread_elements()[0];
-    const bfloat v3923 = bfloat(v3922);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3924 = v3915 * v1;
-    const uint v3925 = v3924 + v3918;
-    out[v3925] = v3923;
-  }
-  const uint v3926 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3928 = v2484 + v3926;
-  const uint v3929 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3931 = v2487 + v3929;
-  const bool v3932 = v3928 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3933 = v3931 < v1;
-  const bool v3934 = v3932 && v3933;
-  if (v3934) {
-    const float v3935 = v37.m[6][7].thread_elements()[1];
-    const bfloat v3936 = bfloat(v3935);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3937 = v3928 * v1;
-    const uint v3938 = v3937 + v3931;
-    out[v3938] = v3936;
-  }
-  const uint v3939 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3941 = v2484 + v3939;
-  const uint v3942 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3944 = v2487 + v3942;
-  const bool v3945 = v3941 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3946 = v3944 < v1;
-  const bool v3947 = v3945 && v3946;
-  if (v3947) {
-    const float v3948 = v37.m[7][0].thread_elements()[0];
-    const bfloat v3949 = bfloat(v3948);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3950 = v3941 * v1;
-    const uint v3951 = v3950 + v3944;
-    out[v3951] = v3949;
-  }
-  const uint v3952 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3954 = v2484 + v3952;
-  const uint v3955 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3957 = v2487 + v3955;
-  const bool v3958 = v3954 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3959 = v3957 < v1;
-  const bool v3960 = v3958 && v3959;
-  if (v3960) {
-    const float v3961 = v37.m[7][0].thread_elements()[1];
-    const bfloat v3962 = bfloat(v3961);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3963 = v3954 * v1;
-    const uint v3964 = v3963 + v3957;
-    out[v3964] = v3962;
-  }
-  const uint v3965 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3967 = v2484 + v3965;
-  const uint v3968 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3970 = v2487 + v3968;
-  const bool v3971 = v3967 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3972 = v3970 < v1;
-  const bool v3973 = v3971 && v3972;
-  if (v3973) {
-    const float v3974 = v37.m[7][1].thread_elements()[0];
-    const bfloat v3975 = bfloat(v3974);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3976 = v3967 * v1;
-    const uint v3977 = v3976 + v3970;
-    out[v3977] = v3975;
-  }
-  const uint v3978 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3980 = v2484 + v3978;
-  const uint v3981 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3983 = v2487 + v3981;
-  const bool v3984 = v3980 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3985 = v3983 < v1;
-  const bool v3986 = v3984 && v3985;
-  if (v3986) {
-    const float v3987 = v37.m[7][1].thread_elements()[1];
-    const bfloat v3988 = bfloat(v3987);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3989 = v3980 * v1;
-    const uint v3990 = v3989 + v3983;
-    out[v3990] = v3988;
-  }
-  const uint v3991 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v3993 = v2484 + v3991;
-  const uint v3994 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v3996 = v2487 + v3994;
-  const bool v3997 = v3993 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v3998 = v3996 < v1;
-  const bool v3999 = v3997 && v3998;
-  if (v3999) {
-    const float v4000 = v37.m[7][2].thread_elements()[0];
-    const bfloat v4001 = bfloat(v4000);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4002 = v3993 * v1;
-    const uint v4003 = v4002 + v3996;
-    out[v4003] = v4001;
-  }
-  const uint v4004 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4006 = v2484 + v4004;
-  const uint v4007 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4009 = v2487 + v4007;
-  const bool v4010 = v4006 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4011 = v4009 < v1;
-  const bool v4012 = v4010 && v4011;
-  if (v4012) {
-    const float v4013 = v37.m[7][2].thread_elements()[1];
-    const bfloat v4014 = bfloat(v4013);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4015 = v4006 * v1;
-    const uint v4016 = v4015 + v4009;
-    out[v4016] = v4014;
-  }
-  const uint v4017 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4019 = v2484 + v4017;
-  const uint v4020 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4022 = v2487 + v4020;
-  const bool v4023 = v4019 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4024 = v4022 < v1;
-  const bool v4025 = v4023 && v4024;
-  if (v4025) {
-    const float v4026 = v37.m[7][3].thread_elements()[0];
-    const bfloat v4027 = bfloat(v4026);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4028 = v4019 * v1;
-    const uint v4029 = v4028 + v4022;
-    out[v4029] = v4027;
-  }
-  const uint v4030 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4032 = v2484 + v4030;
-  const uint v4033 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4035 = v2487 + v4033;
-  const bool v4036 = v4032 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4037 = v4035 < v1;
-  const bool v4038 = v4036 && v4037;
-  if (v4038) {
-    const float v4039 = v37.m[7][3].thread_elements()[1];
-    const bfloat v4040 = bfloat(v4039);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4041 = v4032 * v1;
-    const uint v4042 = v4041 + v4035;
-    out[v4042] = v4040;
-  }
-  const uint v4043 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4045 = v2484 + v4043;
-  const uint v4046 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4048 = v2487 + v4046;
-  const bool v4049 = v4045 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4050 = v4048 < v1;
-  const bool v4051 = v4049 && v4050;
-  if (v4051) {
-    const float v4052 = v37.m[7][4].thread_elements()[0];
-    const bfloat v4053 = bfloat(v4052);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4054 = v4045 * v1;
-    const uint v4055 = v4054 + v4048;
-    out[v4055] = v4053;
-  }
-  const uint v4056 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4058 = v2484 + v4056;
-  const uint v4059 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4061 = v2487 + v4059;
-  const bool v4062 = v4058 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4063 = v4061 < v1;
-  const bool v4064 = v4062 && v4063;
-  if (v4064) {
-    const float v4065 = v37.m[7][4].thread_elements()[1];
-    const bfloat v4066 = bfloat(v4065);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4067 = v4058 * v1;
-    const uint v4068 = v4067 + v4061;
-    out[v4068] = v4066;
-  }
-  const uint v4069 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4071 = v2484 + v4069;
-  const uint v4072 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4074 = v2487 + v4072;
-  const bool v4075 = v4071 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4076 = v4074 < v1;
-  const bool v4077 = v4075 && v4076;
-  if (v4077) {
-    const float v4078 = v37.m[7][5].thread_elements()[0];
-    const bfloat v4079 = bfloat(v4078);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4080 = v4071 * v1;
-    const uint v4081 = v4080 + v4074;
-    out[v4081] = v4079;
-  }
-  const uint v4082 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4084 = v2484 + v4082;
-  const uint v4085 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4087 = v2487 + v4085;
-  const bool v4088 = v4084 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4089 = v4087 < v1;
-  const bool v4090 = v4088 && v4089;
-  if (v4090) {
-    const float v4091 = v37.m[7][5].thread_elements()[1];
-    const bfloat v4092 = bfloat(v4091);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4093 = v4084 * v1;
-    const uint v4094 = v4093 + v4087;
-    out[v4094] = v4092;
-  }
-  const uint v4095 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4097 = v2484 + v4095;
-  const uint v4098 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4100 = v2487 + v4098;
-  const bool v4101 = v4097 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4102 = v4100 < v1;
-  const bool v4103 = v4101 && v4102;
-  if (v4103) {
-    const float v4104 = v37.m[7][6].thread_elements()[0];
-    const bfloat v4105 = bfloat(v4104);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4106 = v4097 * v1;
-    const uint v4107 = v4106 + v4100;
-    out[v4107] = v4105;
-  }
-  const uint v4108 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4110 = v2484 + v4108;
-  const uint v4111 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4113 = v2487 + v4111;
-  const bool v4114 = v4110 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4115 = v4113 < v1;
-  const bool v4116 = v4114 && v4115;
-  if (v4116) {
-    const float v4117 = v37.m[7][6].thread_elements()[1];
-    const bfloat v4118 = bfloat(v4117);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4119 = v4110 * v1;
-    const uint v4120 = v4119 + v4113;
-    out[v4120] = v4118;
-  }
-  const uint v4121 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4123 = v2484 + v4121;
-  const uint v4124 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4126 = v2487 + v4124;
-  const bool v4127 = v4123 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4128 = v4126 < v1;
-  const bool v4129 = v4127 && v4128;
-  if (v4129) {
-    const float v4130 = v37.m[7][7].thread_elements()[0];
-    const bfloat v4131 = bfloat(v4130);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4132 = v4123 * v1;
-    const uint v4133 = v4132 + v4126;
-    out[v4133] = v4131;
-  }
-  const uint v4134 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v4136 = v2484 + v4134;
-  const uint v4137 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v4139 = v2487 + v4137;
-  const bool v4140 = v4136 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v4141 = v4139 < v1;
-  const bool v4142 = v4140 && v4141;
-  if (v4142) {
-    const float v4143 = v37.m[7][7].thread_elements()[1];
-    const bfloat v4144 = bfloat(v4143);  // kernels/gemm/gemm_quant.cpp:77
-    const uint v4145 = v4136 * v1;
-    const uint v4146 = v4145 + v4139;
-    out[v4146] = v4144;
+  const uint v2147 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2148 = v22 + v31;
+  const uint v2149 = v2148 + v2147;
+  const uint v2150 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2151 = v26 + v35;
+  const uint v2152 = v2151 + v2150;
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2154 = v2152 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v37.m[0][0].thread_elements()[0];
+    const bfloat v2157 = bfloat(v2156);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2158 = v2149 * v1;
+    const uint v2159 = v2158 + v2152;
+    out[v2159] = v2157;
+  }
+  const uint v2160 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2162 = v2148 + v2160;
+  const uint v2163 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2165 = v2151 + v2163;
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v37.m[0][0].thread_elements()[1];
+    const bfloat v2170 = bfloat(v2169);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2171 = v2162 * v1;
+    const uint v2172 = v2171 + v2165;
+    out[v2172] = v2170;
+  }
+  const uint v2173 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2175 = v2148 + v2173;
+  const uint v2176 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2178 = v2151 + v2176;
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v37.m[0][1].thread_elements()[0];
+    const bfloat v2183 = bfloat(v2182);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2184 = v2175 * v1;
+    const uint v2185 = v2184 + v2178;
+    out[v2185] = v2183;
+  }
+  const uint v2186 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2188 = v2148 + v2186;
+  const uint v2189 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2191 = v2151 + v2189;
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v37.m[0][1].thread_elements()[1];
+    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2197 = v2188 * v1;
+    const uint v2198 = v2197 + v2191;
+    out[v2198] = v2196;
+  }
+  const uint v2199 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2201 = v2148 + v2199;
+  const uint v2202 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2204 = v2151 + v2202;
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2206 = v2204 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v37.m[0][2].thread_elements()[0];
+    const bfloat v2209 = bfloat(v2208);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2210 = v2201 * v1;
+    const uint v2211 = v2210 + v2204;
+    out[v2211] = v2209;
+  }
+  const uint v2212 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2214 = v2148 + v2212;
+  const uint v2215 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2217 = v2151 + v2215;
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2219 = v2217 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v37.m[0][2].thread_elements()[1];
+    const bfloat v2222 = bfloat(v2221);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2223 = v2214 * v1;
+    const uint v2224 = v2223 + v2217;
+    out[v2224] = v2222;
+  }
+  const uint v2225 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2227 = v2148 + v2225;
+  const uint v2228 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2230 = v2151 + v2228;
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2232 = v2230 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v37.m[0][3].thread_elements()[0];
+    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2236 = v2227 * v1;
+    const uint v2237 = v2236 + v2230;
+    out[v2237] = v2235;
+  }
+  const uint v2238 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2240 = v2148 + v2238;
+  const uint v2241 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2243 = v2151 + v2241;
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v37.m[0][3].thread_elements()[1];
+    const bfloat v2248 = bfloat(v2247);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2249 = v2240 * v1;
+    const uint v2250 = v2249 + v2243;
+    out[v2250] = v2248;
+  }
+  const uint v2251 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2253 = v2148 + v2251;
+  const uint v2254 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2256 = v2151 + v2254;
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2258 = v2256 < v1;
+  const bool v2259 = v2257 && v2258;
+  if (v2259) {
+    const float v2260 = v37.m[0][4].thread_elements()[0];
+    const bfloat v2261 = bfloat(v2260);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2262 = v2253 * v1;
+    const uint v2263 = v2262 + v2256;
+    out[v2263] = v2261;
+  }
+  const uint v2264 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2266 = v2148 + v2264;
+  const uint v2267 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2269 = v2151 + v2267;
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v37.m[0][4].thread_elements()[1];
+    const bfloat v2274 = bfloat(v2273);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2275 = v2266 * v1;
+    const uint v2276 = v2275 + v2269;
+    out[v2276] = v2274;
+  }
+  const uint v2277 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2279 = v2148 + v2277;
+  const uint v2280 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2282 = v2151 + v2280;
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2284 = v2282 < v1;
+  const bool v2285 = v2283 && v2284;
+  if (v2285) {
+    const float v2286 = v37.m[0][5].thread_elements()[0];
+    const bfloat v2287 = bfloat(v2286);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2288 = v2279 * v1;
+    const uint v2289 = v2288 + v2282;
+    out[v2289] = v2287;
+  }
+  const uint v2290 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2292 = v2148 + v2290;
+  const uint v2293 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2295 = v2151 + v2293;
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2297 = v2295 < v1;
+  const bool v2298 = v2296 && v2297;
+  if (v2298) {
+    const float v2299 = v37.m[0][5].thread_elements()[1];
+    const bfloat v2300 = bfloat(v2299);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2301 = v2292 * v1;
+    const uint v2302 = v2301 + v2295;
+    out[v2302] = v2300;
+  }
+  const uint v2303 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2305 = v2148 + v2303;
+  const uint v2306 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2308 = v2151 + v2306;
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2310 = v2308 < v1;
+  const bool v2311 = v2309 && v2310;
+  if (v2311) {
+    const float v2312 = v37.m[0][6].thread_elements()[0];
+    const bfloat v2313 = bfloat(v2312);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2314 = v2305 * v1;
+    const uint v2315 = v2314 + v2308;
+    out[v2315] = v2313;
+  }
+  const uint v2316 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2318 = v2148 + v2316;
+  const uint v2319 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2321 = v2151 + v2319;
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2323 = v2321 < v1;
+  const bool v2324 = v2322 && v2323;
+  if (v2324) {
+    const float v2325 = v37.m[0][6].thread_elements()[1];
+    const bfloat v2326 = bfloat(v2325);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2327 = v2318 * v1;
+    const uint v2328 = v2327 + v2321;
+    out[v2328] = v2326;
+  }
+  const uint v2329 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2331 = v2148 + v2329;
+  const uint v2332 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2334 = v2151 + v2332;
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v37.m[0][7].thread_elements()[0];
+    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2340 = v2331 * v1;
+    const uint v2341 = v2340 + v2334;
+    out[v2341] = v2339;
+  }
+  const uint v2342 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2344 = v2148 + v2342;
+  const uint v2345 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2347 = v2151 + v2345;
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2349 = v2347 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v37.m[0][7].thread_elements()[1];
+    const bfloat v2352 = bfloat(v2351);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2353 = v2344 * v1;
+    const uint v2354 = v2353 + v2347;
+    out[v2354] = v2352;
+  }
+  const uint v2355 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2357 = v2148 + v2355;
+  const uint v2358 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2360 = v2151 + v2358;
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v37.m[1][0].thread_elements()[0];
+    const bfloat v2365 = bfloat(v2364);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2366 = v2357 * v1;
+    const uint v2367 = v2366 + v2360;
+    out[v2367] = v2365;
+  }
+  const uint v2368 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2370 = v2148 + v2368;
+  const uint v2371 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2373 = v2151 + v2371;
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2375 = v2373 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v37.m[1][0].thread_elements()[1];
+    const bfloat v2378 = bfloat(v2377);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2379 = v2370 * v1;
+    const uint v2380 = v2379 + v2373;
+    out[v2380] = v2378;
+  }
+  const uint v2381 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2383 = v2148 + v2381;
+  const uint v2384 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2386 = v2151 + v2384;
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2388 = v2386 < v1;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v37.m[1][1].thread_elements()[0];
+    const bfloat v2391 = bfloat(v2390);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2392 = v2383 * v1;
+    const uint v2393 = v2392 + v2386;
+    out[v2393] = v2391;
+  }
+  const uint v2394 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2396 = v2148 + v2394;
+  const uint v2397 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2399 = v2151 + v2397;
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2401 = v2399 < v1;
+  const bool v2402 = v2400 && v2401;
+  if (v2402) {
+    const float v2403 = v37.m[1][1].thread_elements()[1];
+    const bfloat v2404 = bfloat(v2403);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2405 = v2396 * v1;
+    const uint v2406 = v2405 + v2399;
+    out[v2406] = v2404;
+  }
+  const uint v2407 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2409 = v2148 + v2407;
+  const uint v2410 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2412 = v2151 + v2410;
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2414 = v2412 < v1;
+  const bool v2415 = v2413 && v2414;
+  if (v2415) {
+    const float v2416 = v37.m[1][2].thread_elements()[0];
+    const bfloat v2417 = bfloat(v2416);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2418 = v2409 * v1;
+    const uint v2419 = v2418 + v2412;
+    out[v2419] = v2417;
+  }
+  const uint v2420 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2422 = v2148 + v2420;
+  const uint v2423 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2425 = v2151 + v2423;
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2427 = v2425 < v1;
+  const bool v2428 = v2426 && v2427;
+  if (v2428) {
+    const float v2429 = v37.m[1][2].thread_elements()[1];
+    const bfloat v2430 = bfloat(v2429);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2431 = v2422 * v1;
+    const uint v2432 = v2431 + v2425;
+    out[v2432] = v2430;
+  }
+  const uint v2433 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2435 = v2148 + v2433;
+  const uint v2436 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2438 = v2151 + v2436;
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2440 = v2438 < v1;
+  const bool v2441 = v2439 && v2440;
+  if (v2441) {
+    const float v2442 = v37.m[1][3].thread_elements()[0];
+    const bfloat v2443 = bfloat(v2442);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2444 = v2435 * v1;
+    const uint v2445 = v2444 + v2438;
+    out[v2445] = v2443;
+  }
+  const uint v2446 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2448 = v2148 + v2446;
+  const uint v2449 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2451 = v2151 + v2449;
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2453 = v2451 < v1;
+  const bool v2454 = v2452 && v2453;
+  if (v2454) {
+    const float v2455 = v37.m[1][3].thread_elements()[1];
+    const bfloat v2456 = bfloat(v2455);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2457 = v2448 * v1;
+    const uint v2458 = v2457 + v2451;
+    out[v2458] = v2456;
+  }
+  const uint v2459 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2461 = v2148 + v2459;
+  const uint v2462 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2464 = v2151 + v2462;
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2466 = v2464 < v1;
+  const bool v2467 = v2465 && v2466;
+  if (v2467) {
+    const float v2468 = v37.m[1][4].thread_elements()[0];
+    const bfloat v2469 = bfloat(v2468);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2470 = v2461 * v1;
+    const uint v2471 = v2470 + v2464;
+    out[v2471] = v2469;
+  }
+  const uint v2472 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2474 = v2148 + v2472;
+  const uint v2475 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2477 = v2151 + v2475;
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2479 = v2477 < v1;
+  const bool v2480 = v2478 && v2479;
+  if (v2480) {
+    const float v2481 = v37.m[1][4].thread_elements()[1];
+    const bfloat v2482 = bfloat(v2481);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2483 = v2474 * v1;
+    const uint v2484 = v2483 + v2477;
+    out[v2484] = v2482;
+  }
+  const uint v2485 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2487 = v2148 + v2485;
+  const uint v2488 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2490 = v2151 + v2488;
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2492 = v2490 < v1;
+  const bool v2493 = v2491 && v2492;
+  if (v2493) {
+    const float v2494 = v37.m[1][5].thread_elements()[0];
+    const bfloat v2495 = bfloat(v2494);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2496 = v2487 * v1;
+    const uint v2497 = v2496 + v2490;
+    out[v2497] = v2495;
+  }
+  const uint v2498 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2500 = v2148 + v2498;
+  const uint v2501 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2503 = v2151 + v2501;
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2505 = v2503 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v37.m[1][5].thread_elements()[1];
+    const bfloat v2508 = bfloat(v2507);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2509 = v2500 * v1;
+    const uint v2510 = v2509 + v2503;
+    out[v2510] = v2508;
+  }
+  const uint v2511 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2513 = v2148 + v2511;
+  const uint v2514 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2516 = v2151 + v2514;
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2518 = v2516 < v1;
+  const bool v2519 = v2517 && v2518;
+  if (v2519) {
+    const float v2520 = v37.m[1][6].thread_elements()[0];
+    const bfloat v2521 = bfloat(v2520);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2522 = v2513 * v1;
+    const uint v2523 = v2522 + v2516;
+    out[v2523] = v2521;
+  }
+  const uint v2524 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2526 = v2148 + v2524;
+  const uint v2527 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2529 = v2151 + v2527;
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2531 = v2529 < v1;
+  const bool v2532 = v2530 && v2531;
+  if (v2532) {
+    const float v2533 = v37.m[1][6].thread_elements()[1];
+    const bfloat v2534 = bfloat(v2533);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2535 = v2526 * v1;
+    const uint v2536 = v2535 + v2529;
+    out[v2536] = v2534;
+  }
+  const uint v2537 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2539 = v2148 + v2537;
+  const uint v2540 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2542 = v2151 + v2540;
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2544 = v2542 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v37.m[1][7].thread_elements()[0];
+    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2548 = v2539 * v1;
+    const uint v2549 = v2548 + v2542;
+    out[v2549] = v2547;
+  }
+  const uint v2550 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2552 = v2148 + v2550;
+  const uint v2553 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2555 = v2151 + v2553;
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2557 = v2555 < v1;
+  const bool v2558 = v2556 && v2557;
+  if (v2558) {
+    const float v2559 = v37.m[1][7].thread_elements()[1];
+    const bfloat v2560 = bfloat(v2559);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2561 = v2552 * v1;
+    const uint v2562 = v2561 + v2555;
+    out[v2562] = v2560;
+  }
+  const uint v2563 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2565 = v2148 + v2563;
+  const uint v2566 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2568 = v2151 + v2566;
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2570 = v2568 < v1;
+  const bool v2571 = v2569 && v2570;
+  if (v2571) {
+    const float v2572 = v37.m[2][0].thread_elements()[0];
+    const bfloat v2573 = bfloat(v2572);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2574 = v2565 * v1;
+    const uint v2575 = v2574 + v2568;
+    out[v2575] = v2573;
+  }
+  const uint v2576 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2578 = v2148 + v2576;
+  const uint v2579 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2581 = v2151 + v2579;
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2583 = v2581 < v1;
+  const bool v2584 = v2582 && v2583;
+  if (v2584) {
+    const float v2585 = v37.m[2][0].thread_elements()[1];
+    const bfloat v2586 = bfloat(v2585);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2587 = v2578 * v1;
+    const uint v2588 = v2587 + v2581;
+    out[v2588] = v2586;
+  }
+  const uint v2589 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2591 = v2148 + v2589;
+  const uint v2592 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2594 = v2151 + v2592;
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2596 = v2594 < v1;
+  const bool v2597 = v2595 && v2596;
+  if (v2597) {
+    const float v2598 = v37.m[2][1].thread_elements()[0];
+    const bfloat v2599 = bfloat(v2598);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2600 = v2591 * v1;
+    const uint v2601 = v2600 + v2594;
+    out[v2601] = v2599;
+  }
+  const uint v2602 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2604 = v2148 + v2602;
+  const uint v2605 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2607 = v2151 + v2605;
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2609 = v2607 < v1;
+  const bool v2610 = v2608 && v2609;
+  if (v2610) {
+    const float v2611 = v37.m[2][1].thread_elements()[1];
+    const bfloat v2612 = bfloat(v2611);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2613 = v2604 * v1;
+    const uint v2614 = v2613 + v2607;
+    out[v2614] = v2612;
+  }
+  const uint v2615 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2617 = v2148 + v2615;
+  const uint v2618 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2620 = v2151 + v2618;
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2622 = v2620 < v1;
+  const bool v2623 = v2621 && v2622;
+  if (v2623) {
+    const float v2624 = v37.m[2][2].thread_elements()[0];
+    const bfloat v2625 = bfloat(v2624);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2626 = v2617 * v1;
+    const uint v2627 = v2626 + v2620;
+    out[v2627] = v2625;
+  }
+  const uint v2628 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2630 = v2148 + v2628;
+  const uint v2631 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2633 = v2151 + v2631;
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2635 = v2633 < v1;
+  const bool v2636 = v2634 && v2635;
+  if (v2636) {
+    const float v2637 = v37.m[2][2].thread_elements()[1];
+    const bfloat v2638 = bfloat(v2637);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2639 = v2630 * v1;
+    const uint v2640 = v2639 + v2633;
+    out[v2640] = v2638;
+  }
+  const uint v2641 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2643 = v2148 + v2641;
+  const uint v2644 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2646 = v2151 + v2644;
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2648 = v2646 < v1;
+  const bool v2649 = v2647 && v2648;
+  if (v2649) {
+    const float v2650 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2651 = bfloat(v2650);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2652 = v2643 * v1;
+    const uint v2653 = v2652 + v2646;
+    out[v2653] = v2651;
+  }
+  const uint v2654 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2656 = v2148 + v2654;
+  const uint v2657 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2659 = v2151 + v2657;
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2661 = v2659 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v37.m[2][3].thread_elements()[1];
+    const bfloat v2664 = bfloat(v2663);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2665 = v2656 * v1;
+    const uint v2666 = v2665 + v2659;
+    out[v2666] = v2664;
+  }
+  const uint v2667 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2669 = v2148 + v2667;
+  const uint v2670 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2672 = v2151 + v2670;
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2674 = v2672 < v1;
+  const bool v2675 = v2673 && v2674;
+  if (v2675) {
+    const float v2676 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2677 = bfloat(v2676);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2678 = v2669 * v1;
+    const uint v2679 = v2678 + v2672;
+    out[v2679] = v2677;
+  }
+  const uint v2680 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2682 = v2148 + v2680;
+  const uint v2683 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2685 = v2151 + v2683;
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2687 = v2685 < v1;
+  const bool v2688 = v2686 && v2687;
+  if (v2688) {
+    const float v2689 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2690 = bfloat(v2689);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2691 = v2682 * v1;
+    const uint v2692 = v2691 + v2685;
+    out[v2692] = v2690;
+  }
+  const uint v2693 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2695 = v2148 + v2693;
+  const uint v2696 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2698 = v2151 + v2696;
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2700 = v2698 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2703 = bfloat(v2702);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2704 = v2695 * v1;
+    const uint v2705 = v2704 + v2698;
+    out[v2705] = v2703;
+  }
+  const uint v2706 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2708 = v2148 + v2706;
+  const uint v2709 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2711 = v2151 + v2709;
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2713 = v2711 < v1;
+  const bool v2714 = v2712 && v2713;
+  if (v2714) {
+    const float v2715 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2716 = bfloat(v2715);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2717 = v2708 * v1;
+    const uint v2718 = v2717 + v2711;
+    out[v2718] = v2716;
+  }
+  const uint v2719 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2721 = v2148 + v2719;
+  const uint v2722 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2724 = v2151 + v2722;
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2726 = v2724 < v1;
+  const bool v2727 = v2725 && v2726;
+  if (v2727) {
+    const float v2728 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2729 = bfloat(v2728);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2730 = v2721 * v1;
+    const uint v2731 = v2730 + v2724;
+    out[v2731] = v2729;
+  }
+  const uint v2732 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2734 = v2148 + v2732;
+  const uint v2735 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2737 = v2151 + v2735;
+  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2739 = v2737 < v1;
+  const bool v2740 = v2738 && v2739;
+  if (v2740) {
+    const float v2741 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2742 = bfloat(v2741);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2743 = v2734 * v1;
+    const uint v2744 = v2743 + v2737;
+    out[v2744] = v2742;
+  }
+  const uint v2745 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2747 = v2148 + v2745;
+  const uint v2748 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2750 = v2151 + v2748;
+  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2752 = v2750 < v1;
+  const bool v2753 = v2751 && v2752;
+  if (v2753) {
+    const float v2754 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2755 = bfloat(v2754);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2756 = v2747 * v1;
+    const uint v2757 = v2756 + v2750;
+    out[v2757] = v2755;
+  }
+  const uint v2758 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2760 = v2148 + v2758;
+  const uint v2761 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2763 = v2151 + v2761;
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2765 = v2763 < v1;
+  const bool v2766 = v2764 && v2765;
+  if (v2766) {
+    const float v2767 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2768 = bfloat(v2767);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2769 = v2760 * v1;
+    const uint v2770 = v2769 + v2763;
+    out[v2770] = v2768;
+  }
+  const uint v2771 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2773 = v2148 + v2771;
+  const uint v2774 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2776 = v2151 + v2774;
+  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2778 = v2776 < v1;
+  const bool v2779 = v2777 && v2778;
+  if (v2779) {
+    const float v2780 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2781 = bfloat(v2780);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2782 = v2773 * v1;
+    const uint v2783 = v2782 + v2776;
+    out[v2783] = v2781;
+  }
+  const uint v2784 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2786 = v2148 + v2784;
+  const uint v2787 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2789 = v2151 + v2787;
+  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2791 = v2789 < v1;
+  const bool v2792 = v2790 && v2791;
+  if (v2792) {
+    const float v2793 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2794 = bfloat(v2793);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2795 = v2786 * v1;
+    const uint v2796 = v2795 + v2789;
+    out[v2796] = v2794;
+  }
+  const uint v2797 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2799 = v2148 + v2797;
+  const uint v2800 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2802 = v2151 + v2800;
+  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2804 = v2802 < v1;
+  const bool v2805 = v2803 && v2804;
+  if (v2805) {
+    const float v2806 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2807 = bfloat(v2806);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2808 = v2799 * v1;
+    const uint v2809 = v2808 + v2802;
+    out[v2809] = v2807;
+  }
+  const uint v2810 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2812 = v2148 + v2810;
+  const uint v2813 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2815 = v2151 + v2813;
+  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2817 = v2815 < v1;
+  const bool v2818 = v2816 && v2817;
+  if (v2818) {
+    const float v2819 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2820 = bfloat(v2819);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2821 = v2812 * v1;
+    const uint v2822 = v2821 + v2815;
+    out[v2822] = v2820;
+  }
+  const uint v2823 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2825 = v2148 + v2823;
+  const uint v2826 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2828 = v2151 + v2826;
+  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2830 = v2828 < v1;
+  const bool v2831 = v2829 && v2830;
+  if (v2831) {
+    const float v2832 = v37.m[3][2].thread_elements()[0];
+    const bfloat v2833 = bfloat(v2832);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2834 = v2825 * v1;
+    const uint v2835 = v2834 + v2828;
+    out[v2835] = v2833;
+  }
+  const uint v2836 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2838 = v2148 + v2836;
+  const uint v2839 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2841 = v2151 + v2839;
+  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2843 = v2841 < v1;
+  const bool v2844 = v2842 && v2843;
+  if (v2844) {
+    const float v2845 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2846 = bfloat(v2845);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2847 = v2838 * v1;
+    const uint v2848 = v2847 + v2841;
+    out[v2848] = v2846;
+  }
+  const uint v2849 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2851 = v2148 + v2849;
+  const uint v2852 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2854 = v2151 + v2852;
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2856 = v2854 < v1;
+  const bool v2857 = v2855 && v2856;
+  if (v2857) {
+    const float v2858 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2859 = bfloat(v2858);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2860 = v2851 * v1;
+    const uint v2861 = v2860 + v2854;
+    out[v2861] = v2859;
+  }
+  const uint v2862 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2864 = v2148 + v2862;
+  const uint v2865 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2867 = v2151 + v2865;
+  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2869 = v2867 < v1;
+  const bool v2870 = v2868 && v2869;
+  if (v2870) {
+    const float v2871 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2872 = bfloat(v2871);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2873 = v2864 * v1;
+    const uint v2874 = v2873 + v2867;
+    out[v2874] = v2872;
+  }
+  const uint v2875 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2877 = v2148 + v2875;
+  const uint v2878 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2880 = v2151 + v2878;
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2882 = v2880 < v1;
+  const bool v2883 = v2881 && v2882;
+  if (v2883) {
+    const float v2884 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2885 = bfloat(v2884);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2886 = v2877 * v1;
+    const uint v2887 = v2886 + v2880;
+    out[v2887] = v2885;
+  }
+  const uint v2888 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2890 = v2148 + v2888;
+  const uint v2891 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2893 = v2151 + v2891;
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2895 = v2893 < v1;
+  const bool v2896 = v2894 && v2895;
+  if (v2896) {
+    const float v2897 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2898 = bfloat(v2897);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2899 = v2890 * v1;
+    const uint v2900 = v2899 + v2893;
+    out[v2900] = v2898;
+  }
+  const uint v2901 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2903 = v2148 + v2901;
+  const uint v2904 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2906 = v2151 + v2904;
+  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2908 = v2906 < v1;
+  const bool v2909 = v2907 && v2908;
+  if (v2909) {
+    const float v2910 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2911 = bfloat(v2910);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2912 = v2903 * v1;
+    const uint v2913 = v2912 + v2906;
+    out[v2913] = v2911;
+  }
+  const uint v2914 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2916 = v2148 + v2914;
+  const uint v2917 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2919 = v2151 + v2917;
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2921 = v2919 < v1;
+  const bool v2922 = v2920 && v2921;
+  if (v2922) {
+    const float v2923 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2924 = bfloat(v2923);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2925 = v2916 * v1;
+    const uint v2926 = v2925 + v2919;
+    out[v2926] = v2924;
+  }
+  const uint v2927 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2929 = v2148 + v2927;
+  const uint v2930 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2932 = v2151 + v2930;
+  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2934 = v2932 < v1;
+  const bool v2935 = v2933 && v2934;
+  if (v2935) {
+    const float v2936 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2937 = bfloat(v2936);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2938 = v2929 * v1;
+    const uint v2939 = v2938 + v2932;
+    out[v2939] = v2937;
+  }
+  const uint v2940 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2942 = v2148 + v2940;
+  const uint v2943 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2945 = v2151 + v2943;
+  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2947 = v2945 < v1;
+  const bool v2948 = v2946 && v2947;
+  if (v2948) {
+    const float v2949 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2950 = bfloat(v2949);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2951 = v2942 * v1;
+    const uint v2952 = v2951 + v2945;
+    out[v2952] = v2950;
+  }
+  const uint v2953 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2955 = v2148 + v2953;
+  const uint v2956 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2958 = v2151 + v2956;
+  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2960 = v2958 < v1;
+  const bool v2961 = v2959 && v2960;
+  if (v2961) {
+    const float v2962 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2963 = bfloat(v2962);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2964 = v2955 * v1;
+    const uint v2965 = v2964 + v2958;
+    out[v2965] = v2963;
+  }
+  const uint v2966 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2968 = v2148 + v2966;
+  const uint v2969 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2971 = v2151 + v2969;
+  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2973 = v2971 < v1;
+  const bool v2974 = v2972 && v2973;
+  if (v2974) {
+    const float v2975 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2976 = bfloat(v2975);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2977 = v2968 * v1;
+    const uint v2978 = v2977 + v2971;
+    out[v2978] = v2976;
+  }
+  const uint v2979 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2981 = v2148 + v2979;
+  const uint v2982 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2984 = v2151 + v2982;
+  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2986 = v2984 < v1;
+  const bool v2987 = v2985 && v2986;
+  if (v2987) {
+    const float v2988 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2989 = bfloat(v2988);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2990 = v2981 * v1;
+    const uint v2991 = v2990 + v2984;
+    out[v2991] = v2989;
+  }
+  const uint v2992 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2994 = v2148 + v2992;
+  const uint v2995 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2997 = v2151 + v2995;
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2999 = v2997 < v1;
+  const bool v3000 = v2998 && v2999;
+  if (v3000) {
+    const float v3001 = v37.m[4][0].thread_elements()[1];
+    const bfloat v3002 = bfloat(v3001);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3003 = v2994 * v1;
+    const uint v3004 = v3003 + v2997;
+    out[v3004] = v3002;
+  }
+  const uint v3005 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3007 = v2148 + v3005;
+  const uint v3008 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3010 = v2151 + v3008;
+  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3012 = v3010 < v1;
+  const bool v3013 = v3011 && v3012;
+  if (v3013) {
+    const float v3014 = v37.m[4][1].thread_elements()[0];
+    const bfloat v3015 = bfloat(v3014);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3016 = v3007 * v1;
+    const uint v3017 = v3016 + v3010;
+    out[v3017] = v3015;
+  }
+  const uint v3018 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3020 = v2148 + v3018;
+  const uint v3021 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3023 = v2151 + v3021;
+  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3025 = v3023 < v1;
+  const bool v3026 = v3024 && v3025;
+  if (v3026) {
+    const float v3027 = v37.m[4][1].thread_elements()[1];
+    const bfloat v3028 = bfloat(v3027);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3029 = v3020 * v1;
+    const uint v3030 = v3029 + v3023;
+    out[v3030] = v3028;
+  }
+  const uint v3031 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3033 = v2148 + v3031;
+  const uint v3034 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3036 = v2151 + v3034;
+  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3038 = v3036 < v1;
+  const bool v3039 = v3037 && v3038;
+  if (v3039) {
+    const float v3040 = v37.m[4][2].thread_elements()[0];
+    const bfloat v3041 = bfloat(v3040);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3042 = v3033 * v1;
+    const uint v3043 = v3042 + v3036;
+    out[v3043] = v3041;
+  }
+  const uint v3044 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3046 = v2148 + v3044;
+  const uint v3047 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3049 = v2151 + v3047;
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3051 = v3049 < v1;
+  const bool v3052 = v3050 && v3051;
+  if (v3052) {
+    const float v3053 = v37.m[4][2].thread_elements()[1];
+    const bfloat v3054 = bfloat(v3053);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3055 = v3046 * v1;
+    const uint v3056 = v3055 + v3049;
+    out[v3056] = v3054;
+  }
+  const uint v3057 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3059 = v2148 + v3057;
+  const uint v3060 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3062 = v2151 + v3060;
+  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3064 = v3062 < v1;
+  const bool v3065 = v3063 && v3064;
+  if (v3065) {
+    const float v3066 = v37.m[4][3].thread_elements()[0];
+    const bfloat v3067 = bfloat(v3066);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3068 = v3059 * v1;
+    const uint v3069 = v3068 + v3062;
+    out[v3069] = v3067;
+  }
+  const uint v3070 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3072 = v2148 + v3070;
+  const uint v3073 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3075 = v2151 + v3073;
+  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3077 = v3075 < v1;
+  const bool v3078 = v3076 && v3077;
+  if (v3078) {
+    const float v3079 = v37.m[4][3].thread_elements()[1];
+    const bfloat v3080 = bfloat(v3079);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3081 = v3072 * v1;
+    const uint v3082 = v3081 + v3075;
+    out[v3082] = v3080;
+  }
+  const uint v3083 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3085 = v2148 + v3083;
+  const uint v3086 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3088 = v2151 + v3086;
+  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3090 = v3088 < v1;
+  const bool v3091 = v3089 && v3090;
+  if (v3091) {
+    const float v3092 = v37.m[4][4].thread_elements()[0];
+    const bfloat v3093 = bfloat(v3092);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3094 = v3085 * v1;
+    const uint v3095 = v3094 + v3088;
+    out[v3095] = v3093;
+  }
+  const uint v3096 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3098 = v2148 + v3096;
+  const uint v3099 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3101 = v2151 + v3099;
+  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3103 = v3101 < v1;
+  const bool v3104 = v3102 && v3103;
+  if (v3104) {
+    const float v3105 = v37.m[4][4].thread_elements()[1];
+    const bfloat v3106 = bfloat(v3105);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3107 = v3098 * v1;
+    const uint v3108 = v3107 + v3101;
+    out[v3108] = v3106;
+  }
+  const uint v3109 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3111 = v2148 + v3109;
+  const uint v3112 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3114 = v2151 + v3112;
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3116 = v3114 < v1;
+  const bool v3117 = v3115 && v3116;
+  if (v3117) {
+    const float v3118 = v37.m[4][5].thread_elements()[0];
+    const bfloat v3119 = bfloat(v3118);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3120 = v3111 * v1;
+    const uint v3121 = v3120 + v3114;
+    out[v3121] = v3119;
+  }
+  const uint v3122 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3124 = v2148 + v3122;
+  const uint v3125 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3127 = v2151 + v3125;
+  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3129 = v3127 < v1;
+  const bool v3130 = v3128 && v3129;
+  if (v3130) {
+    const float v3131 = v37.m[4][5].thread_elements()[1];
+    const bfloat v3132 = bfloat(v3131);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3133 = v3124 * v1;
+    const uint v3134 = v3133 + v3127;
+    out[v3134] = v3132;
+  }
+  const uint v3135 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3137 = v2148 + v3135;
+  const uint v3138 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3140 = v2151 + v3138;
+  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3142 = v3140 < v1;
+  const bool v3143 = v3141 && v3142;
+  if (v3143) {
+    const float v3144 = v37.m[4][6].thread_elements()[0];
+    const bfloat v3145 = bfloat(v3144);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3146 = v3137 * v1;
+    const uint v3147 = v3146 + v3140;
+    out[v3147] = v3145;
+  }
+  const uint v3148 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3150 = v2148 + v3148;
+  const uint v3151 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3153 = v2151 + v3151;
+  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3155 = v3153 < v1;
+  const bool v3156 = v3154 && v3155;
+  if (v3156) {
+    const float v3157 = v37.m[4][6].thread_elements()[1];
+    const bfloat v3158 = bfloat(v3157);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3159 = v3150 * v1;
+    const uint v3160 = v3159 + v3153;
+    out[v3160] = v3158;
+  }
+  const uint v3161 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3163 = v2148 + v3161;
+  const uint v3164 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3166 = v2151 + v3164;
+  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3168 = v3166 < v1;
+  const bool v3169 = v3167 && v3168;
+  if (v3169) {
+    const float v3170 = v37.m[4][7].thread_elements()[0];
+    const bfloat v3171 = bfloat(v3170);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3172 = v3163 * v1;
+    const uint v3173 = v3172 + v3166;
+    out[v3173] = v3171;
+  }
+  const uint v3174 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3176 = v2148 + v3174;
+  const uint v3177 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3179 = v2151 + v3177;
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3181 = v3179 < v1;
+  const bool v3182 = v3180 && v3181;
+  if (v3182) {
+    const float v3183 = v37.m[4][7].thread_elements()[1];
+    const bfloat v3184 = bfloat(v3183);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3185 = v3176 * v1;
+    const uint v3186 = v3185 + v3179;
+    out[v3186] = v3184;
+  }
+  const uint v3187 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3189 = v2148 + v3187;
+  const uint v3190 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3192 = v2151 + v3190;
+  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3194 = v3192 < v1;
+  const bool v3195 = v3193 && v3194;
+  if (v3195) {
+    const float v3196 = v37.m[5][0].thread_elements()[0];
+    const bfloat v3197 = bfloat(v3196);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3198 = v3189 * v1;
+    const uint v3199 = v3198 + v3192;
+    out[v3199] = v3197;
+  }
+  const uint v3200 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3202 = v2148 + v3200;
+  const uint v3203 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3205 = v2151 + v3203;
+  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3207 = v3205 < v1;
+  const bool v3208 = v3206 && v3207;
+  if (v3208) {
+    const float v3209 = v37.m[5][0].thread_elements()[1];
+    const bfloat v3210 = bfloat(v3209);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3211 = v3202 * v1;
+    const uint v3212 = v3211 + v3205;
+    out[v3212] = v3210;
+  }
+  const uint v3213 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3215 = v2148 + v3213;
+  const uint v3216 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3218 = v2151 + v3216;
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3220 = v3218 < v1;
+  const bool v3221 = v3219 && v3220;
+  if (v3221) {
+    const float v3222 = v37.m[5][1].thread_elements()[0];
+    const bfloat v3223 = bfloat(v3222);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3224 = v3215 * v1;
+    const uint v3225 = v3224 + v3218;
+    out[v3225] = v3223;
+  }
+  const uint v3226 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3228 = v2148 + v3226;
+  const uint v3229 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3231 = v2151 + v3229;
+  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3233 = v3231 < v1;
+  const bool v3234 = v3232 && v3233;
+  if (v3234) {
+    const float v3235 = v37.m[5][1].thread_elements()[1];
+    const bfloat v3236 = bfloat(v3235);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3237 = v3228 * v1;
+    const uint v3238 = v3237 + v3231;
+    out[v3238] = v3236;
+  }
+  const uint v3239 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3241 = v2148 + v3239;
+  const uint v3242 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3244 = v2151 + v3242;
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3246 = v3244 < v1;
+  const bool v3247 = v3245 && v3246;
+  if (v3247) {
+    const float v3248 = v37.m[5][2].thread_elements()[0];
+    const bfloat v3249 = bfloat(v3248);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3250 = v3241 * v1;
+    const uint v3251 = v3250 + v3244;
+    out[v3251] = v3249;
+  }
+  const uint v3252 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3254 = v2148 + v3252;
+  const uint v3255 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3257 = v2151 + v3255;
+  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3259 = v3257 < v1;
+  const bool v3260 = v3258 && v3259;
+  if (v3260) {
+    const float v3261 = v37.m[5][2].thread_elements()[1];
+    const bfloat v3262 = bfloat(v3261);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3263 = v3254 * v1;
+    const uint v3264 = v3263 + v3257;
+    out[v3264] = v3262;
+  }
+  const uint v3265 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3267 = v2148 + v3265;
+  const uint v3268 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3270 = v2151 + v3268;
+  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3272 = v3270 < v1;
+  const bool v3273 = v3271 && v3272;
+  if (v3273) {
+    const float v3274 = v37.m[5][3].thread_elements()[0];
+    const bfloat v3275 = bfloat(v3274);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3276 = v3267 * v1;
+    const uint v3277 = v3276 + v3270;
+    out[v3277] = v3275;
+  }
+  const uint v3278 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3280 = v2148 + v3278;
+  const uint v3281 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3283 = v2151 + v3281;
+  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3285 = v3283 < v1;
+  const bool v3286 = v3284 && v3285;
+  if (v3286) {
+    const float v3287 = v37.m[5][3].thread_elements()[1];
+    const bfloat v3288 = bfloat(v3287);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3289 = v3280 * v1;
+    const uint v3290 = v3289 + v3283;
+    out[v3290] = v3288;
+  }
+  const uint v3291 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3293 = v2148 + v3291;
+  const uint v3294 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3296 = v2151 + v3294;
+  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3298 = v3296 < v1;
+  const bool v3299 = v3297 && v3298;
+  if (v3299) {
+    const float v3300 = v37.m[5][4].thread_elements()[0];
+    const bfloat v3301 = bfloat(v3300);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3302 = v3293 * v1;
+    const uint v3303 = v3302 + v3296;
+    out[v3303] = v3301;
+  }
+  const uint v3304 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3306 = v2148 + v3304;
+  const uint v3307 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3309 = v2151 + v3307;
+  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3311 = v3309 < v1;
+  const bool v3312 = v3310 && v3311;
+  if (v3312) {
+    const float v3313 = v37.m[5][4].thread_elements()[1];
+    const bfloat v3314 = bfloat(v3313);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3315 = v3306 * v1;
+    const uint v3316 = v3315 + v3309;
+    out[v3316] = v3314;
+  }
+  const uint v3317 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3319 = v2148 + v3317;
+  const uint v3320 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3322 = v2151 + v3320;
+  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3324 = v3322 < v1;
+  const bool v3325 = v3323 && v3324;
+  if (v3325) {
+    const float v3326 = v37.m[5][5].thread_elements()[0];
+    const bfloat v3327 = bfloat(v3326);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3328 = v3319 * v1;
+    const uint v3329 = v3328 + v3322;
+    out[v3329] = v3327;
+  }
+  const uint v3330 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3332 = v2148 + v3330;
+  const uint v3333 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3335 = v2151 + v3333;
+  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3337 = v3335 < v1;
+  const bool v3338 = v3336 && v3337;
+  if (v3338) {
+    const float v3339 = v37.m[5][5].thread_elements()[1];
+    const bfloat v3340 = bfloat(v3339);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3341 = v3332 * v1;
+    const uint v3342 = v3341 + v3335;
+    out[v3342] = v3340;
+  }
+  const uint v3343 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3345 = v2148 + v3343;
+  const uint v3346 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3348 = v2151 + v3346;
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3350 = v3348 < v1;
+  const bool v3351 = v3349 && v3350;
+  if (v3351) {
+    const float v3352 = v37.m[5][6].thread_elements()[0];
+    const bfloat v3353 = bfloat(v3352);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3354 = v3345 * v1;
+    const uint v3355 = v3354 + v3348;
+    out[v3355] = v3353;
+  }
+  const uint v3356 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3358 = v2148 + v3356;
+  const uint v3359 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3361 = v2151 + v3359;
+  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3363 = v3361 < v1;
+  const bool v3364 = v3362 && v3363;
+  if (v3364) {
+    const float v3365 = v37.m[5][6].thread_elements()[1];
+    const bfloat v3366 = bfloat(v3365);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3367 = v3358 * v1;
+    const uint v3368 = v3367 + v3361;
+    out[v3368] = v3366;
+  }
+  const uint v3369 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3371 = v2148 + v3369;
+  const uint v3372 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3374 = v2151 + v3372;
+  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3376 = v3374 < v1;
+  const bool v3377 = v3375 && v3376;
+  if (v3377) {
+    const float v3378 = v37.m[5][7].thread_elements()[0];
+    const bfloat v3379 = bfloat(v3378);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3380 = v3371 * v1;
+    const uint v3381 = v3380 + v3374;
+    out[v3381] = v3379;
+  }
+  const uint v3382 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3384 = v2148 + v3382;
+  const uint v3385 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3387 = v2151 + v3385;
+  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3389 = v3387 < v1;
+  const bool v3390 = v3388 && v3389;
+  if (v3390) {
+    const float v3391 = v37.m[5][7].thread_elements()[1];
+    const bfloat v3392 = bfloat(v3391);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3393 = v3384 * v1;
+    const uint v3394 = v3393 + v3387;
+    out[v3394] = v3392;
+  }
+  const uint v3395 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3397 = v2148 + v3395;
+  const uint v3398 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3400 = v2151 + v3398;
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3402 = v3400 < v1;
+  const bool v3403 = v3401 && v3402;
+  if (v3403) {
+    const float v3404 = v37.m[6][0].thread_elements()[0];
+    const bfloat v3405 = bfloat(v3404);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3406 = v3397 * v1;
+    const uint v3407 = v3406 + v3400;
+    out[v3407] = v3405;
+  }
+  const uint v3408 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3410 = v2148 + v3408;
+  const uint v3411 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3413 = v2151 + v3411;
+  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3415 = v3413 < v1;
+  const bool v3416 = v3414 && v3415;
+  if (v3416) {
+    const float v3417 = v37.m[6][0].thread_elements()[1];
+    const bfloat v3418 = bfloat(v3417);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3419 = v3410 * v1;
+    const uint v3420 = v3419 + v3413;
+    out[v3420] = v3418;
+  }
+  const uint v3421 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3423 = v2148 + v3421;
+  const uint v3424 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3426 = v2151 + v3424;
+  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3428 = v3426 < v1;
+  const bool v3429 = v3427 && v3428;
+  if (v3429) {
+    const float v3430 = v37.m[6][1].thread_elements()[0];
+    const bfloat v3431 = bfloat(v3430);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3432 = v3423 * v1;
+    const uint v3433 = v3432 + v3426;
+    out[v3433] = v3431;
+  }
+  const uint v3434 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3436 = v2148 + v3434;
+  const uint v3437 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3439 = v2151 + v3437;
+  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3441 = v3439 < v1;
+  const bool v3442 = v3440 && v3441;
+  if (v3442) {
+    const float v3443 = v37.m[6][1].thread_elements()[1];
+    const bfloat v3444 = bfloat(v3443);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3445 = v3436 * v1;
+    const uint v3446 = v3445 + v3439;
+    out[v3446] = v3444;
+  }
+  const uint v3447 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3449 = v2148 + v3447;
+  const uint v3450 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3452 = v2151 + v3450;
+  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3454 = v3452 < v1;
+  const bool v3455 = v3453 && v3454;
+  if (v3455) {
+    const float v3456 = v37.m[6][2].thread_elements()[0];
+    const bfloat v3457 = bfloat(v3456);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3458 = v3449 * v1;
+    const uint v3459 = v3458 + v3452;
+    out[v3459] = v3457;
+  }
+  const uint v3460 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3462 = v2148 + v3460;
+  const uint v3463 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3465 = v2151 + v3463;
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3467 = v3465 < v1;
+  const bool v3468 = v3466 && v3467;
+  if (v3468) {
+    const float v3469 = v37.m[6][2].thread_elements()[1];
+    const bfloat v3470 = bfloat(v3469);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3471 = v3462 * v1;
+    const uint v3472 = v3471 + v3465;
+    out[v3472] = v3470;
+  }
+  const uint v3473 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3475 = v2148 + v3473;
+  const uint v3476 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3478 = v2151 + v3476;
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3480 = v3478 < v1;
+  const bool v3481 = v3479 && v3480;
+  if (v3481) {
+    const float v3482 = v37.m[6][3].thread_elements()[0];
+    const bfloat v3483 = bfloat(v3482);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3484 = v3475 * v1;
+    const uint v3485 = v3484 + v3478;
+    out[v3485] = v3483;
+  }
+  const uint v3486 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3488 = v2148 + v3486;
+  const uint v3489 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3491 = v2151 + v3489;
+  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3493 = v3491 < v1;
+  const bool v3494 = v3492 && v3493;
+  if (v3494) {
+    const float v3495 = v37.m[6][3].thread_elements()[1];
+    const bfloat v3496 = bfloat(v3495);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3497 = v3488 * v1;
+    const uint v3498 = v3497 + v3491;
+    out[v3498] = v3496;
+  }
+  const uint v3499 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3501 = v2148 + v3499;
+  const uint v3502 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3504 = v2151 + v3502;
+  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3506 = v3504 < v1;
+  const bool v3507 = v3505 && v3506;
+  if (v3507) {
+    const float v3508 = v37.m[6][4].thread_elements()[0];
+    const bfloat v3509 = bfloat(v3508);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3510 = v3501 * v1;
+    const uint v3511 = v3510 + v3504;
+    out[v3511] = v3509;
+  }
+  const uint v3512 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3514 = v2148 + v3512;
+  const uint v3515 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3517 = v2151 + v3515;
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3519 = v3517 < v1;
+  const bool v3520 = v3518 && v3519;
+  if (v3520) {
+    const float v3521 = v37.m[6][4].thread_elements()[1];
+    const bfloat v3522 = bfloat(v3521);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3523 = v3514 * v1;
+    const uint v3524 = v3523 + v3517;
+    out[v3524] = v3522;
+  }
+  const uint v3525 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3527 = v2148 + v3525;
+  const uint v3528 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3530 = v2151 + v3528;
+  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3532 = v3530 < v1;
+  const bool v3533 = v3531 && v3532;
+  if (v3533) {
+    const float v3534 = v37.m[6][5].thread_elements()[0];
+    const bfloat v3535 = bfloat(v3534);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3536 = v3527 * v1;
+    const uint v3537 = v3536 + v3530;
+    out[v3537] = v3535;
+  }
+  const uint v3538 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3540 = v2148 + v3538;
+  const uint v3541 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3543 = v2151 + v3541;
+  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3545 = v3543 < v1;
+  const bool v3546 = v3544 && v3545;
+  if (v3546) {
+    const float v3547 = v37.m[6][5].thread_elements()[1];
+    const bfloat v3548 = bfloat(v3547);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3549 = v3540 * v1;
+    const uint v3550 = v3549 + v3543;
+    out[v3550] = v3548;
+  }
+  const uint v3551 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3553 = v2148 + v3551;
+  const uint v3554 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3556 = v2151 + v3554;
+  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3558 = v3556 < v1;
+  const bool v3559 = v3557 && v3558;
+  if (v3559) {
+    const float v3560 = v37.m[6][6].thread_elements()[0];
+    const bfloat v3561 = bfloat(v3560);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3562 = v3553 * v1;
+    const uint v3563 = v3562 + v3556;
+    out[v3563] = v3561;
+  }
+  const uint v3564 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3566 = v2148 + v3564;
+  const uint v3567 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3569 = v2151 + v3567;
+  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3571 = v3569 < v1;
+  const bool v3572 = v3570 && v3571;
+  if (v3572) {
+    const float v3573 = v37.m[6][6].thread_elements()[1];
+    const bfloat v3574 = bfloat(v3573);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3575 = v3566 * v1;
+    const uint v3576 = v3575 + v3569;
+    out[v3576] = v3574;
+  }
+  const uint v3577 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3579 = v2148 + v3577;
+  const uint v3580 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3582 = v2151 + v3580;
+  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3584 = v3582 < v1;
+  const bool v3585 = v3583 && v3584;
+  if (v3585) {
+    const float v3586 = v37.m[6][7].thread_elements()[0];
+    const bfloat v3587 = bfloat(v3586);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3588 = v3579 * v1;
+    const uint v3589 = v3588 + v3582;
+    out[v3589] = v3587;
+  }
+  const uint v3590 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3592 = v2148 + v3590;
+  const uint v3593 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3595 = v2151 + v3593;
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3597 = v3595 < v1;
+  const bool v3598 = v3596 && v3597;
+  if (v3598) {
+    const float v3599 = v37.m[6][7].thread_elements()[1];
+    const bfloat v3600 = bfloat(v3599);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3601 = v3592 * v1;
+    const uint v3602 = v3601 + v3595;
+    out[v3602] = v3600;
+  }
+  const uint v3603 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3605 = v2148 + v3603;
+  const uint v3606 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3608 = v2151 + v3606;
+  const bool v3609 = v3605 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3610 = v3608 < v1;
+  const bool v3611 = v3609 && v3610;
+  if (v3611) {
+    const float v3612 = v37.m[7][0].thread_elements()[0];
+    const bfloat v3613 = bfloat(v3612);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3614 = v3605 * v1;
+    const uint v3615 = v3614 + v3608;
+    out[v3615] = v3613;
+  }
+  const uint v3616 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3618 = v2148 + v3616;
+  const uint v3619 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3621 = v2151 + v3619;
+  const bool v3622 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3623 = v3621 < v1;
+  const bool v3624 = v3622 && v3623;
+  if (v3624) {
+    const float v3625 = v37.m[7][0].thread_elements()[1];
+    const bfloat v3626 = bfloat(v3625);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3627 = v3618 * v1;
+    const uint v3628 = v3627 + v3621;
+    out[v3628] = v3626;
+  }
+  const uint v3629 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3631 = v2148 + v3629;
+  const uint v3632 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3634 = v2151 + v3632;
+  const bool v3635 = v3631 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3636 = v3634 < v1;
+  const bool v3637 = v3635 && v3636;
+  if (v3637) {
+    const float v3638 = v37.m[7][1].thread_elements()[0];
+    const bfloat v3639 = bfloat(v3638);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3640 = v3631 * v1;
+    const uint v3641 = v3640 + v3634;
+    out[v3641] = v3639;
+  }
+  const uint v3642 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3644 = v2148 + v3642;
+  const uint v3645 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3647 = v2151 + v3645;
+  const bool v3648 = v3644 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3649 = v3647 < v1;
+  const bool v3650 = v3648 && v3649;
+  if (v3650) {
+    const float v3651 = v37.m[7][1].thread_elements()[1];
+    const bfloat v3652 = bfloat(v3651);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3653 = v3644 * v1;
+    const uint v3654 = v3653 + v3647;
+    out[v3654] = v3652;
+  }
+  const uint v3655 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3657 = v2148 + v3655;
+  const uint v3658 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3660 = v2151 + v3658;
+  const bool v3661 = v3657 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3662 = v3660 < v1;
+  const bool v3663 = v3661 && v3662;
+  if (v3663) {
+    const float v3664 = v37.m[7][2].thread_elements()[0];
+    const bfloat v3665 = bfloat(v3664);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3666 = v3657 * v1;
+    const uint v3667 = v3666 + v3660;
+    out[v3667] = v3665;
+  }
+  const uint v3668 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3670 = v2148 + v3668;
+  const uint v3671 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3673 = v2151 + v3671;
+  const bool v3674 = v3670 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3675 = v3673 < v1;
+  const bool v3676 = v3674 && v3675;
+  if (v3676) {
+    const float v3677 = v37.m[7][2].thread_elements()[1];
+    const bfloat v3678 = bfloat(v3677);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3679 = v3670 * v1;
+    const uint v3680 = v3679 + v3673;
+    out[v3680] = v3678;
+  }
+  const uint v3681 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3683 = v2148 + v3681;
+  const uint v3684 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3686 = v2151 + v3684;
+  const bool v3687 = v3683 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3688 = v3686 < v1;
+  const bool v3689 = v3687 && v3688;
+  if (v3689) {
+    const float v3690 = v37.m[7][3].thread_elements()[0];
+    const bfloat v3691 = bfloat(v3690);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3692 = v3683 * v1;
+    const uint v3693 = v3692 + v3686;
+    out[v3693] = v3691;
+  }
+  const uint v3694 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3696 = v2148 + v3694;
+  const uint v3697 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3699 = v2151 + v3697;
+  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3701 = v3699 < v1;
+  const bool v3702 = v3700 && v3701;
+  if (v3702) {
+    const float v3703 = v37.m[7][3].thread_elements()[1];
+    const bfloat v3704 = bfloat(v3703);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3705 = v3696 * v1;
+    const uint v3706 = v3705 + v3699;
+    out[v3706] = v3704;
+  }
+  const uint v3707 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3709 = v2148 + v3707;
+  const uint v3710 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3712 = v2151 + v3710;
+  const bool v3713 = v3709 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3714 = v3712 < v1;
+  const bool v3715 = v3713 && v3714;
+  if (v3715) {
+    const float v3716 = v37.m[7][4].thread_elements()[0];
+    const bfloat v3717 = bfloat(v3716);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3718 = v3709 * v1;
+    const uint v3719 = v3718 + v3712;
+    out[v3719] = v3717;
+  }
+  const uint v3720 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3722 = v2148 + v3720;
+  const uint v3723 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3725 = v2151 + v3723;
+  const bool v3726 = v3722 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3727 = v3725 < v1;
+  const bool v3728 = v3726 && v3727;
+  if (v3728) {
+    const float v3729 = v37.m[7][4].thread_elements()[1];
+    const bfloat v3730 = bfloat(v3729);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3731 = v3722 * v1;
+    const uint v3732 = v3731 + v3725;
+    out[v3732] = v3730;
+  }
+  const uint v3733 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3735 = v2148 + v3733;
+  const uint v3736 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3738 = v2151 + v3736;
+  const bool v3739 = v3735 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3740 = v3738 < v1;
+  const bool v3741 = v3739 && v3740;
+  if (v3741) {
+    const float v3742 = v37.m[7][5].thread_elements()[0];
+    const bfloat v3743 = bfloat(v3742);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3744 = v3735 * v1;
+    const uint v3745 = v3744 + v3738;
+    out[v3745] = v3743;
+  }
+  const uint v3746 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3748 = v2148 + v3746;
+  const uint v3749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3751 = v2151 + v3749;
+  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3753 = v3751 < v1;
+  const bool v3754 = v3752 && v3753;
+  if (v3754) {
+    const float v3755 = v37.m[7][5].thread_elements()[1];
+    const bfloat v3756 = bfloat(v3755);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3757 = v3748 * v1;
+    const uint v3758 = v3757 + v3751;
+    out[v3758] = v3756;
+  }
+  const uint v3759 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3761 = v2148 + v3759;
+  const uint v3762 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3764 = v2151 + v3762;
+  const bool v3765 = v3761 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3766 = v3764 < v1;
+  const bool v3767 = v3765 && v3766;
+  if (v3767) {
+    const float v3768 = v37.m[7][6].thread_elements()[0];
+    const bfloat v3769 = bfloat(v3768);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3770 = v3761 * v1;
+    const uint v3771 = v3770 + v3764;
+    out[v3771] = v3769;
+  }
+  const uint v3772 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3774 = v2148 + v3772;
+  const uint v3775 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3777 = v2151 + v3775;
+  const bool v3778 = v3774 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3779 = v3777 < v1;
+  const bool v3780 = v3778 && v3779;
+  if (v3780) {
+    const float v3781 = v37.m[7][6].thread_elements()[1];
+    const bfloat v3782 = bfloat(v3781);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3783 = v3774 * v1;
+    const uint v3784 = v3783 + v3777;
+    out[v3784] = v3782;
+  }
+  const uint v3785 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3787 = v2148 + v3785;
+  const uint v3788 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3790 = v2151 + v3788;
+  const bool v3791 = v3787 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3792 = v3790 < v1;
+  const bool v3793 = v3791 && v3792;
+  if (v3793) {
+    const float v3794 = v37.m[7][7].thread_elements()[0];
+    const bfloat v3795 = bfloat(v3794);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3796 = v3787 * v1;
+    const uint v3797 = v3796 + v3790;
+    out[v3797] = v3795;
+  }
+  const uint v3798 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v3800 = v2148 + v3798;
+  const uint v3801 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v3803 = v2151 + v3801;
+  const bool v3804 = v3800 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v3805 = v3803 < v1;
+  const bool v3806 = v3804 && v3805;
+  if (v3806) {
+    const float v3807 = v37.m[7][7].thread_elements()[1];
+    const bfloat v3808 = bfloat(v3807);  // kernels/gemm/gemm_quant.cpp:77
+    const uint v3809 = v3800 * v1;
+    const uint v3810 = v3809 + v3803;
+    out[v3810] = v3808;
   }
 }

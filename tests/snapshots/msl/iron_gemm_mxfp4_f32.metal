@@ -78,7 +78,7 @@ kernel void iron_gemm_mxfp4_f32(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup float shm0[2560];
-  threadgroup float shm1[2560];
+  alignas(16) threadgroup float shm1[2560];
 
   const uint v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const uint v1 = n;
@@ -114,190 +114,256 @@ kernel void iron_gemm_mxfp4_f32(
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
-    const uint v3011 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3014 = v3011 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3017 = v3011 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3018 = v3017 << 2u;
-    const uint v3019 = v22 + v3014;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3020 = v3019 < v0;
-    const uint v3025 = v3019 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3031 = v3014 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3036 = v3011 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3038 = v3036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3041 = v3036 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3042 = v3041 << 2u;
-    const uint v3043 = v22 + v3038;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3044 = v3043 < v0;
-    const uint v3049 = v3043 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3055 = v3038 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3060 = v3011 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3062 = v3060 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3065 = v3060 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3066 = v3065 << 2u;
-    const uint v3067 = v22 + v3062;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3068 = v3067 < v0;
-    const uint v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3079 = v3062 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3084 = v3011 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
-    const uint v3086 = v3084 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3089 = v3084 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3090 = v3089 << 2u;
-    const uint v3091 = v22 + v3086;  // kernels/gemm/gemm_tiles.hpp:79
-    const bool v3092 = v3091 < v0;
-    const uint v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v3103 = v3086 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3112 = v3011 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v3115 = v3011 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3116 = v3115 << 3u;
-    const uint v3117 = v26 + v3112;  // kernels/gemm/quant_b.hpp:124
-    const bool v3118 = v3117 < v1;
-    const uint v3123 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v3127 = v1 - 1u;
-    const uint v3129 = min(v3117, v3127);
-    const uint v3133 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v3134 = v3129 * v3133;
-    const uint v3140 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v3141 = v3129 * v3140;
-    const uint v3321 = v3112 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3392 = v3036 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v3395 = v3036 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v3396 = v3395 << 3u;
-    const uint v3397 = v26 + v3392;  // kernels/gemm/quant_b.hpp:124
-    const bool v3398 = v3397 < v1;
-    const uint v3409 = min(v3397, v3127);  // kernels/gemm/quant_b.hpp:125
-    const uint v3414 = v3409 * v3133;  // kernels/gemm/quant_b.hpp:64
-    const uint v3421 = v3409 * v3140;  // kernels/gemm/quant_b.hpp:65
-    const uint v3601 = v3392 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v3675 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v3681 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v2867 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2870 = v2867 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2873 = v2867 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2874 = v2873 << 2u;
+    const uint v2875 = v22 + v2870;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2876 = v2875 < v0;
+    const uint v2881 = v2875 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2887 = v2870 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2892 = v2867 + 128u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2894 = v2892 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2897 = v2892 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2898 = v2897 << 2u;
+    const uint v2899 = v22 + v2894;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2900 = v2899 < v0;
+    const uint v2905 = v2899 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2911 = v2894 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2916 = v2867 + 256u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2918 = v2916 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2921 = v2916 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2922 = v2921 << 2u;
+    const uint v2923 = v22 + v2918;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2924 = v2923 < v0;
+    const uint v2929 = v2923 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2935 = v2918 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2940 = v2867 + 384u;  // kernels/gemm/gemm_tiles.hpp:76
+    const uint v2942 = v2940 >> 2u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2945 = v2940 & 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2946 = v2945 << 2u;
+    const uint v2947 = v22 + v2942;  // kernels/gemm/gemm_tiles.hpp:79
+    const bool v2948 = v2947 < v0;
+    const uint v2953 = v2947 * v2;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v2959 = v2942 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2968 = v2867 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v2971 = v2867 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2972 = v2971 << 3u;
+    const uint v2973 = v26 + v2968;  // kernels/gemm/quant_b.hpp:124
+    const bool v2974 = v2973 < v1;
+    const uint v2979 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v2983 = v1 - 1u;
+    const uint v2985 = min(v2973, v2983);
+    const uint v2989 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v2990 = v2985 * v2989;
+    const uint v2996 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v2997 = v2985 * v2996;
+    const uint v3186 = v2968 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v3212 = v2892 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v3215 = v2892 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3216 = v3215 << 3u;
+    const uint v3217 = v26 + v3212;  // kernels/gemm/quant_b.hpp:124
+    const bool v3218 = v3217 < v1;
+    const uint v3229 = min(v3217, v2983);  // kernels/gemm/quant_b.hpp:125
+    const uint v3234 = v3229 * v2989;  // kernels/gemm/quant_b.hpp:64
+    const uint v3241 = v3229 * v2996;  // kernels/gemm/quant_b.hpp:65
+    const uint v3430 = v3212 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v3459 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v3465 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v3003 = 0u; v3003 < v2; v3003 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
-      const uint v3005 = v3003 >> 4u;
-      const uint v3007 = v3005 % 1u;
+    for (uint v2859 = 0u; v2859 < v2; v2859 += 16u) {  // kernels/gemm/gemm_tiles.hpp:215
+      const uint v2861 = v2859 >> 4u;
+      const uint v2863 = v2861 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3009 = v3007 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3021 = v3003 + v3018;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3022 = v3021 < v2;
-      const bool v3023 = v3020 && v3022;
-      const uint v3027 = v3025 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3028 = v3027 + v3018;
-      const uint v3029 = v3023 ? v3028 : 0u;
-      const uint v3032 = v3009 + v3031;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3033 = v3032 + v3018;
+      const uint v2865 = v2863 * 2560u;  // kernels/gemm/gemm_tiles.hpp:212
+      const uint v2877 = v2859 + v2874;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2878 = v2877 < v2;
+      const bool v2879 = v2876 && v2878;
+      const uint v2883 = v2881 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2884 = v2883 + v2874;
+      const uint v2885 = v2879 ? v2884 : 0u;
+      const uint v2888 = v2865 + v2887;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2889 = v2888 + v2874;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3033 + e] = v3023 ? x[v3029 + e] : float(0);
+        shm0[v2889 + e] = v2879 ? x[v2885 + e] : float(0);
       }
-      const uint v3045 = v3003 + v3042;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3046 = v3045 < v2;
-      const bool v3047 = v3044 && v3046;
-      const uint v3051 = v3049 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3052 = v3051 + v3042;
-      const uint v3053 = v3047 ? v3052 : 0u;
-      const uint v3056 = v3009 + v3055;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3057 = v3056 + v3042;
+      const uint v2901 = v2859 + v2898;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2902 = v2901 < v2;
+      const bool v2903 = v2900 && v2902;
+      const uint v2907 = v2905 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2908 = v2907 + v2898;
+      const uint v2909 = v2903 ? v2908 : 0u;
+      const uint v2912 = v2865 + v2911;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2913 = v2912 + v2898;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3057 + e] = v3047 ? x[v3053 + e] : float(0);
+        shm0[v2913 + e] = v2903 ? x[v2909 + e] : float(0);
       }
-      const uint v3069 = v3003 + v3066;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3070 = v3069 < v2;
-      const bool v3071 = v3068 && v3070;
-      const uint v3075 = v3073 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3076 = v3075 + v3066;
-      const uint v3077 = v3071 ? v3076 : 0u;
-      const uint v3080 = v3009 + v3079;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3081 = v3080 + v3066;
+      const uint v2925 = v2859 + v2922;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2926 = v2925 < v2;
+      const bool v2927 = v2924 && v2926;
+      const uint v2931 = v2929 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2932 = v2931 + v2922;
+      const uint v2933 = v2927 ? v2932 : 0u;
+      const uint v2936 = v2865 + v2935;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2937 = v2936 + v2922;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3081 + e] = v3071 ? x[v3077 + e] : float(0);
+        shm0[v2937 + e] = v2927 ? x[v2933 + e] : float(0);
       }
-      const uint v3093 = v3003 + v3090;  // kernels/gemm/gemm_tiles.hpp:79
-      const bool v3094 = v3093 < v2;
-      const bool v3095 = v3092 && v3094;
-      const uint v3099 = v3097 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3100 = v3099 + v3090;
-      const uint v3101 = v3095 ? v3100 : 0u;
-      const uint v3104 = v3009 + v3103;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3105 = v3104 + v3090;
+      const uint v2949 = v2859 + v2946;  // kernels/gemm/gemm_tiles.hpp:79
+      const bool v2950 = v2949 < v2;
+      const bool v2951 = v2948 && v2950;
+      const uint v2955 = v2953 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2956 = v2955 + v2946;
+      const uint v2957 = v2951 ? v2956 : 0u;
+      const uint v2960 = v2865 + v2959;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2961 = v2960 + v2946;
       for (uint e = 0; e < 4u; ++e) {
-        shm0[v3105 + e] = v3095 ? x[v3101 + e] : float(0);
+        shm0[v2961 + e] = v2951 ? x[v2957 + e] : float(0);
       }
-      const uint v3119 = v3003 + v3116;  // kernels/gemm/quant_b.hpp:124
-      const bool v3120 = v3119 < v2;
-      const bool v3121 = v3118 && v3120;
-      const uint v3125 = min(v3119, v3123);  // kernels/gemm/quant_b.hpp:125
-      const uint v3131 = v3125 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v3135 = v3134 + v3131;
-      const uint v3136 = packed[v3135];
-      const uint v3138 = v3125 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v3142 = v3141 + v3138;
-      const uchar v3143 = scales[v3142];
-      const uint v3144 = uint(v3143);
-      const uint v3146 = v3144 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v3149 = v3144 == 255u;
-      const uint v3150 = v3149 ? 2143289344u : v3146;
-      const bool v3152 = v3144 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v3154 = v3152 ? 4194304u : v3150;
-      const float v3155 = as_type<float>(v3154);
-      const uint v3157 = v3136 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v3159 = v3157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3161 = v3159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3163 = v3161 << 22u;
-      const uint v3165 = v3159 * 1056964608u;
-      const bool v3167 = v3159 < 2u;
-      const uint v3168 = v3167 ? v3165 : v3163;
-      const uint v3170 = v3157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3172 = v3170 << 28u;
-      const uint v3173 = v3168 | v3172;
-      const float v3174 = as_type<float>(v3173);
-      const float v3175 = v3174 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3177 = v3136 >> 4u;
-      const uint v3179 = v3177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3181 = v3179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3183 = v3181 << 22u;
-      const uint v3185 = v3179 * 1056964608u;
-      const bool v3187 = v3179 < 2u;
-      const uint v3188 = v3187 ? v3185 : v3183;
-      const uint v3190 = v3177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3192 = v3190 << 28u;
-      const uint v3193 = v3188 | v3192;
-      const float v3194 = as_type<float>(v3193);
-      const float v3195 = v3194 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3197 = v3136 >> 8u;
-      const uint v3199 = v3197 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3201 = v3199 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3203 = v3201 << 22u;
-      const uint v3205 = v3199 * 1056964608u;
-      const bool v3207 = v3199 < 2u;
-      const uint v3208 = v3207 ? v3205 : v3203;
-      const uint v3210 = v3197 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3212 = v3210 << 28u;
-      const uint v3213 = v3208 | v3212;
-      const float v3214 = as_type<float>(v3213);
-      const float v3215 = v3214 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3217 = v3136 >> 12u;
-      const uint v3219 = v3217 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3221 = v3219 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3223 = v3221 << 22u;
-      const uint v3225 = v3219 * 1056964608u;
-      const bool v3227 = v3219 < 2u;
-      const uint v3228 = v3227 ? v3225 : v3223;
-      const uint v3230 = v3217 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3232 = v3230 << 28u;
-      const uint v3233 = v3228 | v3232;
-      const float v3234 = as_type<float>(v3233);
-      const float v3235 = v3234 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3237 = v3136 >> 16u;
-      const uint v3239 = v3237 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3241 = v3239 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3243 = v3241 << 22u;
-      const uint v3245 = v3239 * 1056964608u;
-      const bool v3247 = v3239 < 2u;
-      const uint v3248 = v3247 ? v3245 : v3243;
-      const uint v3250 = v3237 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3252 = v3250 << 28u;
-      const uint v3253 = v3248 | v3252;
-      const float v3254 = as_type<float>(v3253);
-      const float v3255 = v3254 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3257 = v3136 >> 20u;
+      const uint v2975 = v2859 + v2972;  // kernels/gemm/quant_b.hpp:124
+      const bool v2976 = v2975 < v2;
+      const bool v2977 = v2974 && v2976;
+      const uint v2981 = min(v2975, v2979);  // kernels/gemm/quant_b.hpp:125
+      const uint v2987 = v2981 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v2991 = v2990 + v2987;
+      const uint v2992 = packed[v2991];
+      const uint v2994 = v2981 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v2998 = v2997 + v2994;
+      const uchar v2999 = scales[v2998];
+      const uint v3000 = uint(v2999);
+      const uint v3002 = v3000 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v3005 = v3000 == 255u;
+      const uint v3006 = v3005 ? 2143289344u : v3002;
+      const bool v3008 = v3000 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v3010 = v3008 ? 4194304u : v3006;
+      const float v3011 = as_type<float>(v3010);
+      const uint v3013 = v2992 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3015 = v3013 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3017 = v3015 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3019 = v3017 << 22u;
+      const uint v3021 = v3015 * 1056964608u;
+      const bool v3023 = v3015 < 2u;
+      const uint v3024 = v3023 ? v3021 : v3019;
+      const uint v3026 = v3013 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3028 = v3026 << 28u;
+      const uint v3029 = v3024 | v3028;
+      const float v3030 = as_type<float>(v3029);
+      const float v3031 = v3030 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3033 = v2992 >> 4u;
+      const uint v3035 = v3033 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3037 = v3035 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3039 = v3037 << 22u;
+      const uint v3041 = v3035 * 1056964608u;
+      const bool v3043 = v3035 < 2u;
+      const uint v3044 = v3043 ? v3041 : v3039;
+      const uint v3046 = v3033 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3048 = v3046 << 28u;
+      const uint v3049 = v3044 | v3048;
+      const float v3050 = as_type<float>(v3049);
+      const float v3051 = v3050 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3053 = v2992 >> 8u;
+      const uint v3055 = v3053 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3057 = v3055 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3059 = v3057 << 22u;
+      const uint v3061 = v3055 * 1056964608u;
+      const bool v3063 = v3055 < 2u;
+      const uint v3064 = v3063 ? v3061 : v3059;
+      const uint v3066 = v3053 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3068 = v3066 << 28u;
+      const uint v3069 = v3064 | v3068;
+      const float v3070 = as_type<float>(v3069);
+      const float v3071 = v3070 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3073 = v2992 >> 12u;
+      const uint v3075 = v3073 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3077 = v3075 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3079 = v3077 << 22u;
+      const uint v3081 = v3075 * 1056964608u;
+      const bool v3083 = v3075 < 2u;
+      const uint v3084 = v3083 ? v3081 : v3079;
+      const uint v3086 = v3073 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3088 = v3086 << 28u;
+      const uint v3089 = v3084 | v3088;
+      const float v3090 = as_type<float>(v3089);
+      const float v3091 = v3090 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3093 = v2992 >> 16u;
+      const uint v3095 = v3093 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3097 = v3095 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3099 = v3097 << 22u;
+      const uint v3101 = v3095 * 1056964608u;
+      const bool v3103 = v3095 < 2u;
+      const uint v3104 = v3103 ? v3101 : v3099;
+      const uint v3106 = v3093 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3108 = v3106 << 28u;
+      const uint v3109 = v3104 | v3108;
+      const float v3110 = as_type<float>(v3109);
+      const float v3111 = v3110 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3113 = v2992 >> 20u;
+      const uint v3115 = v3113 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3117 = v3115 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3119 = v3117 << 22u;
+      const uint v3121 = v3115 * 1056964608u;
+      const bool v3123 = v3115 < 2u;
+      const uint v3124 = v3123 ? v3121 : v3119;
+      const uint v3126 = v3113 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3128 = v3126 << 28u;
+      const uint v3129 = v3124 | v3128;
+      const float v3130 = as_type<float>(v3129);
+      const float v3131 = v3130 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3133 = v2992 >> 24u;
+      const uint v3135 = v3133 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3137 = v3135 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3139 = v3137 << 22u;
+      const uint v3141 = v3135 * 1056964608u;
+      const bool v3143 = v3135 < 2u;
+      const uint v3144 = v3143 ? v3141 : v3139;
+      const uint v3146 = v3133 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3148 = v3146 << 28u;
+      const uint v3149 = v3144 | v3148;
+      const float v3150 = as_type<float>(v3149);
+      const float v3151 = v3150 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const uint v3153 = v2992 >> 28u;
+      const uint v3155 = v3153 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3157 = v3155 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3159 = v3157 << 22u;
+      const uint v3161 = v3155 * 1056964608u;
+      const bool v3163 = v3155 < 2u;
+      const uint v3164 = v3163 ? v3161 : v3159;
+      const uint v3166 = v3153 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3168 = v3166 << 28u;
+      const uint v3169 = v3164 | v3168;
+      const float v3170 = as_type<float>(v3169);
+      const float v3171 = v3170 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3173 = v2977 ? v3031 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3176 = v2977 ? v3051 : 0.0f;
+      const float v3179 = v2977 ? v3071 : 0.0f;
+      const float v3182 = v2977 ? v3091 : 0.0f;
+      const uint v3187 = v2865 + v3186;  // kernels/gemm/quant_b.hpp:133
+      const uint v3188 = v3187 + v2972;
+      *(threadgroup float4*)(shm1 + v3188) = float4(v3173, v3176, v3179, v3182);
+      const float v3191 = v2977 ? v3111 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3194 = v2977 ? v3131 : 0.0f;
+      const float v3197 = v2977 ? v3151 : 0.0f;
+      const float v3200 = v2977 ? v3171 : 0.0f;
+      const uint v3207 = v3188 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v3207) = float4(v3191, v3194, v3197, v3200);
+      const uint v3219 = v2859 + v3216;  // kernels/gemm/quant_b.hpp:124
+      const bool v3220 = v3219 < v2;
+      const bool v3221 = v3218 && v3220;
+      const uint v3225 = min(v3219, v2979);  // kernels/gemm/quant_b.hpp:125
+      const uint v3231 = v3225 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v3235 = v3234 + v3231;
+      const uint v3236 = packed[v3235];
+      const uint v3238 = v3225 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3242 = v3241 + v3238;
+      const uchar v3243 = scales[v3242];
+      const uint v3244 = uint(v3243);
+      const uint v3246 = v3244 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v3249 = v3244 == 255u;
+      const uint v3250 = v3249 ? 2143289344u : v3246;
+      const bool v3252 = v3244 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v3254 = v3252 ? 4194304u : v3250;
+      const float v3255 = as_type<float>(v3254);
+      const uint v3257 = v3236 >> 0u;  // kernels/gemm/quant_b.hpp:67
       const uint v3259 = v3257 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3261 = v3259 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3263 = v3261 << 22u;
@@ -308,8 +374,8 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3272 = v3270 << 28u;
       const uint v3273 = v3268 | v3272;
       const float v3274 = as_type<float>(v3273);
-      const float v3275 = v3274 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3277 = v3136 >> 24u;
+      const float v3275 = v3274 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3277 = v3236 >> 4u;
       const uint v3279 = v3277 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3281 = v3279 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3283 = v3281 << 22u;
@@ -320,8 +386,8 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3292 = v3290 << 28u;
       const uint v3293 = v3288 | v3292;
       const float v3294 = as_type<float>(v3293);
-      const float v3295 = v3294 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const uint v3297 = v3136 >> 28u;
+      const float v3295 = v3294 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3297 = v3236 >> 8u;
       const uint v3299 = v3297 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3301 = v3299 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3303 = v3301 << 22u;
@@ -332,2177 +398,2063 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3312 = v3310 << 28u;
       const uint v3313 = v3308 | v3312;
       const float v3314 = as_type<float>(v3313);
-      const float v3315 = v3314 * v3155;  // kernels/gemm/quant_b.hpp:67
-      const float v3317 = v3121 ? v3175 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v3322 = v3009 + v3321;
-      const uint v3323 = v3322 + v3116;
-      shm1[v3323] = v3317;
-      const float v3326 = v3121 ? v3195 : 0.0f;
-      const uint v3333 = v3323 + 1u;
-      shm1[v3333] = v3326;
-      const float v3335 = v3121 ? v3215 : 0.0f;
-      const uint v3342 = v3323 + 2u;
-      shm1[v3342] = v3335;
-      const float v3344 = v3121 ? v3235 : 0.0f;
-      const uint v3351 = v3323 + 3u;
-      shm1[v3351] = v3344;
-      const float v3353 = v3121 ? v3255 : 0.0f;
-      const uint v3360 = v3323 + 4u;
-      shm1[v3360] = v3353;
-      const float v3362 = v3121 ? v3275 : 0.0f;
-      const uint v3369 = v3323 + 5u;
-      shm1[v3369] = v3362;
-      const float v3371 = v3121 ? v3295 : 0.0f;
-      const uint v3378 = v3323 + 6u;
-      shm1[v3378] = v3371;
-      const float v3380 = v3121 ? v3315 : 0.0f;
-      const uint v3387 = v3323 + 7u;
-      shm1[v3387] = v3380;
-      const uint v3399 = v3003 + v3396;  // kernels/gemm/quant_b.hpp:124
-      const bool v3400 = v3399 < v2;
-      const bool v3401 = v3398 && v3400;
-      const uint v3405 = min(v3399, v3123);  // kernels/gemm/quant_b.hpp:125
-      const uint v3411 = v3405 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v3415 = v3414 + v3411;
-      const uint v3416 = packed[v3415];
-      const uint v3418 = v3405 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v3422 = v3421 + v3418;
-      const uchar v3423 = scales[v3422];
-      const uint v3424 = uint(v3423);
-      const uint v3426 = v3424 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v3429 = v3424 == 255u;
-      const uint v3430 = v3429 ? 2143289344u : v3426;
-      const bool v3432 = v3424 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v3434 = v3432 ? 4194304u : v3430;
-      const float v3435 = as_type<float>(v3434);
-      const uint v3437 = v3416 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v3439 = v3437 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3441 = v3439 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3443 = v3441 << 22u;
-      const uint v3445 = v3439 * 1056964608u;
-      const bool v3447 = v3439 < 2u;
-      const uint v3448 = v3447 ? v3445 : v3443;
-      const uint v3450 = v3437 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3452 = v3450 << 28u;
-      const uint v3453 = v3448 | v3452;
-      const float v3454 = as_type<float>(v3453);
-      const float v3455 = v3454 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3457 = v3416 >> 4u;
-      const uint v3459 = v3457 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3461 = v3459 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3463 = v3461 << 22u;
-      const uint v3465 = v3459 * 1056964608u;
-      const bool v3467 = v3459 < 2u;
-      const uint v3468 = v3467 ? v3465 : v3463;
-      const uint v3470 = v3457 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3472 = v3470 << 28u;
-      const uint v3473 = v3468 | v3472;
-      const float v3474 = as_type<float>(v3473);
-      const float v3475 = v3474 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3477 = v3416 >> 8u;
-      const uint v3479 = v3477 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3481 = v3479 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3483 = v3481 << 22u;
-      const uint v3485 = v3479 * 1056964608u;
-      const bool v3487 = v3479 < 2u;
-      const uint v3488 = v3487 ? v3485 : v3483;
-      const uint v3490 = v3477 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3492 = v3490 << 28u;
-      const uint v3493 = v3488 | v3492;
-      const float v3494 = as_type<float>(v3493);
-      const float v3495 = v3494 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3497 = v3416 >> 12u;
-      const uint v3499 = v3497 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3501 = v3499 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3503 = v3501 << 22u;
-      const uint v3505 = v3499 * 1056964608u;
-      const bool v3507 = v3499 < 2u;
-      const uint v3508 = v3507 ? v3505 : v3503;
-      const uint v3510 = v3497 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3512 = v3510 << 28u;
-      const uint v3513 = v3508 | v3512;
-      const float v3514 = as_type<float>(v3513);
-      const float v3515 = v3514 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3517 = v3416 >> 16u;
-      const uint v3519 = v3517 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3521 = v3519 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3523 = v3521 << 22u;
-      const uint v3525 = v3519 * 1056964608u;
-      const bool v3527 = v3519 < 2u;
-      const uint v3528 = v3527 ? v3525 : v3523;
-      const uint v3530 = v3517 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3532 = v3530 << 28u;
-      const uint v3533 = v3528 | v3532;
-      const float v3534 = as_type<float>(v3533);
-      const float v3535 = v3534 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3537 = v3416 >> 20u;
-      const uint v3539 = v3537 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3541 = v3539 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3543 = v3541 << 22u;
-      const uint v3545 = v3539 * 1056964608u;
-      const bool v3547 = v3539 < 2u;
-      const uint v3548 = v3547 ? v3545 : v3543;
-      const uint v3550 = v3537 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3552 = v3550 << 28u;
-      const uint v3553 = v3548 | v3552;
-      const float v3554 = as_type<float>(v3553);
-      const float v3555 = v3554 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3557 = v3416 >> 24u;
-      const uint v3559 = v3557 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3561 = v3559 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3563 = v3561 << 22u;
-      const uint v3565 = v3559 * 1056964608u;
-      const bool v3567 = v3559 < 2u;
-      const uint v3568 = v3567 ? v3565 : v3563;
-      const uint v3570 = v3557 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3572 = v3570 << 28u;
-      const uint v3573 = v3568 | v3572;
-      const float v3574 = as_type<float>(v3573);
-      const float v3575 = v3574 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const uint v3577 = v3416 >> 28u;
-      const uint v3579 = v3577 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v3581 = v3579 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v3583 = v3581 << 22u;
-      const uint v3585 = v3579 * 1056964608u;
-      const bool v3587 = v3579 < 2u;
-      const uint v3588 = v3587 ? v3585 : v3583;
-      const uint v3590 = v3577 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v3592 = v3590 << 28u;
-      const uint v3593 = v3588 | v3592;
-      const float v3594 = as_type<float>(v3593);
-      const float v3595 = v3594 * v3435;  // kernels/gemm/quant_b.hpp:67
-      const float v3597 = v3401 ? v3455 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      const uint v3602 = v3009 + v3601;
-      const uint v3603 = v3602 + v3396;
-      shm1[v3603] = v3597;
-      const float v3606 = v3401 ? v3475 : 0.0f;
-      const uint v3613 = v3603 + 1u;
-      shm1[v3613] = v3606;
-      const float v3615 = v3401 ? v3495 : 0.0f;
-      const uint v3622 = v3603 + 2u;
-      shm1[v3622] = v3615;
-      const float v3624 = v3401 ? v3515 : 0.0f;
-      const uint v3631 = v3603 + 3u;
-      shm1[v3631] = v3624;
-      const float v3633 = v3401 ? v3535 : 0.0f;
-      const uint v3640 = v3603 + 4u;
-      shm1[v3640] = v3633;
-      const float v3642 = v3401 ? v3555 : 0.0f;
-      const uint v3649 = v3603 + 5u;
-      shm1[v3649] = v3642;
-      const float v3651 = v3401 ? v3575 : 0.0f;
-      const uint v3658 = v3603 + 6u;
-      shm1[v3658] = v3651;
-      const float v3660 = v3401 ? v3595 : 0.0f;
-      const uint v3667 = v3603 + 7u;
-      shm1[v3667] = v3660;
+      const float v3315 = v3314 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3317 = v3236 >> 12u;
+      const uint v3319 = v3317 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3321 = v3319 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3323 = v3321 << 22u;
+      const uint v3325 = v3319 * 1056964608u;
+      const bool v3327 = v3319 < 2u;
+      const uint v3328 = v3327 ? v3325 : v3323;
+      const uint v3330 = v3317 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3332 = v3330 << 28u;
+      const uint v3333 = v3328 | v3332;
+      const float v3334 = as_type<float>(v3333);
+      const float v3335 = v3334 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3337 = v3236 >> 16u;
+      const uint v3339 = v3337 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3341 = v3339 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3343 = v3341 << 22u;
+      const uint v3345 = v3339 * 1056964608u;
+      const bool v3347 = v3339 < 2u;
+      const uint v3348 = v3347 ? v3345 : v3343;
+      const uint v3350 = v3337 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3352 = v3350 << 28u;
+      const uint v3353 = v3348 | v3352;
+      const float v3354 = as_type<float>(v3353);
+      const float v3355 = v3354 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3357 = v3236 >> 20u;
+      const uint v3359 = v3357 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3361 = v3359 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3363 = v3361 << 22u;
+      const uint v3365 = v3359 * 1056964608u;
+      const bool v3367 = v3359 < 2u;
+      const uint v3368 = v3367 ? v3365 : v3363;
+      const uint v3370 = v3357 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3372 = v3370 << 28u;
+      const uint v3373 = v3368 | v3372;
+      const float v3374 = as_type<float>(v3373);
+      const float v3375 = v3374 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3377 = v3236 >> 24u;
+      const uint v3379 = v3377 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3381 = v3379 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3383 = v3381 << 22u;
+      const uint v3385 = v3379 * 1056964608u;
+      const bool v3387 = v3379 < 2u;
+      const uint v3388 = v3387 ? v3385 : v3383;
+      const uint v3390 = v3377 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3392 = v3390 << 28u;
+      const uint v3393 = v3388 | v3392;
+      const float v3394 = as_type<float>(v3393);
+      const float v3395 = v3394 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const uint v3397 = v3236 >> 28u;
+      const uint v3399 = v3397 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v3401 = v3399 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v3403 = v3401 << 22u;
+      const uint v3405 = v3399 * 1056964608u;
+      const bool v3407 = v3399 < 2u;
+      const uint v3408 = v3407 ? v3405 : v3403;
+      const uint v3410 = v3397 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v3412 = v3410 << 28u;
+      const uint v3413 = v3408 | v3412;
+      const float v3414 = as_type<float>(v3413);
+      const float v3415 = v3414 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3417 = v3221 ? v3275 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3420 = v3221 ? v3295 : 0.0f;
+      const float v3423 = v3221 ? v3315 : 0.0f;
+      const float v3426 = v3221 ? v3335 : 0.0f;
+      const uint v3431 = v2865 + v3430;  // kernels/gemm/quant_b.hpp:133
+      const uint v3432 = v3431 + v3216;
+      *(threadgroup float4*)(shm1 + v3432) = float4(v3417, v3420, v3423, v3426);
+      const float v3435 = v3221 ? v3355 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3438 = v3221 ? v3375 : 0.0f;
+      const float v3441 = v3221 ? v3395 : 0.0f;
+      const float v3444 = v3221 ? v3415 : 0.0f;
+      const uint v3451 = v3432 + 4u;  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v3451) = float4(v3435, v3438, v3441, v3444);
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3676 = v3009 + v3675;  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<false>(v39, shm0, long(v3676), long(20u));
-      const uint v3682 = v3009 + v3681;  // kernels/gemm/gemm_tiles.hpp:203
-      iron_frag_load<true>(v41, shm1, long(v3682), long(20u));
+      const uint v3460 = v2865 + v3459;  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<false>(v39, shm0, long(v3460), long(20u));
+      const uint v3466 = v2865 + v3465;  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<true>(v41, shm1, long(v3466), long(20u));
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:215
   } else {
-    const uint v738 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
-    const uint v739 = iron_tid.x;
-    const uint v769 = v739 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v772 = v739 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v773 = v772 << 3u;
-    const uint v774 = v26 + v769;  // kernels/gemm/quant_b.hpp:124
-    const bool v775 = v774 < v1;
-    const uint v780 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
-    const uint v784 = v1 - 1u;
-    const uint v786 = min(v774, v784);
-    const uint v790 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
-    const uint v791 = v786 * v790;
-    const uint v797 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
-    const uint v798 = v786 * v797;
-    const uint v978 = v769 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v980 = v978 + v773;
-    const uint v990 = v980 + 1u;
-    const uint v999 = v980 + 2u;
-    const uint v1008 = v980 + 3u;
-    const uint v1017 = v980 + 4u;
-    const uint v1026 = v980 + 5u;
-    const uint v1035 = v980 + 6u;
-    const uint v1044 = v980 + 7u;
-    const uint v1047 = v739 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1049 = v1047 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1052 = v1047 & 1u;  // kernels/gemm/quant_b.hpp:123
-    const uint v1053 = v1052 << 3u;
-    const uint v1054 = v26 + v1049;  // kernels/gemm/quant_b.hpp:124
-    const bool v1055 = v1054 < v1;
-    const uint v1066 = min(v1054, v784);  // kernels/gemm/quant_b.hpp:125
-    const uint v1071 = v1066 * v790;  // kernels/gemm/quant_b.hpp:64
-    const uint v1078 = v1066 * v797;  // kernels/gemm/quant_b.hpp:65
-    const uint v1258 = v1049 * 20u;  // kernels/gemm/quant_b.hpp:127
-    const uint v1260 = v1258 + v1053;
-    const uint v1270 = v1260 + 1u;
-    const uint v1279 = v1260 + 2u;
-    const uint v1288 = v1260 + 3u;
-    const uint v1297 = v1260 + 4u;
-    const uint v1306 = v1260 + 5u;
-    const uint v1315 = v1260 + 6u;
-    const uint v1324 = v1260 + 7u;
-    const uint v1330 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
-    const uint v1336 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
+    const uint v666 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
+    const uint v667 = iron_tid.x;
+    const uint v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v701 = v700 << 3u;
+    const uint v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:124
+    const bool v703 = v702 < v1;
+    const uint v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v712 = v1 - 1u;
+    const uint v714 = min(v702, v712);
+    const uint v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v719 = v714 * v718;
+    const uint v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v726 = v714 * v725;
+    const uint v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v917 = v915 + v701;
+    const uint v936 = v917 + 4u;
+    const uint v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:120
+    const uint v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:122
+    const uint v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v945 = v944 << 3u;
+    const uint v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:124
+    const bool v947 = v946 < v1;
+    const uint v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:125
+    const uint v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:64
+    const uint v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:65
+    const uint v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1161 = v1159 + v945;
+    const uint v1180 = v1161 + 4u;
+    const uint v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
+    const uint v1192 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
-    for (uint v737 = 0u; v737 < v2; v737 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
-      for (uint v741 = v739; v741 < 2048u; v741 += v738) {  // kernels/gemm/gemm_tiles.hpp:92
-        const uint v743 = v741 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v745 = v741 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v746 = v22 + v743;  // kernels/gemm/gemm_tiles.hpp:95
-        const bool v747 = v746 < v0;
-        const uint v748 = v737 + v745;
-        const bool v749 = v748 < v2;
-        const bool v750 = v747 && v749;
-        if (v750) {
-          const uint v752 = v746 * v2;  // kernels/gemm/gemm_tiles.hpp:96
-          const uint v754 = v752 + v737;
-          const uint v755 = v754 + v745;
-          const float v756 = x[v755];
-          const uint v758 = v743 * 20u;
-          const uint v759 = v758 + v745;
-          shm0[v759] = v756;
+    for (uint v665 = 0u; v665 < v2; v665 += 16u) {  // kernels/gemm/gemm_tiles.hpp:220
+      for (uint v669 = v667; v669 < 2048u; v669 += v666) {  // kernels/gemm/gemm_tiles.hpp:92
+        const uint v671 = v669 >> 4u;  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v673 = v669 & 15u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v674 = v22 + v671;  // kernels/gemm/gemm_tiles.hpp:95
+        const bool v675 = v674 < v0;
+        const uint v676 = v665 + v673;
+        const bool v677 = v676 < v2;
+        const bool v678 = v675 && v677;
+        if (v678) {
+          const uint v680 = v674 * v2;  // kernels/gemm/gemm_tiles.hpp:96
+          const uint v682 = v680 + v665;
+          const uint v683 = v682 + v673;
+          const float v684 = x[v683];
+          const uint v686 = v671 * 20u;
+          const uint v687 = v686 + v673;
+          shm0[v687] = v684;
         } else {
-          const uint v761 = v743 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
-          const uint v762 = v761 + v745;
-          shm0[v762] = 0.0f;
+          const uint v689 = v671 * 20u;  // kernels/gemm/gemm_tiles.hpp:98
+          const uint v690 = v689 + v673;
+          shm0[v690] = 0.0f;
         }
       }
-      const uint v776 = v737 + v773;  // kernels/gemm/quant_b.hpp:124
-      const bool v777 = v776 < v2;
-      const bool v778 = v775 && v777;
-      const uint v782 = min(v776, v780);  // kernels/gemm/quant_b.hpp:125
-      const uint v788 = v782 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v792 = v791 + v788;
-      const uint v793 = packed[v792];
-      const uint v795 = v782 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v799 = v798 + v795;
-      const uchar v800 = scales[v799];
-      const uint v801 = uint(v800);
-      const uint v803 = v801 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v806 = v801 == 255u;
-      const uint v807 = v806 ? 2143289344u : v803;
-      const bool v809 = v801 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v811 = v809 ? 4194304u : v807;
-      const float v812 = as_type<float>(v811);
-      const uint v814 = v793 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v816 = v814 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v818 = v816 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v820 = v818 << 22u;
-      const uint v822 = v816 * 1056964608u;
-      const bool v824 = v816 < 2u;
-      const uint v825 = v824 ? v822 : v820;
-      const uint v827 = v814 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v829 = v827 << 28u;
-      const uint v830 = v825 | v829;
-      const float v831 = as_type<float>(v830);
-      const float v832 = v831 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v834 = v793 >> 4u;
-      const uint v836 = v834 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v838 = v836 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v840 = v838 << 22u;
-      const uint v842 = v836 * 1056964608u;
-      const bool v844 = v836 < 2u;
-      const uint v845 = v844 ? v842 : v840;
-      const uint v847 = v834 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v849 = v847 << 28u;
-      const uint v850 = v845 | v849;
-      const float v851 = as_type<float>(v850);
-      const float v852 = v851 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v854 = v793 >> 8u;
-      const uint v856 = v854 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v858 = v856 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v860 = v858 << 22u;
-      const uint v862 = v856 * 1056964608u;
-      const bool v864 = v856 < 2u;
-      const uint v865 = v864 ? v862 : v860;
-      const uint v867 = v854 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v869 = v867 << 28u;
-      const uint v870 = v865 | v869;
-      const float v871 = as_type<float>(v870);
-      const float v872 = v871 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v874 = v793 >> 12u;
-      const uint v876 = v874 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v878 = v876 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v880 = v878 << 22u;
-      const uint v882 = v876 * 1056964608u;
-      const bool v884 = v876 < 2u;
-      const uint v885 = v884 ? v882 : v880;
-      const uint v887 = v874 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v889 = v887 << 28u;
-      const uint v890 = v885 | v889;
-      const float v891 = as_type<float>(v890);
-      const float v892 = v891 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v894 = v793 >> 16u;
-      const uint v896 = v894 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v898 = v896 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v900 = v898 << 22u;
-      const uint v902 = v896 * 1056964608u;
-      const bool v904 = v896 < 2u;
-      const uint v905 = v904 ? v902 : v900;
-      const uint v907 = v894 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v909 = v907 << 28u;
-      const uint v910 = v905 | v909;
-      const float v911 = as_type<float>(v910);
-      const float v912 = v911 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v914 = v793 >> 20u;
-      const uint v916 = v914 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v918 = v916 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v920 = v918 << 22u;
-      const uint v922 = v916 * 1056964608u;
-      const bool v924 = v916 < 2u;
-      const uint v925 = v924 ? v922 : v920;
-      const uint v927 = v914 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v929 = v927 << 28u;
-      const uint v930 = v925 | v929;
-      const float v931 = as_type<float>(v930);
-      const float v932 = v931 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v934 = v793 >> 24u;
-      const uint v936 = v934 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v938 = v936 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v940 = v938 << 22u;
-      const uint v942 = v936 * 1056964608u;
-      const bool v944 = v936 < 2u;
-      const uint v945 = v944 ? v942 : v940;
-      const uint v947 = v934 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v949 = v947 << 28u;
-      const uint v950 = v945 | v949;
-      const float v951 = as_type<float>(v950);
-      const float v952 = v951 * v812;  // kernels/gemm/quant_b.hpp:67
-      const uint v954 = v793 >> 28u;
-      const uint v956 = v954 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v958 = v956 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v960 = v958 << 22u;
-      const uint v962 = v956 * 1056964608u;
-      const bool v964 = v956 < 2u;
-      const uint v965 = v964 ? v962 : v960;
-      const uint v967 = v954 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v969 = v967 << 28u;
-      const uint v970 = v965 | v969;
-      const float v971 = as_type<float>(v970);
-      const float v972 = v971 * v812;  // kernels/gemm/quant_b.hpp:67
-      const float v974 = v778 ? v832 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v980] = v974;
-      const float v983 = v778 ? v852 : 0.0f;
-      shm1[v990] = v983;
-      const float v992 = v778 ? v872 : 0.0f;
-      shm1[v999] = v992;
-      const float v1001 = v778 ? v892 : 0.0f;
-      shm1[v1008] = v1001;
-      const float v1010 = v778 ? v912 : 0.0f;
-      shm1[v1017] = v1010;
-      const float v1019 = v778 ? v932 : 0.0f;
-      shm1[v1026] = v1019;
-      const float v1028 = v778 ? v952 : 0.0f;
-      shm1[v1035] = v1028;
-      const float v1037 = v778 ? v972 : 0.0f;
-      shm1[v1044] = v1037;
-      const uint v1056 = v737 + v1053;  // kernels/gemm/quant_b.hpp:124
-      const bool v1057 = v1056 < v2;
-      const bool v1058 = v1055 && v1057;
-      const uint v1062 = min(v1056, v780);  // kernels/gemm/quant_b.hpp:125
-      const uint v1068 = v1062 >> 3u;  // kernels/gemm/quant_b.hpp:64
-      const uint v1072 = v1071 + v1068;
-      const uint v1073 = packed[v1072];
-      const uint v1075 = v1062 >> 5u;  // kernels/gemm/quant_b.hpp:65
-      const uint v1079 = v1078 + v1075;
-      const uchar v1080 = scales[v1079];
-      const uint v1081 = uint(v1080);
-      const uint v1083 = v1081 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1086 = v1081 == 255u;
-      const uint v1087 = v1086 ? 2143289344u : v1083;
-      const bool v1089 = v1081 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1091 = v1089 ? 4194304u : v1087;
-      const float v1092 = as_type<float>(v1091);
-      const uint v1094 = v1073 >> 0u;  // kernels/gemm/quant_b.hpp:67
-      const uint v1096 = v1094 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1098 = v1096 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1100 = v1098 << 22u;
-      const uint v1102 = v1096 * 1056964608u;
-      const bool v1104 = v1096 < 2u;
-      const uint v1105 = v1104 ? v1102 : v1100;
-      const uint v1107 = v1094 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1109 = v1107 << 28u;
-      const uint v1110 = v1105 | v1109;
-      const float v1111 = as_type<float>(v1110);
-      const float v1112 = v1111 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1114 = v1073 >> 4u;
-      const uint v1116 = v1114 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1118 = v1116 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1120 = v1118 << 22u;
-      const uint v1122 = v1116 * 1056964608u;
-      const bool v1124 = v1116 < 2u;
-      const uint v1125 = v1124 ? v1122 : v1120;
-      const uint v1127 = v1114 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1129 = v1127 << 28u;
-      const uint v1130 = v1125 | v1129;
-      const float v1131 = as_type<float>(v1130);
-      const float v1132 = v1131 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1134 = v1073 >> 8u;
-      const uint v1136 = v1134 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1138 = v1136 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1140 = v1138 << 22u;
-      const uint v1142 = v1136 * 1056964608u;
-      const bool v1144 = v1136 < 2u;
-      const uint v1145 = v1144 ? v1142 : v1140;
-      const uint v1147 = v1134 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1149 = v1147 << 28u;
-      const uint v1150 = v1145 | v1149;
-      const float v1151 = as_type<float>(v1150);
-      const float v1152 = v1151 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1154 = v1073 >> 12u;
-      const uint v1156 = v1154 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1158 = v1156 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1160 = v1158 << 22u;
-      const uint v1162 = v1156 * 1056964608u;
-      const bool v1164 = v1156 < 2u;
-      const uint v1165 = v1164 ? v1162 : v1160;
-      const uint v1167 = v1154 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1169 = v1167 << 28u;
-      const uint v1170 = v1165 | v1169;
-      const float v1171 = as_type<float>(v1170);
-      const float v1172 = v1171 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1174 = v1073 >> 16u;
-      const uint v1176 = v1174 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1178 = v1176 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1180 = v1178 << 22u;
-      const uint v1182 = v1176 * 1056964608u;
-      const bool v1184 = v1176 < 2u;
-      const uint v1185 = v1184 ? v1182 : v1180;
-      const uint v1187 = v1174 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1189 = v1187 << 28u;
-      const uint v1190 = v1185 | v1189;
-      const float v1191 = as_type<float>(v1190);
-      const float v1192 = v1191 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1194 = v1073 >> 20u;
-      const uint v1196 = v1194 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1198 = v1196 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1200 = v1198 << 22u;
-      const uint v1202 = v1196 * 1056964608u;
-      const bool v1204 = v1196 < 2u;
-      const uint v1205 = v1204 ? v1202 : v1200;
-      const uint v1207 = v1194 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1209 = v1207 << 28u;
-      const uint v1210 = v1205 | v1209;
-      const float v1211 = as_type<float>(v1210);
-      const float v1212 = v1211 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1214 = v1073 >> 24u;
-      const uint v1216 = v1214 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1218 = v1216 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1220 = v1218 << 22u;
-      const uint v1222 = v1216 * 1056964608u;
-      const bool v1224 = v1216 < 2u;
-      const uint v1225 = v1224 ? v1222 : v1220;
-      const uint v1227 = v1214 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1229 = v1227 << 28u;
-      const uint v1230 = v1225 | v1229;
-      const float v1231 = as_type<float>(v1230);
-      const float v1232 = v1231 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const uint v1234 = v1073 >> 28u;
-      const uint v1236 = v1234 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1238 = v1236 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1240 = v1238 << 22u;
-      const uint v1242 = v1236 * 1056964608u;
-      const bool v1244 = v1236 < 2u;
-      const uint v1245 = v1244 ? v1242 : v1240;
-      const uint v1247 = v1234 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1249 = v1247 << 28u;
-      const uint v1250 = v1245 | v1249;
-      const float v1251 = as_type<float>(v1250);
-      const float v1252 = v1251 * v1092;  // kernels/gemm/quant_b.hpp:67
-      const float v1254 = v1058 ? v1112 : 0.0f;  // kernels/gemm/quant_b.hpp:127
-      shm1[v1260] = v1254;
-      const float v1263 = v1058 ? v1132 : 0.0f;
-      shm1[v1270] = v1263;
-      const float v1272 = v1058 ? v1152 : 0.0f;
-      shm1[v1279] = v1272;
-      const float v1281 = v1058 ? v1172 : 0.0f;
-      shm1[v1288] = v1281;
-      const float v1290 = v1058 ? v1192 : 0.0f;
-      shm1[v1297] = v1290;
-      const float v1299 = v1058 ? v1212 : 0.0f;
-      shm1[v1306] = v1299;
-      const float v1308 = v1058 ? v1232 : 0.0f;
-      shm1[v1315] = v1308;
-      const float v1317 = v1058 ? v1252 : 0.0f;
-      shm1[v1324] = v1317;
+      const uint v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:124
+      const bool v705 = v704 < v2;
+      const bool v706 = v703 && v705;
+      const uint v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:125
+      const uint v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v720 = v719 + v716;
+      const uint v721 = packed[v720];
+      const uint v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v727 = v726 + v723;
+      const uchar v728 = scales[v727];
+      const uint v729 = uint(v728);
+      const uint v731 = v729 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v734 = v729 == 255u;
+      const uint v735 = v734 ? 2143289344u : v731;
+      const bool v737 = v729 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v739 = v737 ? 4194304u : v735;
+      const float v740 = as_type<float>(v739);
+      const uint v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v744 = v742 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v746 = v744 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v748 = v746 << 22u;
+      const uint v750 = v744 * 1056964608u;
+      const bool v752 = v744 < 2u;
+      const uint v753 = v752 ? v750 : v748;
+      const uint v755 = v742 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v757 = v755 << 28u;
+      const uint v758 = v753 | v757;
+      const float v759 = as_type<float>(v758);
+      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v762 = v721 >> 4u;
+      const uint v764 = v762 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v766 = v764 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v768 = v766 << 22u;
+      const uint v770 = v764 * 1056964608u;
+      const bool v772 = v764 < 2u;
+      const uint v773 = v772 ? v770 : v768;
+      const uint v775 = v762 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v777 = v775 << 28u;
+      const uint v778 = v773 | v777;
+      const float v779 = as_type<float>(v778);
+      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v782 = v721 >> 8u;
+      const uint v784 = v782 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v786 = v784 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v788 = v786 << 22u;
+      const uint v790 = v784 * 1056964608u;
+      const bool v792 = v784 < 2u;
+      const uint v793 = v792 ? v790 : v788;
+      const uint v795 = v782 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v797 = v795 << 28u;
+      const uint v798 = v793 | v797;
+      const float v799 = as_type<float>(v798);
+      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v802 = v721 >> 12u;
+      const uint v804 = v802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v806 = v804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v808 = v806 << 22u;
+      const uint v810 = v804 * 1056964608u;
+      const bool v812 = v804 < 2u;
+      const uint v813 = v812 ? v810 : v808;
+      const uint v815 = v802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v817 = v815 << 28u;
+      const uint v818 = v813 | v817;
+      const float v819 = as_type<float>(v818);
+      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v822 = v721 >> 16u;
+      const uint v824 = v822 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v826 = v824 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v828 = v826 << 22u;
+      const uint v830 = v824 * 1056964608u;
+      const bool v832 = v824 < 2u;
+      const uint v833 = v832 ? v830 : v828;
+      const uint v835 = v822 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v837 = v835 << 28u;
+      const uint v838 = v833 | v837;
+      const float v839 = as_type<float>(v838);
+      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v842 = v721 >> 20u;
+      const uint v844 = v842 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v846 = v844 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v848 = v846 << 22u;
+      const uint v850 = v844 * 1056964608u;
+      const bool v852 = v844 < 2u;
+      const uint v853 = v852 ? v850 : v848;
+      const uint v855 = v842 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v857 = v855 << 28u;
+      const uint v858 = v853 | v857;
+      const float v859 = as_type<float>(v858);
+      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v862 = v721 >> 24u;
+      const uint v864 = v862 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v866 = v864 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v868 = v866 << 22u;
+      const uint v870 = v864 * 1056964608u;
+      const bool v872 = v864 < 2u;
+      const uint v873 = v872 ? v870 : v868;
+      const uint v875 = v862 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v877 = v875 << 28u;
+      const uint v878 = v873 | v877;
+      const float v879 = as_type<float>(v878);
+      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:67
+      const uint v882 = v721 >> 28u;
+      const uint v884 = v882 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v886 = v884 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v888 = v886 << 22u;
+      const uint v890 = v884 * 1056964608u;
+      const bool v892 = v884 < 2u;
+      const uint v893 = v892 ? v890 : v888;
+      const uint v895 = v882 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v897 = v895 << 28u;
+      const uint v898 = v893 | v897;
+      const float v899 = as_type<float>(v898);
+      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v905 = v706 ? v780 : 0.0f;
+      const float v908 = v706 ? v800 : 0.0f;
+      const float v911 = v706 ? v820 : 0.0f;
+      *(threadgroup float4*)(shm1 + v917) = float4(v902, v905, v908, v911);  // kernels/gemm/quant_b.hpp:133
+      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v923 = v706 ? v860 : 0.0f;
+      const float v926 = v706 ? v880 : 0.0f;
+      const float v929 = v706 ? v900 : 0.0f;
+      *(threadgroup float4*)(shm1 + v936) = float4(v920, v923, v926, v929);  // kernels/gemm/quant_b.hpp:133
+      const uint v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:124
+      const bool v949 = v948 < v2;
+      const bool v950 = v947 && v949;
+      const uint v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:125
+      const uint v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v964 = v963 + v960;
+      const uint v965 = packed[v964];
+      const uint v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v971 = v970 + v967;
+      const uchar v972 = scales[v971];
+      const uint v973 = uint(v972);
+      const uint v975 = v973 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v978 = v973 == 255u;
+      const uint v979 = v978 ? 2143289344u : v975;
+      const bool v981 = v973 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v983 = v981 ? 4194304u : v979;
+      const float v984 = as_type<float>(v983);
+      const uint v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v988 = v986 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v990 = v988 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v992 = v990 << 22u;
+      const uint v994 = v988 * 1056964608u;
+      const bool v996 = v988 < 2u;
+      const uint v997 = v996 ? v994 : v992;
+      const uint v999 = v986 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1001 = v999 << 28u;
+      const uint v1002 = v997 | v1001;
+      const float v1003 = as_type<float>(v1002);
+      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1006 = v965 >> 4u;
+      const uint v1008 = v1006 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1010 = v1008 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1012 = v1010 << 22u;
+      const uint v1014 = v1008 * 1056964608u;
+      const bool v1016 = v1008 < 2u;
+      const uint v1017 = v1016 ? v1014 : v1012;
+      const uint v1019 = v1006 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1021 = v1019 << 28u;
+      const uint v1022 = v1017 | v1021;
+      const float v1023 = as_type<float>(v1022);
+      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1026 = v965 >> 8u;
+      const uint v1028 = v1026 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1030 = v1028 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1032 = v1030 << 22u;
+      const uint v1034 = v1028 * 1056964608u;
+      const bool v1036 = v1028 < 2u;
+      const uint v1037 = v1036 ? v1034 : v1032;
+      const uint v1039 = v1026 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1041 = v1039 << 28u;
+      const uint v1042 = v1037 | v1041;
+      const float v1043 = as_type<float>(v1042);
+      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1046 = v965 >> 12u;
+      const uint v1048 = v1046 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1050 = v1048 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1052 = v1050 << 22u;
+      const uint v1054 = v1048 * 1056964608u;
+      const bool v1056 = v1048 < 2u;
+      const uint v1057 = v1056 ? v1054 : v1052;
+      const uint v1059 = v1046 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1061 = v1059 << 28u;
+      const uint v1062 = v1057 | v1061;
+      const float v1063 = as_type<float>(v1062);
+      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1066 = v965 >> 16u;
+      const uint v1068 = v1066 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1070 = v1068 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1072 = v1070 << 22u;
+      const uint v1074 = v1068 * 1056964608u;
+      const bool v1076 = v1068 < 2u;
+      const uint v1077 = v1076 ? v1074 : v1072;
+      const uint v1079 = v1066 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1081 = v1079 << 28u;
+      const uint v1082 = v1077 | v1081;
+      const float v1083 = as_type<float>(v1082);
+      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1086 = v965 >> 20u;
+      const uint v1088 = v1086 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1090 = v1088 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1092 = v1090 << 22u;
+      const uint v1094 = v1088 * 1056964608u;
+      const bool v1096 = v1088 < 2u;
+      const uint v1097 = v1096 ? v1094 : v1092;
+      const uint v1099 = v1086 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1101 = v1099 << 28u;
+      const uint v1102 = v1097 | v1101;
+      const float v1103 = as_type<float>(v1102);
+      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1106 = v965 >> 24u;
+      const uint v1108 = v1106 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1110 = v1108 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1112 = v1110 << 22u;
+      const uint v1114 = v1108 * 1056964608u;
+      const bool v1116 = v1108 < 2u;
+      const uint v1117 = v1116 ? v1114 : v1112;
+      const uint v1119 = v1106 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1121 = v1119 << 28u;
+      const uint v1122 = v1117 | v1121;
+      const float v1123 = as_type<float>(v1122);
+      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:67
+      const uint v1126 = v965 >> 28u;
+      const uint v1128 = v1126 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1130 = v1128 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1132 = v1130 << 22u;
+      const uint v1134 = v1128 * 1056964608u;
+      const bool v1136 = v1128 < 2u;
+      const uint v1137 = v1136 ? v1134 : v1132;
+      const uint v1139 = v1126 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1141 = v1139 << 28u;
+      const uint v1142 = v1137 | v1141;
+      const float v1143 = as_type<float>(v1142);
+      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1149 = v950 ? v1024 : 0.0f;
+      const float v1152 = v950 ? v1044 : 0.0f;
+      const float v1155 = v950 ? v1064 : 0.0f;
+      *(threadgroup float4*)(shm1 + v1161) = float4(v1146, v1149, v1152, v1155);  // kernels/gemm/quant_b.hpp:133
+      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1167 = v950 ? v1104 : 0.0f;
+      const float v1170 = v950 ? v1124 : 0.0f;
+      const float v1173 = v950 ? v1144 : 0.0f;
+      *(threadgroup float4*)(shm1 + v1180) = float4(v1164, v1167, v1170, v1173);  // kernels/gemm/quant_b.hpp:133
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
-      iron_frag_load<false>(v39, shm0, long(v1330), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
-      iron_frag_load<true>(v41, shm1, long(v1336), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
+      iron_frag_load<false>(v39, shm0, long(v1186), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
+      iron_frag_load<true>(v41, shm1, long(v1192), long(20u));  // kernels/gemm/gemm_tiles.hpp:203
       iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:205
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:225
     }
   }
-  const uint v1339 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1340 = v22 + v31;
-  const uint v1341 = v1340 + v1339;
-  const uint v1342 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1343 = v26 + v35;
-  const uint v1344 = v1343 + v1342;
-  const bool v1345 = v1341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1346 = v1344 < v1;
-  const bool v1347 = v1345 && v1346;
-  if (v1347) {
-    const float v1348 = v37.m[0][0].thread_elements()[0];
-    const uint v1350 = v1341 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1351 = v1350 + v1344;
-    out[v1351] = v1348;
-  }
-  const uint v1352 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1354 = v1340 + v1352;
-  const uint v1355 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1357 = v1343 + v1355;
-  const bool v1358 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1359 = v1357 < v1;
-  const bool v1360 = v1358 && v1359;
-  if (v1360) {
-    const float v1361 = v37.m[0][0].thread_elements()[1];
-    const uint v1363 = v1354 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1364 = v1363 + v1357;
-    out[v1364] = v1361;
-  }
-  const uint v1365 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1367 = v1340 + v1365;
-  const uint v1368 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1370 = v1343 + v1368;
-  const bool v1371 = v1367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1372 = v1370 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v37.m[0][1].thread_elements()[0];
-    const uint v1376 = v1367 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1377 = v1376 + v1370;
-    out[v1377] = v1374;
-  }
-  const uint v1378 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1380 = v1340 + v1378;
-  const uint v1381 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1383 = v1343 + v1381;
-  const bool v1384 = v1380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1385 = v1383 < v1;
-  const bool v1386 = v1384 && v1385;
-  if (v1386) {
-    const float v1387 = v37.m[0][1].thread_elements()[1];
-    const uint v1389 = v1380 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1390 = v1389 + v1383;
-    out[v1390] = v1387;
-  }
-  const uint v1391 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1393 = v1340 + v1391;
-  const uint v1394 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1396 = v1343 + v1394;
-  const bool v1397 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1398 = v1396 < v1;
-  const bool v1399 = v1397 && v1398;
-  if (v1399) {
-    const float v1400 = v37.m[0][2].thread_elements()[0];
-    const uint v1402 = v1393 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1403 = v1402 + v1396;
-    out[v1403] = v1400;
-  }
-  const uint v1404 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1406 = v1340 + v1404;
-  const uint v1407 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1409 = v1343 + v1407;
-  const bool v1410 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1411 = v1409 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v37.m[0][2].thread_elements()[1];
-    const uint v1415 = v1406 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1416 = v1415 + v1409;
-    out[v1416] = v1413;
-  }
-  const uint v1417 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1419 = v1340 + v1417;
-  const uint v1420 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1422 = v1343 + v1420;
-  const bool v1423 = v1419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1424 = v1422 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v37.m[0][3].thread_elements()[0];
-    const uint v1428 = v1419 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1429 = v1428 + v1422;
-    out[v1429] = v1426;
-  }
-  const uint v1430 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1432 = v1340 + v1430;
-  const uint v1433 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1435 = v1343 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v37.m[0][3].thread_elements()[1];
-    const uint v1441 = v1432 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1442 = v1441 + v1435;
-    out[v1442] = v1439;
-  }
-  const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1445 = v1340 + v1443;
-  const uint v1446 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1448 = v1343 + v1446;
-  const bool v1449 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1450 = v1448 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v37.m[0][4].thread_elements()[0];
-    const uint v1454 = v1445 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1455 = v1454 + v1448;
-    out[v1455] = v1452;
-  }
-  const uint v1456 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1458 = v1340 + v1456;
-  const uint v1459 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1461 = v1343 + v1459;
-  const bool v1462 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1463 = v1461 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v37.m[0][4].thread_elements()[1];
-    const uint v1467 = v1458 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1468 = v1467 + v1461;
-    out[v1468] = v1465;
-  }
-  const uint v1469 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1471 = v1340 + v1469;
-  const uint v1472 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1474 = v1343 + v1472;
-  const bool v1475 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1476 = v1474 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v37.m[0][5].thread_elements()[0];
-    const uint v1480 = v1471 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1481 = v1480 + v1474;
-    out[v1481] = v1478;
-  }
-  const uint v1482 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1484 = v1340 + v1482;
-  const uint v1485 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1487 = v1343 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v37.m[0][5].thread_elements()[1];
-    const uint v1493 = v1484 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1494 = v1493 + v1487;
-    out[v1494] = v1491;
-  }
-  const uint v1495 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1497 = v1340 + v1495;
-  const uint v1498 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1500 = v1343 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1502 = v1500 < v1;
-  const bool v1503 = v1501 && v1502;
-  if (v1503) {
-    const float v1504 = v37.m[0][6].thread_elements()[0];
-    const uint v1506 = v1497 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1507 = v1506 + v1500;
-    out[v1507] = v1504;
-  }
-  const uint v1508 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1510 = v1340 + v1508;
-  const uint v1511 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1513 = v1343 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v37.m[0][6].thread_elements()[1];
-    const uint v1519 = v1510 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1520 = v1519 + v1513;
-    out[v1520] = v1517;
-  }
-  const uint v1521 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1523 = v1340 + v1521;
-  const uint v1524 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1526 = v1343 + v1524;
-  const bool v1527 = v1523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1528 = v1526 < v1;
-  const bool v1529 = v1527 && v1528;
-  if (v1529) {
-    const float v1530 = v37.m[0][7].thread_elements()[0];
-    const uint v1532 = v1523 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1533 = v1532 + v1526;
-    out[v1533] = v1530;
-  }
-  const uint v1534 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1536 = v1340 + v1534;
-  const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1539 = v1343 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1541 = v1539 < v1;
-  const bool v1542 = v1540 && v1541;
-  if (v1542) {
-    const float v1543 = v37.m[0][7].thread_elements()[1];
-    const uint v1545 = v1536 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1546 = v1545 + v1539;
-    out[v1546] = v1543;
-  }
-  const uint v1547 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1549 = v1340 + v1547;
-  const uint v1550 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1552 = v1343 + v1550;
-  const bool v1553 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1554 = v1552 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v37.m[1][0].thread_elements()[0];
-    const uint v1558 = v1549 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1559 = v1558 + v1552;
-    out[v1559] = v1556;
-  }
-  const uint v1560 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1562 = v1340 + v1560;
-  const uint v1563 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1565 = v1343 + v1563;
-  const bool v1566 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1567 = v1565 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v37.m[1][0].thread_elements()[1];
-    const uint v1571 = v1562 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1572 = v1571 + v1565;
-    out[v1572] = v1569;
-  }
-  const uint v1573 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1575 = v1340 + v1573;
-  const uint v1576 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1578 = v1343 + v1576;
-  const bool v1579 = v1575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1580 = v1578 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v37.m[1][1].thread_elements()[0];
-    const uint v1584 = v1575 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1585 = v1584 + v1578;
-    out[v1585] = v1582;
-  }
-  const uint v1586 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1588 = v1340 + v1586;
-  const uint v1589 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1591 = v1343 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1593 = v1591 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v37.m[1][1].thread_elements()[1];
-    const uint v1597 = v1588 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1598 = v1597 + v1591;
-    out[v1598] = v1595;
-  }
-  const uint v1599 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1601 = v1340 + v1599;
-  const uint v1602 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1604 = v1343 + v1602;
-  const bool v1605 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1606 = v1604 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v37.m[1][2].thread_elements()[0];
-    const uint v1610 = v1601 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1611 = v1610 + v1604;
-    out[v1611] = v1608;
-  }
-  const uint v1612 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1614 = v1340 + v1612;
-  const uint v1615 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1617 = v1343 + v1615;
-  const bool v1618 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1619 = v1617 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v37.m[1][2].thread_elements()[1];
-    const uint v1623 = v1614 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1624 = v1623 + v1617;
-    out[v1624] = v1621;
-  }
-  const uint v1625 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1627 = v1340 + v1625;
-  const uint v1628 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1630 = v1343 + v1628;
-  const bool v1631 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1632 = v1630 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v37.m[1][3].thread_elements()[0];
-    const uint v1636 = v1627 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1637 = v1636 + v1630;
-    out[v1637] = v1634;
-  }
-  const uint v1638 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1640 = v1340 + v1638;
-  const uint v1641 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1643 = v1343 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v37.m[1][3].thread_elements()[1];
-    const uint v1649 = v1640 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1650 = v1649 + v1643;
-    out[v1650] = v1647;
-  }
-  const uint v1651 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1653 = v1340 + v1651;
-  const uint v1654 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1656 = v1343 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1658 = v1656 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v37.m[1][4].thread_elements()[0];
-    const uint v1662 = v1653 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1663 = v1662 + v1656;
-    out[v1663] = v1660;
-  }
-  const uint v1664 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1666 = v1340 + v1664;
-  const uint v1667 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1669 = v1343 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v37.m[1][4].thread_elements()[1];
-    const uint v1675 = v1666 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1676 = v1675 + v1669;
-    out[v1676] = v1673;
-  }
-  const uint v1677 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1679 = v1340 + v1677;
-  const uint v1680 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1682 = v1343 + v1680;
-  const bool v1683 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1684 = v1682 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v37.m[1][5].thread_elements()[0];
-    const uint v1688 = v1679 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1689 = v1688 + v1682;
-    out[v1689] = v1686;
-  }
-  const uint v1690 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1692 = v1340 + v1690;
-  const uint v1693 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1695 = v1343 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1697 = v1695 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v37.m[1][5].thread_elements()[1];
-    const uint v1701 = v1692 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1702 = v1701 + v1695;
-    out[v1702] = v1699;
-  }
-  const uint v1703 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1705 = v1340 + v1703;
-  const uint v1706 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1708 = v1343 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v37.m[1][6].thread_elements()[0];
-    const uint v1714 = v1705 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1715 = v1714 + v1708;
-    out[v1715] = v1712;
-  }
-  const uint v1716 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1718 = v1340 + v1716;
-  const uint v1719 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1721 = v1343 + v1719;
-  const bool v1722 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1723 = v1721 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v37.m[1][6].thread_elements()[1];
-    const uint v1727 = v1718 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1728 = v1727 + v1721;
-    out[v1728] = v1725;
-  }
-  const uint v1729 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1731 = v1340 + v1729;
-  const uint v1732 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1734 = v1343 + v1732;
-  const bool v1735 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1736 = v1734 < v1;
-  const bool v1737 = v1735 && v1736;
-  if (v1737) {
-    const float v1738 = v37.m[1][7].thread_elements()[0];
-    const uint v1740 = v1731 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1741 = v1740 + v1734;
-    out[v1741] = v1738;
-  }
-  const uint v1742 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1744 = v1340 + v1742;
-  const uint v1745 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1747 = v1343 + v1745;
-  const bool v1748 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1749 = v1747 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v37.m[1][7].thread_elements()[1];
-    const uint v1753 = v1744 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1754 = v1753 + v1747;
-    out[v1754] = v1751;
-  }
-  const uint v1755 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1757 = v1340 + v1755;
-  const uint v1758 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1760 = v1343 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1762 = v1760 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v37.m[2][0].thread_elements()[0];
-    const uint v1766 = v1757 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1767 = v1766 + v1760;
-    out[v1767] = v1764;
-  }
-  const uint v1768 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1770 = v1340 + v1768;
-  const uint v1771 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1773 = v1343 + v1771;
-  const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1775 = v1773 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v37.m[2][0].thread_elements()[1];
-    const uint v1779 = v1770 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1780 = v1779 + v1773;
-    out[v1780] = v1777;
-  }
-  const uint v1781 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1783 = v1340 + v1781;
-  const uint v1784 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1786 = v1343 + v1784;
-  const bool v1787 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1788 = v1786 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v37.m[2][1].thread_elements()[0];
-    const uint v1792 = v1783 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1793 = v1792 + v1786;
-    out[v1793] = v1790;
-  }
-  const uint v1794 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1796 = v1340 + v1794;
-  const uint v1797 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1799 = v1343 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1801 = v1799 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v37.m[2][1].thread_elements()[1];
-    const uint v1805 = v1796 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1806 = v1805 + v1799;
-    out[v1806] = v1803;
-  }
-  const uint v1807 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1809 = v1340 + v1807;
-  const uint v1810 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1812 = v1343 + v1810;
-  const bool v1813 = v1809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1814 = v1812 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v37.m[2][2].thread_elements()[0];
-    const uint v1818 = v1809 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1819 = v1818 + v1812;
-    out[v1819] = v1816;
-  }
-  const uint v1820 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1822 = v1340 + v1820;
-  const uint v1823 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1825 = v1343 + v1823;
-  const bool v1826 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1827 = v1825 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v37.m[2][2].thread_elements()[1];
-    const uint v1831 = v1822 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1832 = v1831 + v1825;
-    out[v1832] = v1829;
-  }
-  const uint v1833 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1835 = v1340 + v1833;
-  const uint v1836 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1838 = v1343 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1840 = v1838 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v37.m[2][3].thread_elements()[0];
-    const uint v1844 = v1835 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1845 = v1844 + v1838;
-    out[v1845] = v1842;
-  }
-  const uint v1846 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1848 = v1340 + v1846;
-  const uint v1849 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1851 = v1343 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v37.m[2][3].thread_elements()[1];
-    const uint v1857 = v1848 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1858 = v1857 + v1851;
-    out[v1858] = v1855;
-  }
-  const uint v1859 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1861 = v1340 + v1859;
-  const uint v1862 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1864 = v1343 + v1862;
-  const bool v1865 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1866 = v1864 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v37.m[2][4].thread_elements()[0];
-    const uint v1870 = v1861 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1871 = v1870 + v1864;
-    out[v1871] = v1868;
-  }
-  const uint v1872 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1874 = v1340 + v1872;
-  const uint v1875 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1877 = v1343 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v37.m[2][4].thread_elements()[1];
-    const uint v1883 = v1874 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1884 = v1883 + v1877;
-    out[v1884] = v1881;
-  }
-  const uint v1885 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1887 = v1340 + v1885;
-  const uint v1888 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1890 = v1343 + v1888;
-  const bool v1891 = v1887 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1892 = v1890 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v37.m[2][5].thread_elements()[0];
-    const uint v1896 = v1887 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1897 = v1896 + v1890;
-    out[v1897] = v1894;
-  }
-  const uint v1898 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1900 = v1340 + v1898;
-  const uint v1901 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1903 = v1343 + v1901;
-  const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1905 = v1903 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v37.m[2][5].thread_elements()[1];
-    const uint v1909 = v1900 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1910 = v1909 + v1903;
-    out[v1910] = v1907;
-  }
-  const uint v1911 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1913 = v1340 + v1911;
-  const uint v1914 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1916 = v1343 + v1914;
-  const bool v1917 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1918 = v1916 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v37.m[2][6].thread_elements()[0];
-    const uint v1922 = v1913 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1923 = v1922 + v1916;
-    out[v1923] = v1920;
-  }
-  const uint v1924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1926 = v1340 + v1924;
-  const uint v1927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1929 = v1343 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1931 = v1929 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v37.m[2][6].thread_elements()[1];
-    const uint v1935 = v1926 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1936 = v1935 + v1929;
-    out[v1936] = v1933;
-  }
-  const uint v1937 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1939 = v1340 + v1937;
-  const uint v1940 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1942 = v1343 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1944 = v1942 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v37.m[2][7].thread_elements()[0];
-    const uint v1948 = v1939 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1949 = v1948 + v1942;
-    out[v1949] = v1946;
-  }
-  const uint v1950 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1952 = v1340 + v1950;
-  const uint v1953 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1955 = v1343 + v1953;
-  const bool v1956 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1957 = v1955 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v37.m[2][7].thread_elements()[1];
-    const uint v1961 = v1952 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1962 = v1961 + v1955;
-    out[v1962] = v1959;
-  }
-  const uint v1963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1965 = v1340 + v1963;
-  const uint v1966 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1968 = v1343 + v1966;
-  const bool v1969 = v1965 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1970 = v1968 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v37.m[3][0].thread_elements()[0];
-    const uint v1974 = v1965 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1975 = v1974 + v1968;
-    out[v1975] = v1972;
-  }
-  const uint v1976 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1978 = v1340 + v1976;
-  const uint v1979 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1981 = v1343 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1983 = v1981 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v37.m[3][0].thread_elements()[1];
-    const uint v1987 = v1978 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v1988 = v1987 + v1981;
-    out[v1988] = v1985;
-  }
-  const uint v1989 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v1991 = v1340 + v1989;
-  const uint v1992 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v1994 = v1343 + v1992;
-  const bool v1995 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v1996 = v1994 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v37.m[3][1].thread_elements()[0];
-    const uint v2000 = v1991 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2001 = v2000 + v1994;
-    out[v2001] = v1998;
-  }
-  const uint v2002 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2004 = v1340 + v2002;
-  const uint v2005 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2007 = v1343 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2009 = v2007 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v37.m[3][1].thread_elements()[1];
-    const uint v2013 = v2004 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2014 = v2013 + v2007;
-    out[v2014] = v2011;
-  }
-  const uint v2015 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2017 = v1340 + v2015;
-  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2020 = v1343 + v2018;
-  const bool v2021 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2022 = v2020 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v37.m[3][2].thread_elements()[0];
-    const uint v2026 = v2017 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2027 = v2026 + v2020;
-    out[v2027] = v2024;
-  }
-  const uint v2028 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2030 = v1340 + v2028;
-  const uint v2031 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2033 = v1343 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v37.m[3][2].thread_elements()[1];
-    const uint v2039 = v2030 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2040 = v2039 + v2033;
-    out[v2040] = v2037;
-  }
-  const uint v2041 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2043 = v1340 + v2041;
-  const uint v2044 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2046 = v1343 + v2044;
-  const bool v2047 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2048 = v2046 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v37.m[3][3].thread_elements()[0];
-    const uint v2052 = v2043 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2053 = v2052 + v2046;
-    out[v2053] = v2050;
-  }
-  const uint v2054 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2056 = v1340 + v2054;
-  const uint v2057 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2059 = v1343 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v37.m[3][3].thread_elements()[1];
-    const uint v2065 = v2056 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2066 = v2065 + v2059;
-    out[v2066] = v2063;
-  }
-  const uint v2067 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2069 = v1340 + v2067;
-  const uint v2070 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2072 = v1343 + v2070;
-  const bool v2073 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2074 = v2072 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v37.m[3][4].thread_elements()[0];
-    const uint v2078 = v2069 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2079 = v2078 + v2072;
-    out[v2079] = v2076;
-  }
-  const uint v2080 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2082 = v1340 + v2080;
-  const uint v2083 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2085 = v1343 + v2083;
-  const bool v2086 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2087 = v2085 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v37.m[3][4].thread_elements()[1];
-    const uint v2091 = v2082 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2092 = v2091 + v2085;
-    out[v2092] = v2089;
-  }
-  const uint v2093 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2095 = v1340 + v2093;
-  const uint v2096 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2098 = v1343 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2100 = v2098 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v37.m[3][5].thread_elements()[0];
-    const uint v2104 = v2095 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2105 = v2104 + v2098;
-    out[v2105] = v2102;
-  }
-  const uint v2106 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2108 = v1340 + v2106;
-  const uint v2109 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2111 = v1343 + v2109;
-  const bool v2112 = v2108 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2113 = v2111 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v37.m[3][5].thread_elements()[1];
-    const uint v2117 = v2108 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2118 = v2117 + v2111;
-    out[v2118] = v2115;
-  }
-  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2121 = v1340 + v2119;
-  const uint v2122 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2124 = v1343 + v2122;
-  const bool v2125 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2126 = v2124 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v37.m[3][6].thread_elements()[0];
-    const uint v2130 = v2121 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2131 = v2130 + v2124;
-    out[v2131] = v2128;
-  }
-  const uint v2132 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2134 = v1340 + v2132;
-  const uint v2135 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2137 = v1343 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2139 = v2137 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v37.m[3][6].thread_elements()[1];
-    const uint v2143 = v2134 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2144 = v2143 + v2137;
-    out[v2144] = v2141;
-  }
-  const uint v2145 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2147 = v1340 + v2145;
-  const uint v2148 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2150 = v1343 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2152 = v2150 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v37.m[3][7].thread_elements()[0];
-    const uint v2156 = v2147 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2157 = v2156 + v2150;
-    out[v2157] = v2154;
-  }
-  const uint v2158 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2160 = v1340 + v2158;
-  const uint v2161 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2163 = v1343 + v2161;
-  const bool v2164 = v2160 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2165 = v2163 < v1;
-  const bool v2166 = v2164 && v2165;
-  if (v2166) {
-    const float v2167 = v37.m[3][7].thread_elements()[1];
-    const uint v2169 = v2160 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2170 = v2169 + v2163;
-    out[v2170] = v2167;
-  }
-  const uint v2171 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2173 = v1340 + v2171;
-  const uint v2174 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2176 = v1343 + v2174;
-  const bool v2177 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2178 = v2176 < v1;
-  const bool v2179 = v2177 && v2178;
-  if (v2179) {
-    const float v2180 = v37.m[4][0].thread_elements()[0];
-    const uint v2182 = v2173 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2183 = v2182 + v2176;
-    out[v2183] = v2180;
-  }
-  const uint v2184 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2186 = v1340 + v2184;
-  const uint v2187 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2189 = v1343 + v2187;
-  const bool v2190 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2191 = v2189 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v37.m[4][0].thread_elements()[1];
-    const uint v2195 = v2186 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2196 = v2195 + v2189;
-    out[v2196] = v2193;
-  }
-  const uint v2197 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2199 = v1340 + v2197;
-  const uint v2200 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2202 = v1343 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2204 = v2202 < v1;
-  const bool v2205 = v2203 && v2204;
-  if (v2205) {
-    const float v2206 = v37.m[4][1].thread_elements()[0];
-    const uint v2208 = v2199 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2209 = v2208 + v2202;
-    out[v2209] = v2206;
-  }
-  const uint v2210 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2212 = v1340 + v2210;
-  const uint v2213 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2215 = v1343 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v37.m[4][1].thread_elements()[1];
-    const uint v2221 = v2212 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2222 = v2221 + v2215;
-    out[v2222] = v2219;
-  }
-  const uint v2223 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2225 = v1340 + v2223;
-  const uint v2226 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2228 = v1343 + v2226;
-  const bool v2229 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2230 = v2228 < v1;
-  const bool v2231 = v2229 && v2230;
-  if (v2231) {
-    const float v2232 = v37.m[4][2].thread_elements()[0];
-    const uint v2234 = v2225 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2235 = v2234 + v2228;
-    out[v2235] = v2232;
-  }
-  const uint v2236 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2238 = v1340 + v2236;
-  const uint v2239 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2241 = v1343 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v37.m[4][2].thread_elements()[1];
-    const uint v2247 = v2238 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2248 = v2247 + v2241;
-    out[v2248] = v2245;
-  }
-  const uint v2249 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2251 = v1340 + v2249;
-  const uint v2252 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2254 = v1343 + v2252;
-  const bool v2255 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2256 = v2254 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v37.m[4][3].thread_elements()[0];
-    const uint v2260 = v2251 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2261 = v2260 + v2254;
-    out[v2261] = v2258;
-  }
-  const uint v2262 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2264 = v1340 + v2262;
-  const uint v2265 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2267 = v1343 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v37.m[4][3].thread_elements()[1];
-    const uint v2273 = v2264 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2274 = v2273 + v2267;
-    out[v2274] = v2271;
-  }
-  const uint v2275 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2277 = v1340 + v2275;
-  const uint v2278 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2280 = v1343 + v2278;
-  const bool v2281 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2282 = v2280 < v1;
-  const bool v2283 = v2281 && v2282;
-  if (v2283) {
-    const float v2284 = v37.m[4][4].thread_elements()[0];
-    const uint v2286 = v2277 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2287 = v2286 + v2280;
-    out[v2287] = v2284;
-  }
-  const uint v2288 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2290 = v1340 + v2288;
-  const uint v2291 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2293 = v1343 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2295 = v2293 < v1;
-  const bool v2296 = v2294 && v2295;
-  if (v2296) {
-    const float v2297 = v37.m[4][4].thread_elements()[1];
-    const uint v2299 = v2290 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2300 = v2299 + v2293;
-    out[v2300] = v2297;
-  }
-  const uint v2301 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2303 = v1340 + v2301;
-  const uint v2304 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2306 = v1343 + v2304;
-  const bool v2307 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2308 = v2306 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v37.m[4][5].thread_elements()[0];
-    const uint v2312 = v2303 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2313 = v2312 + v2306;
-    out[v2313] = v2310;
-  }
-  const uint v2314 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2316 = v1340 + v2314;
-  const uint v2317 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2319 = v1343 + v2317;
-  const bool v2320 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2321 = v2319 < v1;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v37.m[4][5].thread_elements()[1];
-    const uint v2325 = v2316 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2326 = v2325 + v2319;
-    out[v2326] = v2323;
-  }
-  const uint v2327 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2329 = v1340 + v2327;
-  const uint v2330 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2332 = v1343 + v2330;
-  const bool v2333 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2334 = v2332 < v1;
-  const bool v2335 = v2333 && v2334;
-  if (v2335) {
-    const float v2336 = v37.m[4][6].thread_elements()[0];
-    const uint v2338 = v2329 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2339 = v2338 + v2332;
-    out[v2339] = v2336;
-  }
-  const uint v2340 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2342 = v1340 + v2340;
-  const uint v2343 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2345 = v1343 + v2343;
-  const bool v2346 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2347 = v2345 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v37.m[4][6].thread_elements()[1];
-    const uint v2351 = v2342 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2352 = v2351 + v2345;
-    out[v2352] = v2349;
-  }
-  const uint v2353 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2355 = v1340 + v2353;
-  const uint v2356 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2358 = v1343 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2360 = v2358 < v1;
-  const bool v2361 = v2359 && v2360;
-  if (v2361) {
-    const float v2362 = v37.m[4][7].thread_elements()[0];
-    const uint v2364 = v2355 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2365 = v2364 + v2358;
-    out[v2365] = v2362;
-  }
-  const uint v2366 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2368 = v1340 + v2366;
-  const uint v2369 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2371 = v1343 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v37.m[4][7].thread_elements()[1];
-    const uint v2377 = v2368 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2378 = v2377 + v2371;
-    out[v2378] = v2375;
-  }
-  const uint v2379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2381 = v1340 + v2379;
-  const uint v2382 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2384 = v1343 + v2382;
-  const bool v2385 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2386 = v2384 < v1;
-  const bool v2387 = v2385 && v2386;
-  if (v2387) {
-    const float v2388 = v37.m[5][0].thread_elements()[0];
-    const uint v2390 = v2381 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2391 = v2390 + v2384;
-    out[v2391] = v2388;
-  }
-  const uint v2392 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2394 = v1340 + v2392;
-  const uint v2395 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2397 = v1343 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v37.m[5][0].thread_elements()[1];
-    const uint v2403 = v2394 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2404 = v2403 + v2397;
-    out[v2404] = v2401;
-  }
-  const uint v2405 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2407 = v1340 + v2405;
-  const uint v2408 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2410 = v1343 + v2408;
-  const bool v2411 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2412 = v2410 < v1;
-  const bool v2413 = v2411 && v2412;
-  if (v2413) {
-    const float v2414 = v37.m[5][1].thread_elements()[0];
-    const uint v2416 = v2407 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2417 = v2416 + v2410;
-    out[v2417] = v2414;
-  }
-  const uint v2418 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2420 = v1340 + v2418;
-  const uint v2421 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2423 = v1343 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2425 = v2423 < v1;
-  const bool v2426 = v2424 && v2425;
-  if (v2426) {
-    const float v2427 = v37.m[5][1].thread_elements()[1];
-    const uint v2429 = v2420 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2430 = v2429 + v2423;
-    out[v2430] = v2427;
-  }
-  const uint v2431 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2433 = v1340 + v2431;
-  const uint v2434 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2436 = v1343 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2438 = v2436 < v1;
-  const bool v2439 = v2437 && v2438;
-  if (v2439) {
-    const float v2440 = v37.m[5][2].thread_elements()[0];
-    const uint v2442 = v2433 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2443 = v2442 + v2436;
-    out[v2443] = v2440;
-  }
-  const uint v2444 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2446 = v1340 + v2444;
-  const uint v2447 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2449 = v1343 + v2447;
-  const bool v2450 = v2446 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2451 = v2449 < v1;
-  const bool v2452 = v2450 && v2451;
-  if (v2452) {
-    const float v2453 = v37.m[5][2].thread_elements()[1];
-    const uint v2455 = v2446 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2456 = v2455 + v2449;
-    out[v2456] = v2453;
-  }
-  const uint v2457 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2459 = v1340 + v2457;
-  const uint v2460 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2462 = v1343 + v2460;
-  const bool v2463 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2464 = v2462 < v1;
-  const bool v2465 = v2463 && v2464;
-  if (v2465) {
-    const float v2466 = v37.m[5][3].thread_elements()[0];
-    const uint v2468 = v2459 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2469 = v2468 + v2462;
-    out[v2469] = v2466;
-  }
-  const uint v2470 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2472 = v1340 + v2470;
-  const uint v2473 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2475 = v1343 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v37.m[5][3].thread_elements()[1];
-    const uint v2481 = v2472 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2482 = v2481 + v2475;
-    out[v2482] = v2479;
-  }
-  const uint v2483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2485 = v1340 + v2483;
-  const uint v2486 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2488 = v1343 + v2486;
-  const bool v2489 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2490 = v2488 < v1;
-  const bool v2491 = v2489 && v2490;
-  if (v2491) {
-    const float v2492 = v37.m[5][4].thread_elements()[0];
-    const uint v2494 = v2485 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2495 = v2494 + v2488;
-    out[v2495] = v2492;
-  }
-  const uint v2496 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2498 = v1340 + v2496;
-  const uint v2499 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2501 = v1343 + v2499;
-  const bool v2502 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2503 = v2501 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v37.m[5][4].thread_elements()[1];
-    const uint v2507 = v2498 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2508 = v2507 + v2501;
-    out[v2508] = v2505;
-  }
-  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2511 = v1340 + v2509;
-  const uint v2512 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2514 = v1343 + v2512;
-  const bool v2515 = v2511 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2516 = v2514 < v1;
-  const bool v2517 = v2515 && v2516;
-  if (v2517) {
-    const float v2518 = v37.m[5][5].thread_elements()[0];
-    const uint v2520 = v2511 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2521 = v2520 + v2514;
-    out[v2521] = v2518;
-  }
-  const uint v2522 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2524 = v1340 + v2522;
-  const uint v2525 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2527 = v1343 + v2525;
-  const bool v2528 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2529 = v2527 < v1;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v37.m[5][5].thread_elements()[1];
-    const uint v2533 = v2524 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2534 = v2533 + v2527;
-    out[v2534] = v2531;
-  }
-  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2537 = v1340 + v2535;
-  const uint v2538 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2540 = v1343 + v2538;
-  const bool v2541 = v2537 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2542 = v2540 < v1;
-  const bool v2543 = v2541 && v2542;
-  if (v2543) {
-    const float v2544 = v37.m[5][6].thread_elements()[0];
-    const uint v2546 = v2537 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2547 = v2546 + v2540;
-    out[v2547] = v2544;
-  }
-  const uint v2548 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2550 = v1340 + v2548;
-  const uint v2551 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2553 = v1343 + v2551;
-  const bool v2554 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2555 = v2553 < v1;
-  const bool v2556 = v2554 && v2555;
-  if (v2556) {
-    const float v2557 = v37.m[5][6].thread_elements()[1];
-    const uint v2559 = v2550 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2560 = v2559 + v2553;
-    out[v2560] = v2557;
-  }
-  const uint v2561 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2563 = v1340 + v2561;
-  const uint v2564 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2566 = v1343 + v2564;
-  const bool v2567 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2568 = v2566 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v37.m[5][7].thread_elements()[0];
-    const uint v2572 = v2563 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2573 = v2572 + v2566;
-    out[v2573] = v2570;
-  }
-  const uint v2574 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2576 = v1340 + v2574;
-  const uint v2577 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2579 = v1343 + v2577;
-  const bool v2580 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2581 = v2579 < v1;
-  const bool v2582 = v2580 && v2581;
-  if (v2582) {
-    const float v2583 = v37.m[5][7].thread_elements()[1];
-    const uint v2585 = v2576 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2586 = v2585 + v2579;
-    out[v2586] = v2583;
-  }
-  const uint v2587 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2589 = v1340 + v2587;
-  const uint v2590 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2592 = v1343 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v37.m[6][0].thread_elements()[0];
-    const uint v2598 = v2589 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2599 = v2598 + v2592;
-    out[v2599] = v2596;
-  }
-  const uint v2600 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2602 = v1340 + v2600;
-  const uint v2603 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2605 = v1343 + v2603;
-  const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2607 = v2605 < v1;
-  const bool v2608 = v2606 && v2607;
-  if (v2608) {
-    const float v2609 = v37.m[6][0].thread_elements()[1];
-    const uint v2611 = v2602 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2612 = v2611 + v2605;
-    out[v2612] = v2609;
-  }
-  const uint v2613 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2615 = v1340 + v2613;
-  const uint v2616 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2618 = v1343 + v2616;
-  const bool v2619 = v2615 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2620 = v2618 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v37.m[6][1].thread_elements()[0];
-    const uint v2624 = v2615 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2625 = v2624 + v2618;
-    out[v2625] = v2622;
-  }
-  const uint v2626 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2628 = v1340 + v2626;
-  const uint v2629 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2631 = v1343 + v2629;
-  const bool v2632 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2633 = v2631 < v1;
-  const bool v2634 = v2632 && v2633;
-  if (v2634) {
-    const float v2635 = v37.m[6][1].thread_elements()[1];
-    const uint v2637 = v2628 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2638 = v2637 + v2631;
-    out[v2638] = v2635;
-  }
-  const uint v2639 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2641 = v1340 + v2639;
-  const uint v2642 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2644 = v1343 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2646 = v2644 < v1;
-  const bool v2647 = v2645 && v2646;
-  if (v2647) {
-    const float v2648 = v37.m[6][2].thread_elements()[0];
-    const uint v2650 = v2641 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2651 = v2650 + v2644;
-    out[v2651] = v2648;
-  }
-  const uint v2652 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2654 = v1340 + v2652;
-  const uint v2655 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2657 = v1343 + v2655;
-  const bool v2658 = v2654 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2659 = v2657 < v1;
-  const bool v2660 = v2658 && v2659;
-  if (v2660) {
-    const float v2661 = v37.m[6][2].thread_elements()[1];
-    const uint v2663 = v2654 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2664 = v2663 + v2657;
-    out[v2664] = v2661;
-  }
-  const uint v2665 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2667 = v1340 + v2665;
-  const uint v2668 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2670 = v1343 + v2668;
-  const bool v2671 = v2667 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2672 = v2670 < v1;
-  const bool v2673 = v2671 && v2672;
-  if (v2673) {
-    const float v2674 = v37.m[6][3].thread_elements()[0];
-    const uint v2676 = v2667 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2677 = v2676 + v2670;
-    out[v2677] = v2674;
-  }
-  const uint v2678 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2680 = v1340 + v2678;
-  const uint v2681 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2683 = v1343 + v2681;
-  const bool v2684 = v2680 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2685 = v2683 < v1;
-  const bool v2686 = v2684 && v2685;
-  if (v2686) {
-    const float v2687 = v37.m[6][3].thread_elements()[1];
-    const uint v2689 = v2680 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2690 = v2689 + v2683;
-    out[v2690] = v2687;
-  }
-  const uint v2691 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2693 = v1340 + v2691;
-  const uint v2694 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2696 = v1343 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2698 = v2696 < v1;
-  const bool v2699 = v2697 && v2698;
-  if (v2699) {
-    const float v2700 = v37.m[6][4].thread_elements()[0];
-    const uint v2702 = v2693 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2703 = v2702 + v2696;
-    out[v2703] = v2700;
-  }
-  const uint v2704 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2706 = v1340 + v2704;
-  const uint v2707 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2709 = v1343 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2711 = v2709 < v1;
-  const bool v2712 = v2710 && v2711;
-  if (v2712) {
-    const float v2713 = v37.m[6][4].thread_elements()[1];
-    const uint v2715 = v2706 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2716 = v2715 + v2709;
-    out[v2716] = v2713;
-  }
-  const uint v2717 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2719 = v1340 + v2717;
-  const uint v2720 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2722 = v1343 + v2720;
-  const bool v2723 = v2719 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2724 = v2722 < v1;
-  const bool v2725 = v2723 && v2724;
-  if (v2725) {
-    const float v2726 = v37.m[6][5].thread_elements()[0];
-    const uint v2728 = v2719 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2729 = v2728 + v2722;
-    out[v2729] = v2726;
-  }
-  const uint v2730 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2732 = v1340 + v2730;
-  const uint v2733 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2735 = v1343 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2737 = v2735 < v1;
-  const bool v2738 = v2736 && v2737;
-  if (v2738) {
-    const float v2739 = v37.m[6][5].thread_elements()[1];
-    const uint v2741 = v2732 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2742 = v2741 + v2735;
-    out[v2742] = v2739;
-  }
-  const uint v2743 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2745 = v1340 + v2743;
-  const uint v2746 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2748 = v1343 + v2746;
-  const bool v2749 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2750 = v2748 < v1;
-  const bool v2751 = v2749 && v2750;
-  if (v2751) {
-    const float v2752 = v37.m[6][6].thread_elements()[0];
-    const uint v2754 = v2745 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2755 = v2754 + v2748;
-    out[v2755] = v2752;
-  }
-  const uint v2756 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2758 = v1340 + v2756;
-  const uint v2759 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2761 = v1343 + v2759;
-  const bool v2762 = v2758 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2763 = v2761 < v1;
-  const bool v2764 = v2762 && v2763;
-  if (v2764) {
-    const float v2765 = v37.m[6][6].thread_elements()[1];
-    const uint v2767 = v2758 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2768 = v2767 + v2761;
-    out[v2768] = v2765;
-  }
-  const uint v2769 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2771 = v1340 + v2769;
-  const uint v2772 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2774 = v1343 + v2772;
-  const bool v2775 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2776 = v2774 < v1;
-  const bool v2777 = v2775 && v2776;
-  if (v2777) {
-    const float v2778 = v37.m[6][7].thread_elements()[0];
-    const uint v2780 = v2771 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2781 = v2780 + v2774;
-    out[v2781] = v2778;
-  }
-  const uint v2782 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2784 = v1340 + v2782;
-  const uint v2785 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2787 = v1343 + v2785;
-  const bool v2788 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2789 = v2787 < v1;
-  const bool v2790 = v2788 && v2789;
-  if (v2790) {
-    const float v2791 = v37.m[6][7].thread_elements()[1];
-    const uint v2793 = v2784 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2794 = v2793 + v2787;
-    out[v2794] = v2791;
-  }
-  const uint v2795 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2797 = v1340 + v2795;
-  const uint v2798 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2800 = v1343 + v2798;
-  const bool v2801 = v2797 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2802 = v2800 < v1;
-  const bool v2803 = v2801 && v2802;
-  if (v2803) {
-    const float v2804 = v37.m[7][0].thread_elements()[0];
-    const uint v2806 = v2797 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2807 = v2806 + v2800;
-    out[v2807] = v2804;
-  }
-  const uint v2808 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2810 = v1340 + v2808;
-  const uint v2811 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2813 = v1343 + v2811;
-  const bool v2814 = v2810 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2815 = v2813 < v1;
-  const bool v2816 = v2814 && v2815;
-  if (v2816) {
-    const float v2817 = v37.m[7][0].thread_elements()[1];
-    const uint v2819 = v2810 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2820 = v2819 + v2813;
-    out[v2820] = v2817;
-  }
-  const uint v2821 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2823 = v1340 + v2821;
-  const uint v2824 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2826 = v1343 + v2824;
-  const bool v2827 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2828 = v2826 < v1;
-  const bool v2829 = v2827 && v2828;
-  if (v2829) {
-    const float v2830 = v37.m[7][1].thread_elements()[0];
-    const uint v2832 = v2823 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2833 = v2832 + v2826;
-    out[v2833] = v2830;
-  }
-  const uint v2834 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2836 = v1340 + v2834;
-  const uint v2837 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2839 = v1343 + v2837;
-  const bool v2840 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2841 = v2839 < v1;
-  const bool v2842 = v2840 && v2841;
-  if (v2842) {
-    const float v2843 = v37.m[7][1].thread_elements()[1];
-    const uint v2845 = v2836 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2846 = v2845 + v2839;
-    out[v2846] = v2843;
-  }
-  const uint v2847 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2849 = v1340 + v2847;
-  const uint v2850 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2852 = v1343 + v2850;
-  const bool v2853 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2854 = v2852 < v1;
-  const bool v2855 = v2853 && v2854;
-  if (v2855) {
-    const float v2856 = v37.m[7][2].thread_elements()[0];
-    const uint v2858 = v2849 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2859 = v2858 + v2852;
-    out[v2859] = v2856;
-  }
-  const uint v2860 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2862 = v1340 + v2860;
-  const uint v2863 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2865 = v1343 + v2863;
-  const bool v2866 = v2862 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2867 = v2865 < v1;
-  const bool v2868 = v2866 && v2867;
-  if (v2868) {
-    const float v2869 = v37.m[7][2].thread_elements()[1];
-    const uint v2871 = v2862 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2872 = v2871 + v2865;
-    out[v2872] = v2869;
-  }
-  const uint v2873 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2875 = v1340 + v2873;
-  const uint v2876 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2878 = v1343 + v2876;
-  const bool v2879 = v2875 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2880 = v2878 < v1;
-  const bool v2881 = v2879 && v2880;
-  if (v2881) {
-    const float v2882 = v37.m[7][3].thread_elements()[0];
-    const uint v2884 = v2875 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2885 = v2884 + v2878;
-    out[v2885] = v2882;
-  }
-  const uint v2886 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2888 = v1340 + v2886;
-  const uint v2889 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2891 = v1343 + v2889;
-  const bool v2892 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2893 = v2891 < v1;
-  const bool v2894 = v2892 && v2893;
-  if (v2894) {
-    const float v2895 = v37.m[7][3].thread_elements()[1];
-    const uint v2897 = v2888 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2898 = v2897 + v2891;
-    out[v2898] = v2895;
-  }
-  const uint v2899 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2901 = v1340 + v2899;
-  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2904 = v1343 + v2902;
-  const bool v2905 = v2901 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2906 = v2904 < v1;
-  const bool v2907 = v2905 && v2906;
-  if (v2907) {
-    const float v2908 = v37.m[7][4].thread_elements()[0];
-    const uint v2910 = v2901 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2911 = v2910 + v2904;
-    out[v2911] = v2908;
-  }
-  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2914 = v1340 + v2912;
-  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2917 = v1343 + v2915;
-  const bool v2918 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2919 = v2917 < v1;
-  const bool v2920 = v2918 && v2919;
-  if (v2920) {
-    const float v2921 = v37.m[7][4].thread_elements()[1];
-    const uint v2923 = v2914 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2924 = v2923 + v2917;
-    out[v2924] = v2921;
-  }
-  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2927 = v1340 + v2925;
-  const uint v2928 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2930 = v1343 + v2928;
-  const bool v2931 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2932 = v2930 < v1;
-  const bool v2933 = v2931 && v2932;
-  if (v2933) {
-    const float v2934 = v37.m[7][5].thread_elements()[0];
-    const uint v2936 = v2927 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2937 = v2936 + v2930;
-    out[v2937] = v2934;
-  }
-  const uint v2938 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2940 = v1340 + v2938;
-  const uint v2941 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2943 = v1343 + v2941;
-  const bool v2944 = v2940 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2945 = v2943 < v1;
-  const bool v2946 = v2944 && v2945;
-  if (v2946) {
-    const float v2947 = v37.m[7][5].thread_elements()[1];
-    const uint v2949 = v2940 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2950 = v2949 + v2943;
-    out[v2950] = v2947;
-  }
-  const uint v2951 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2953 = v1340 + v2951;
-  const uint v2954 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2956 = v1343 + v2954;
-  const bool v2957 = v2953 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2958 = v2956 < v1;
-  const bool v2959 = v2957 && v2958;
-  if (v2959) {
-    const float v2960 = v37.m[7][6].thread_elements()[0];
-    const uint v2962 = v2953 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2963 = v2962 + v2956;
-    out[v2963] = v2960;
-  }
-  const uint v2964 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2966 = v1340 + v2964;
-  const uint v2967 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2969 = v1343 + v2967;
-  const bool v2970 = v2966 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2971 = v2969 < v1;
-  const bool v2972 = v2970 && v2971;
-  if (v2972) {
-    const float v2973 = v37.m[7][6].thread_elements()[1];
-    const uint v2975 = v2966 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2976 = v2975 + v2969;
-    out[v2976] = v2973;
-  }
-  const uint v2977 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2979 = v1340 + v2977;
-  const uint v2980 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2982 = v1343 + v2980;
-  const bool v2983 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2984 = v2982 < v1;
-  const bool v2985 = v2983 && v2984;
-  if (v2985) {
-    const float v2986 = v37.m[7][7].thread_elements()[0];
-    const uint v2988 = v2979 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v2989 = v2988 + v2982;
-    out[v2989] = v2986;
-  }
-  const uint v2990 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
-  const uint v2992 = v1340 + v2990;
-  const uint v2993 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
-  const uint v2995 = v1343 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:232
-  const bool v2997 = v2995 < v1;
-  const bool v2998 = v2996 && v2997;
-  if (v2998) {
-    const float v2999 = v37.m[7][7].thread_elements()[1];
-    const uint v3001 = v2992 * v1;  // kernels/gemm/gemm_quant.cpp:77
-    const uint v3002 = v3001 + v2995;
-    out[v3002] = v2999;
+  const uint v1195 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1196 = v22 + v31;
+  const uint v1197 = v1196 + v1195;
+  const uint v1198 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1199 = v26 + v35;
+  const uint v1200 = v1199 + v1198;
+  const bool v1201 = v1197 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1202 = v1200 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v37.m[0][0].thread_elements()[0];
+    const uint v1206 = v1197 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1207 = v1206 + v1200;
+    out[v1207] = v1204;
+  }
+  const uint v1208 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1210 = v1196 + v1208;
+  const uint v1211 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1213 = v1199 + v1211;
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1215 = v1213 < v1;
+  const bool v1216 = v1214 && v1215;
+  if (v1216) {
+    const float v1217 = v37.m[0][0].thread_elements()[1];
+    const uint v1219 = v1210 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1220 = v1219 + v1213;
+    out[v1220] = v1217;
+  }
+  const uint v1221 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1223 = v1196 + v1221;
+  const uint v1224 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1226 = v1199 + v1224;
+  const bool v1227 = v1223 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1228 = v1226 < v1;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v37.m[0][1].thread_elements()[0];
+    const uint v1232 = v1223 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1233 = v1232 + v1226;
+    out[v1233] = v1230;
+  }
+  const uint v1234 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1236 = v1196 + v1234;
+  const uint v1237 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1239 = v1199 + v1237;
+  const bool v1240 = v1236 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1241 = v1239 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v37.m[0][1].thread_elements()[1];
+    const uint v1245 = v1236 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1246 = v1245 + v1239;
+    out[v1246] = v1243;
+  }
+  const uint v1247 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1249 = v1196 + v1247;
+  const uint v1250 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1252 = v1199 + v1250;
+  const bool v1253 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1254 = v1252 < v1;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v37.m[0][2].thread_elements()[0];
+    const uint v1258 = v1249 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1259 = v1258 + v1252;
+    out[v1259] = v1256;
+  }
+  const uint v1260 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1262 = v1196 + v1260;
+  const uint v1263 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1265 = v1199 + v1263;
+  const bool v1266 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v37.m[0][2].thread_elements()[1];
+    const uint v1271 = v1262 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1272 = v1271 + v1265;
+    out[v1272] = v1269;
+  }
+  const uint v1273 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1275 = v1196 + v1273;
+  const uint v1276 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1278 = v1199 + v1276;
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1280 = v1278 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v37.m[0][3].thread_elements()[0];
+    const uint v1284 = v1275 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1285 = v1284 + v1278;
+    out[v1285] = v1282;
+  }
+  const uint v1286 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1288 = v1196 + v1286;
+  const uint v1289 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1291 = v1199 + v1289;
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1293 = v1291 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v37.m[0][3].thread_elements()[1];
+    const uint v1297 = v1288 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1298 = v1297 + v1291;
+    out[v1298] = v1295;
+  }
+  const uint v1299 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1301 = v1196 + v1299;
+  const uint v1302 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1304 = v1199 + v1302;
+  const bool v1305 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1306 = v1304 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v37.m[0][4].thread_elements()[0];
+    const uint v1310 = v1301 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1311 = v1310 + v1304;
+    out[v1311] = v1308;
+  }
+  const uint v1312 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1314 = v1196 + v1312;
+  const uint v1315 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1317 = v1199 + v1315;
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v37.m[0][4].thread_elements()[1];
+    const uint v1323 = v1314 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1324 = v1323 + v1317;
+    out[v1324] = v1321;
+  }
+  const uint v1325 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1327 = v1196 + v1325;
+  const uint v1328 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1330 = v1199 + v1328;
+  const bool v1331 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1332 = v1330 < v1;
+  const bool v1333 = v1331 && v1332;
+  if (v1333) {
+    const float v1334 = v37.m[0][5].thread_elements()[0];
+    const uint v1336 = v1327 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1337 = v1336 + v1330;
+    out[v1337] = v1334;
+  }
+  const uint v1338 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1340 = v1196 + v1338;
+  const uint v1341 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1343 = v1199 + v1341;
+  const bool v1344 = v1340 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1345 = v1343 < v1;
+  const bool v1346 = v1344 && v1345;
+  if (v1346) {
+    const float v1347 = v37.m[0][5].thread_elements()[1];
+    const uint v1349 = v1340 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1350 = v1349 + v1343;
+    out[v1350] = v1347;
+  }
+  const uint v1351 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1353 = v1196 + v1351;
+  const uint v1354 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1356 = v1199 + v1354;
+  const bool v1357 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1358 = v1356 < v1;
+  const bool v1359 = v1357 && v1358;
+  if (v1359) {
+    const float v1360 = v37.m[0][6].thread_elements()[0];
+    const uint v1362 = v1353 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1363 = v1362 + v1356;
+    out[v1363] = v1360;
+  }
+  const uint v1364 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1366 = v1196 + v1364;
+  const uint v1367 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1369 = v1199 + v1367;
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1371 = v1369 < v1;
+  const bool v1372 = v1370 && v1371;
+  if (v1372) {
+    const float v1373 = v37.m[0][6].thread_elements()[1];
+    const uint v1375 = v1366 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1376 = v1375 + v1369;
+    out[v1376] = v1373;
+  }
+  const uint v1377 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1379 = v1196 + v1377;
+  const uint v1380 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1382 = v1199 + v1380;
+  const bool v1383 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1384 = v1382 < v1;
+  const bool v1385 = v1383 && v1384;
+  if (v1385) {
+    const float v1386 = v37.m[0][7].thread_elements()[0];
+    const uint v1388 = v1379 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1389 = v1388 + v1382;
+    out[v1389] = v1386;
+  }
+  const uint v1390 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1392 = v1196 + v1390;
+  const uint v1393 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1395 = v1199 + v1393;
+  const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v37.m[0][7].thread_elements()[1];
+    const uint v1401 = v1392 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1402 = v1401 + v1395;
+    out[v1402] = v1399;
+  }
+  const uint v1403 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1405 = v1196 + v1403;
+  const uint v1406 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1408 = v1199 + v1406;
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1410 = v1408 < v1;
+  const bool v1411 = v1409 && v1410;
+  if (v1411) {
+    const float v1412 = v37.m[1][0].thread_elements()[0];
+    const uint v1414 = v1405 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1415 = v1414 + v1408;
+    out[v1415] = v1412;
+  }
+  const uint v1416 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1418 = v1196 + v1416;
+  const uint v1419 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1421 = v1199 + v1419;
+  const bool v1422 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1423 = v1421 < v1;
+  const bool v1424 = v1422 && v1423;
+  if (v1424) {
+    const float v1425 = v37.m[1][0].thread_elements()[1];
+    const uint v1427 = v1418 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1428 = v1427 + v1421;
+    out[v1428] = v1425;
+  }
+  const uint v1429 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1431 = v1196 + v1429;
+  const uint v1432 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1434 = v1199 + v1432;
+  const bool v1435 = v1431 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1436 = v1434 < v1;
+  const bool v1437 = v1435 && v1436;
+  if (v1437) {
+    const float v1438 = v37.m[1][1].thread_elements()[0];
+    const uint v1440 = v1431 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1441 = v1440 + v1434;
+    out[v1441] = v1438;
+  }
+  const uint v1442 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1444 = v1196 + v1442;
+  const uint v1445 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1447 = v1199 + v1445;
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v37.m[1][1].thread_elements()[1];
+    const uint v1453 = v1444 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1454 = v1453 + v1447;
+    out[v1454] = v1451;
+  }
+  const uint v1455 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1457 = v1196 + v1455;
+  const uint v1458 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1460 = v1199 + v1458;
+  const bool v1461 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v37.m[1][2].thread_elements()[0];
+    const uint v1466 = v1457 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1467 = v1466 + v1460;
+    out[v1467] = v1464;
+  }
+  const uint v1468 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1470 = v1196 + v1468;
+  const uint v1471 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1473 = v1199 + v1471;
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1475 = v1473 < v1;
+  const bool v1476 = v1474 && v1475;
+  if (v1476) {
+    const float v1477 = v37.m[1][2].thread_elements()[1];
+    const uint v1479 = v1470 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1480 = v1479 + v1473;
+    out[v1480] = v1477;
+  }
+  const uint v1481 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1483 = v1196 + v1481;
+  const uint v1484 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1486 = v1199 + v1484;
+  const bool v1487 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1488 = v1486 < v1;
+  const bool v1489 = v1487 && v1488;
+  if (v1489) {
+    const float v1490 = v37.m[1][3].thread_elements()[0];
+    const uint v1492 = v1483 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1493 = v1492 + v1486;
+    out[v1493] = v1490;
+  }
+  const uint v1494 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1496 = v1196 + v1494;
+  const uint v1497 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1499 = v1199 + v1497;
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1501 = v1499 < v1;
+  const bool v1502 = v1500 && v1501;
+  if (v1502) {
+    const float v1503 = v37.m[1][3].thread_elements()[1];
+    const uint v1505 = v1496 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1506 = v1505 + v1499;
+    out[v1506] = v1503;
+  }
+  const uint v1507 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1509 = v1196 + v1507;
+  const uint v1510 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1512 = v1199 + v1510;
+  const bool v1513 = v1509 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1514 = v1512 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v37.m[1][4].thread_elements()[0];
+    const uint v1518 = v1509 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1519 = v1518 + v1512;
+    out[v1519] = v1516;
+  }
+  const uint v1520 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1522 = v1196 + v1520;
+  const uint v1523 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1525 = v1199 + v1523;
+  const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1527 = v1525 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v37.m[1][4].thread_elements()[1];
+    const uint v1531 = v1522 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1532 = v1531 + v1525;
+    out[v1532] = v1529;
+  }
+  const uint v1533 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1535 = v1196 + v1533;
+  const uint v1536 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1538 = v1199 + v1536;
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1540 = v1538 < v1;
+  const bool v1541 = v1539 && v1540;
+  if (v1541) {
+    const float v1542 = v37.m[1][5].thread_elements()[0];
+    const uint v1544 = v1535 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1545 = v1544 + v1538;
+    out[v1545] = v1542;
+  }
+  const uint v1546 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1548 = v1196 + v1546;
+  const uint v1549 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1551 = v1199 + v1549;
+  const bool v1552 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v37.m[1][5].thread_elements()[1];
+    const uint v1557 = v1548 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1558 = v1557 + v1551;
+    out[v1558] = v1555;
+  }
+  const uint v1559 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1561 = v1196 + v1559;
+  const uint v1562 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1564 = v1199 + v1562;
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1566 = v1564 < v1;
+  const bool v1567 = v1565 && v1566;
+  if (v1567) {
+    const float v1568 = v37.m[1][6].thread_elements()[0];
+    const uint v1570 = v1561 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1571 = v1570 + v1564;
+    out[v1571] = v1568;
+  }
+  const uint v1572 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1574 = v1196 + v1572;
+  const uint v1575 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1577 = v1199 + v1575;
+  const bool v1578 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1579 = v1577 < v1;
+  const bool v1580 = v1578 && v1579;
+  if (v1580) {
+    const float v1581 = v37.m[1][6].thread_elements()[1];
+    const uint v1583 = v1574 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1584 = v1583 + v1577;
+    out[v1584] = v1581;
+  }
+  const uint v1585 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1587 = v1196 + v1585;
+  const uint v1588 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1590 = v1199 + v1588;
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1592 = v1590 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v37.m[1][7].thread_elements()[0];
+    const uint v1596 = v1587 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1597 = v1596 + v1590;
+    out[v1597] = v1594;
+  }
+  const uint v1598 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1600 = v1196 + v1598;
+  const uint v1601 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1603 = v1199 + v1601;
+  const bool v1604 = v1600 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v37.m[1][7].thread_elements()[1];
+    const uint v1609 = v1600 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1610 = v1609 + v1603;
+    out[v1610] = v1607;
+  }
+  const uint v1611 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1613 = v1196 + v1611;
+  const uint v1614 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1616 = v1199 + v1614;
+  const bool v1617 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1618 = v1616 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v37.m[2][0].thread_elements()[0];
+    const uint v1622 = v1613 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1623 = v1622 + v1616;
+    out[v1623] = v1620;
+  }
+  const uint v1624 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1626 = v1196 + v1624;
+  const uint v1627 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1629 = v1199 + v1627;
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1631 = v1629 < v1;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v37.m[2][0].thread_elements()[1];
+    const uint v1635 = v1626 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1636 = v1635 + v1629;
+    out[v1636] = v1633;
+  }
+  const uint v1637 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1639 = v1196 + v1637;
+  const uint v1640 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1642 = v1199 + v1640;
+  const bool v1643 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1644 = v1642 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v37.m[2][1].thread_elements()[0];
+    const uint v1648 = v1639 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1649 = v1648 + v1642;
+    out[v1649] = v1646;
+  }
+  const uint v1650 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1652 = v1196 + v1650;
+  const uint v1653 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1655 = v1199 + v1653;
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v37.m[2][1].thread_elements()[1];
+    const uint v1661 = v1652 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1662 = v1661 + v1655;
+    out[v1662] = v1659;
+  }
+  const uint v1663 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1665 = v1196 + v1663;
+  const uint v1666 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1668 = v1199 + v1666;
+  const bool v1669 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1670 = v1668 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v37.m[2][2].thread_elements()[0];
+    const uint v1674 = v1665 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1675 = v1674 + v1668;
+    out[v1675] = v1672;
+  }
+  const uint v1676 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1678 = v1196 + v1676;
+  const uint v1679 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1681 = v1199 + v1679;
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1683 = v1681 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v37.m[2][2].thread_elements()[1];
+    const uint v1687 = v1678 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1688 = v1687 + v1681;
+    out[v1688] = v1685;
+  }
+  const uint v1689 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1691 = v1196 + v1689;
+  const uint v1692 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1694 = v1199 + v1692;
+  const bool v1695 = v1691 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1696 = v1694 < v1;
+  const bool v1697 = v1695 && v1696;
+  if (v1697) {
+    const float v1698 = v37.m[2][3].thread_elements()[0];
+    const uint v1700 = v1691 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1701 = v1700 + v1694;
+    out[v1701] = v1698;
+  }
+  const uint v1702 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1704 = v1196 + v1702;
+  const uint v1705 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1707 = v1199 + v1705;
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v37.m[2][3].thread_elements()[1];
+    const uint v1713 = v1704 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1714 = v1713 + v1707;
+    out[v1714] = v1711;
+  }
+  const uint v1715 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1717 = v1196 + v1715;
+  const uint v1718 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1720 = v1199 + v1718;
+  const bool v1721 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1722 = v1720 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v37.m[2][4].thread_elements()[0];
+    const uint v1726 = v1717 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1727 = v1726 + v1720;
+    out[v1727] = v1724;
+  }
+  const uint v1728 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1730 = v1196 + v1728;
+  const uint v1731 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1733 = v1199 + v1731;
+  const bool v1734 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1735 = v1733 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v37.m[2][4].thread_elements()[1];
+    const uint v1739 = v1730 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1740 = v1739 + v1733;
+    out[v1740] = v1737;
+  }
+  const uint v1741 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1743 = v1196 + v1741;
+  const uint v1744 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1746 = v1199 + v1744;
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1748 = v1746 < v1;
+  const bool v1749 = v1747 && v1748;
+  if (v1749) {
+    const float v1750 = v37.m[2][5].thread_elements()[0];
+    const uint v1752 = v1743 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1753 = v1752 + v1746;
+    out[v1753] = v1750;
+  }
+  const uint v1754 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1756 = v1196 + v1754;
+  const uint v1757 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1759 = v1199 + v1757;
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v37.m[2][5].thread_elements()[1];
+    const uint v1765 = v1756 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1766 = v1765 + v1759;
+    out[v1766] = v1763;
+  }
+  const uint v1767 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1769 = v1196 + v1767;
+  const uint v1770 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1772 = v1199 + v1770;
+  const bool v1773 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1774 = v1772 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v37.m[2][6].thread_elements()[0];
+    const uint v1778 = v1769 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1779 = v1778 + v1772;
+    out[v1779] = v1776;
+  }
+  const uint v1780 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1782 = v1196 + v1780;
+  const uint v1783 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1785 = v1199 + v1783;
+  const bool v1786 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1787 = v1785 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v37.m[2][6].thread_elements()[1];
+    const uint v1791 = v1782 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1792 = v1791 + v1785;
+    out[v1792] = v1789;
+  }
+  const uint v1793 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1795 = v1196 + v1793;
+  const uint v1796 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1798 = v1199 + v1796;
+  const bool v1799 = v1795 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1800 = v1798 < v1;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v37.m[2][7].thread_elements()[0];
+    const uint v1804 = v1795 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1805 = v1804 + v1798;
+    out[v1805] = v1802;
+  }
+  const uint v1806 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1808 = v1196 + v1806;
+  const uint v1809 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1811 = v1199 + v1809;
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1813 = v1811 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v37.m[2][7].thread_elements()[1];
+    const uint v1817 = v1808 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1818 = v1817 + v1811;
+    out[v1818] = v1815;
+  }
+  const uint v1819 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1821 = v1196 + v1819;
+  const uint v1822 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1824 = v1199 + v1822;
+  const bool v1825 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1826 = v1824 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v37.m[3][0].thread_elements()[0];
+    const uint v1830 = v1821 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1831 = v1830 + v1824;
+    out[v1831] = v1828;
+  }
+  const uint v1832 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1834 = v1196 + v1832;
+  const uint v1835 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1837 = v1199 + v1835;
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1839 = v1837 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v37.m[3][0].thread_elements()[1];
+    const uint v1843 = v1834 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1844 = v1843 + v1837;
+    out[v1844] = v1841;
+  }
+  const uint v1845 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1847 = v1196 + v1845;
+  const uint v1848 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1850 = v1199 + v1848;
+  const bool v1851 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v37.m[3][1].thread_elements()[0];
+    const uint v1856 = v1847 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1857 = v1856 + v1850;
+    out[v1857] = v1854;
+  }
+  const uint v1858 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1860 = v1196 + v1858;
+  const uint v1861 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1863 = v1199 + v1861;
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v37.m[3][1].thread_elements()[1];
+    const uint v1869 = v1860 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1870 = v1869 + v1863;
+    out[v1870] = v1867;
+  }
+  const uint v1871 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1873 = v1196 + v1871;
+  const uint v1874 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1876 = v1199 + v1874;
+  const bool v1877 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1878 = v1876 < v1;
+  const bool v1879 = v1877 && v1878;
+  if (v1879) {
+    const float v1880 = v37.m[3][2].thread_elements()[0];
+    const uint v1882 = v1873 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1883 = v1882 + v1876;
+    out[v1883] = v1880;
+  }
+  const uint v1884 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1886 = v1196 + v1884;
+  const uint v1887 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1889 = v1199 + v1887;
+  const bool v1890 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1891 = v1889 < v1;
+  const bool v1892 = v1890 && v1891;
+  if (v1892) {
+    const float v1893 = v37.m[3][2].thread_elements()[1];
+    const uint v1895 = v1886 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1896 = v1895 + v1889;
+    out[v1896] = v1893;
+  }
+  const uint v1897 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1899 = v1196 + v1897;
+  const uint v1900 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1902 = v1199 + v1900;
+  const bool v1903 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1904 = v1902 < v1;
+  const bool v1905 = v1903 && v1904;
+  if (v1905) {
+    const float v1906 = v37.m[3][3].thread_elements()[0];
+    const uint v1908 = v1899 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1909 = v1908 + v1902;
+    out[v1909] = v1906;
+  }
+  const uint v1910 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1912 = v1196 + v1910;
+  const uint v1913 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1915 = v1199 + v1913;
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v37.m[3][3].thread_elements()[1];
+    const uint v1921 = v1912 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1922 = v1921 + v1915;
+    out[v1922] = v1919;
+  }
+  const uint v1923 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1925 = v1196 + v1923;
+  const uint v1926 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1928 = v1199 + v1926;
+  const bool v1929 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1930 = v1928 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v37.m[3][4].thread_elements()[0];
+    const uint v1934 = v1925 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1935 = v1934 + v1928;
+    out[v1935] = v1932;
+  }
+  const uint v1936 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1938 = v1196 + v1936;
+  const uint v1939 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1941 = v1199 + v1939;
+  const bool v1942 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1943 = v1941 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v37.m[3][4].thread_elements()[1];
+    const uint v1947 = v1938 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1948 = v1947 + v1941;
+    out[v1948] = v1945;
+  }
+  const uint v1949 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1951 = v1196 + v1949;
+  const uint v1952 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1954 = v1199 + v1952;
+  const bool v1955 = v1951 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1956 = v1954 < v1;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v37.m[3][5].thread_elements()[0];
+    const uint v1960 = v1951 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1961 = v1960 + v1954;
+    out[v1961] = v1958;
+  }
+  const uint v1962 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1964 = v1196 + v1962;
+  const uint v1965 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1967 = v1199 + v1965;
+  const bool v1968 = v1964 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1969 = v1967 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v37.m[3][5].thread_elements()[1];
+    const uint v1973 = v1964 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1974 = v1973 + v1967;
+    out[v1974] = v1971;
+  }
+  const uint v1975 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1977 = v1196 + v1975;
+  const uint v1978 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1980 = v1199 + v1978;
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1982 = v1980 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v37.m[3][6].thread_elements()[0];
+    const uint v1986 = v1977 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v1987 = v1986 + v1980;
+    out[v1987] = v1984;
+  }
+  const uint v1988 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v1990 = v1196 + v1988;
+  const uint v1991 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v1993 = v1199 + v1991;
+  const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v1995 = v1993 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v37.m[3][6].thread_elements()[1];
+    const uint v1999 = v1990 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2000 = v1999 + v1993;
+    out[v2000] = v1997;
+  }
+  const uint v2001 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2003 = v1196 + v2001;
+  const uint v2004 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2006 = v1199 + v2004;
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2008 = v2006 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v37.m[3][7].thread_elements()[0];
+    const uint v2012 = v2003 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2013 = v2012 + v2006;
+    out[v2013] = v2010;
+  }
+  const uint v2014 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2016 = v1196 + v2014;
+  const uint v2017 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2019 = v1199 + v2017;
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v37.m[3][7].thread_elements()[1];
+    const uint v2025 = v2016 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2026 = v2025 + v2019;
+    out[v2026] = v2023;
+  }
+  const uint v2027 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2029 = v1196 + v2027;
+  const uint v2030 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2032 = v1199 + v2030;
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2034 = v2032 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v37.m[4][0].thread_elements()[0];
+    const uint v2038 = v2029 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2039 = v2038 + v2032;
+    out[v2039] = v2036;
+  }
+  const uint v2040 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2042 = v1196 + v2040;
+  const uint v2043 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2045 = v1199 + v2043;
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v37.m[4][0].thread_elements()[1];
+    const uint v2051 = v2042 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2052 = v2051 + v2045;
+    out[v2052] = v2049;
+  }
+  const uint v2053 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2055 = v1196 + v2053;
+  const uint v2056 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2058 = v1199 + v2056;
+  const bool v2059 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2060 = v2058 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v37.m[4][1].thread_elements()[0];
+    const uint v2064 = v2055 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2065 = v2064 + v2058;
+    out[v2065] = v2062;
+  }
+  const uint v2066 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2068 = v1196 + v2066;
+  const uint v2069 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2071 = v1199 + v2069;
+  const bool v2072 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v37.m[4][1].thread_elements()[1];
+    const uint v2077 = v2068 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2078 = v2077 + v2071;
+    out[v2078] = v2075;
+  }
+  const uint v2079 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2081 = v1196 + v2079;
+  const uint v2082 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2084 = v1199 + v2082;
+  const bool v2085 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2086 = v2084 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v37.m[4][2].thread_elements()[0];
+    const uint v2090 = v2081 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2091 = v2090 + v2084;
+    out[v2091] = v2088;
+  }
+  const uint v2092 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2094 = v1196 + v2092;
+  const uint v2095 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2097 = v1199 + v2095;
+  const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2099 = v2097 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v37.m[4][2].thread_elements()[1];
+    const uint v2103 = v2094 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2104 = v2103 + v2097;
+    out[v2104] = v2101;
+  }
+  const uint v2105 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2107 = v1196 + v2105;
+  const uint v2108 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2110 = v1199 + v2108;
+  const bool v2111 = v2107 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2112 = v2110 < v1;
+  const bool v2113 = v2111 && v2112;
+  if (v2113) {
+    const float v2114 = v37.m[4][3].thread_elements()[0];
+    const uint v2116 = v2107 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2117 = v2116 + v2110;
+    out[v2117] = v2114;
+  }
+  const uint v2118 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2120 = v1196 + v2118;
+  const uint v2121 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2123 = v1199 + v2121;
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v37.m[4][3].thread_elements()[1];
+    const uint v2129 = v2120 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2130 = v2129 + v2123;
+    out[v2130] = v2127;
+  }
+  const uint v2131 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2133 = v1196 + v2131;
+  const uint v2134 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2136 = v1199 + v2134;
+  const bool v2137 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v37.m[4][4].thread_elements()[0];
+    const uint v2142 = v2133 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2143 = v2142 + v2136;
+    out[v2143] = v2140;
+  }
+  const uint v2144 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2146 = v1196 + v2144;
+  const uint v2147 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2149 = v1199 + v2147;
+  const bool v2150 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2151 = v2149 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v37.m[4][4].thread_elements()[1];
+    const uint v2155 = v2146 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2156 = v2155 + v2149;
+    out[v2156] = v2153;
+  }
+  const uint v2157 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2159 = v1196 + v2157;
+  const uint v2160 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2162 = v1199 + v2160;
+  const bool v2163 = v2159 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2164 = v2162 < v1;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v37.m[4][5].thread_elements()[0];
+    const uint v2168 = v2159 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2169 = v2168 + v2162;
+    out[v2169] = v2166;
+  }
+  const uint v2170 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2172 = v1196 + v2170;
+  const uint v2173 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2175 = v1199 + v2173;
+  const bool v2176 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2177 = v2175 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v37.m[4][5].thread_elements()[1];
+    const uint v2181 = v2172 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2182 = v2181 + v2175;
+    out[v2182] = v2179;
+  }
+  const uint v2183 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2185 = v1196 + v2183;
+  const uint v2186 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2188 = v1199 + v2186;
+  const bool v2189 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2190 = v2188 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v37.m[4][6].thread_elements()[0];
+    const uint v2194 = v2185 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2195 = v2194 + v2188;
+    out[v2195] = v2192;
+  }
+  const uint v2196 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2198 = v1196 + v2196;
+  const uint v2199 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2201 = v1199 + v2199;
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2203 = v2201 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v37.m[4][6].thread_elements()[1];
+    const uint v2207 = v2198 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2208 = v2207 + v2201;
+    out[v2208] = v2205;
+  }
+  const uint v2209 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2211 = v1196 + v2209;
+  const uint v2212 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2214 = v1199 + v2212;
+  const bool v2215 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2216 = v2214 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v37.m[4][7].thread_elements()[0];
+    const uint v2220 = v2211 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2221 = v2220 + v2214;
+    out[v2221] = v2218;
+  }
+  const uint v2222 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2224 = v1196 + v2222;
+  const uint v2225 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2227 = v1199 + v2225;
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v37.m[4][7].thread_elements()[1];
+    const uint v2233 = v2224 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2234 = v2233 + v2227;
+    out[v2234] = v2231;
+  }
+  const uint v2235 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2237 = v1196 + v2235;
+  const uint v2238 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2240 = v1199 + v2238;
+  const bool v2241 = v2237 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v37.m[5][0].thread_elements()[0];
+    const uint v2246 = v2237 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2247 = v2246 + v2240;
+    out[v2247] = v2244;
+  }
+  const uint v2248 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2250 = v1196 + v2248;
+  const uint v2251 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2253 = v1199 + v2251;
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2255 = v2253 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v37.m[5][0].thread_elements()[1];
+    const uint v2259 = v2250 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2260 = v2259 + v2253;
+    out[v2260] = v2257;
+  }
+  const uint v2261 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2263 = v1196 + v2261;
+  const uint v2264 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2266 = v1199 + v2264;
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2268 = v2266 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v37.m[5][1].thread_elements()[0];
+    const uint v2272 = v2263 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2273 = v2272 + v2266;
+    out[v2273] = v2270;
+  }
+  const uint v2274 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2276 = v1196 + v2274;
+  const uint v2277 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2279 = v1199 + v2277;
+  const bool v2280 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2281 = v2279 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v37.m[5][1].thread_elements()[1];
+    const uint v2285 = v2276 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2286 = v2285 + v2279;
+    out[v2286] = v2283;
+  }
+  const uint v2287 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2289 = v1196 + v2287;
+  const uint v2290 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2292 = v1199 + v2290;
+  const bool v2293 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2294 = v2292 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v37.m[5][2].thread_elements()[0];
+    const uint v2298 = v2289 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2299 = v2298 + v2292;
+    out[v2299] = v2296;
+  }
+  const uint v2300 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2302 = v1196 + v2300;
+  const uint v2303 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2305 = v1199 + v2303;
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2307 = v2305 < v1;
+  const bool v2308 = v2306 && v2307;
+  if (v2308) {
+    const float v2309 = v37.m[5][2].thread_elements()[1];
+    const uint v2311 = v2302 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2312 = v2311 + v2305;
+    out[v2312] = v2309;
+  }
+  const uint v2313 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2315 = v1196 + v2313;
+  const uint v2316 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2318 = v1199 + v2316;
+  const bool v2319 = v2315 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2320 = v2318 < v1;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v37.m[5][3].thread_elements()[0];
+    const uint v2324 = v2315 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2325 = v2324 + v2318;
+    out[v2325] = v2322;
+  }
+  const uint v2326 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2328 = v1196 + v2326;
+  const uint v2329 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2331 = v1199 + v2329;
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2333 = v2331 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v37.m[5][3].thread_elements()[1];
+    const uint v2337 = v2328 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2338 = v2337 + v2331;
+    out[v2338] = v2335;
+  }
+  const uint v2339 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2341 = v1196 + v2339;
+  const uint v2342 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2344 = v1199 + v2342;
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2346 = v2344 < v1;
+  const bool v2347 = v2345 && v2346;
+  if (v2347) {
+    const float v2348 = v37.m[5][4].thread_elements()[0];
+    const uint v2350 = v2341 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2351 = v2350 + v2344;
+    out[v2351] = v2348;
+  }
+  const uint v2352 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2354 = v1196 + v2352;
+  const uint v2355 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2357 = v1199 + v2355;
+  const bool v2358 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2359 = v2357 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v37.m[5][4].thread_elements()[1];
+    const uint v2363 = v2354 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2364 = v2363 + v2357;
+    out[v2364] = v2361;
+  }
+  const uint v2365 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2367 = v1196 + v2365;
+  const uint v2368 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2370 = v1199 + v2368;
+  const bool v2371 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2372 = v2370 < v1;
+  const bool v2373 = v2371 && v2372;
+  if (v2373) {
+    const float v2374 = v37.m[5][5].thread_elements()[0];
+    const uint v2376 = v2367 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2377 = v2376 + v2370;
+    out[v2377] = v2374;
+  }
+  const uint v2378 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2380 = v1196 + v2378;
+  const uint v2381 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2383 = v1199 + v2381;
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v37.m[5][5].thread_elements()[1];
+    const uint v2389 = v2380 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2390 = v2389 + v2383;
+    out[v2390] = v2387;
+  }
+  const uint v2391 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2393 = v1196 + v2391;
+  const uint v2394 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2396 = v1199 + v2394;
+  const bool v2397 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2398 = v2396 < v1;
+  const bool v2399 = v2397 && v2398;
+  if (v2399) {
+    const float v2400 = v37.m[5][6].thread_elements()[0];
+    const uint v2402 = v2393 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2403 = v2402 + v2396;
+    out[v2403] = v2400;
+  }
+  const uint v2404 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2406 = v1196 + v2404;
+  const uint v2407 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2409 = v1199 + v2407;
+  const bool v2410 = v2406 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2411 = v2409 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v37.m[5][6].thread_elements()[1];
+    const uint v2415 = v2406 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2416 = v2415 + v2409;
+    out[v2416] = v2413;
+  }
+  const uint v2417 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2419 = v1196 + v2417;
+  const uint v2420 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2422 = v1199 + v2420;
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2424 = v2422 < v1;
+  const bool v2425 = v2423 && v2424;
+  if (v2425) {
+    const float v2426 = v37.m[5][7].thread_elements()[0];
+    const uint v2428 = v2419 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2429 = v2428 + v2422;
+    out[v2429] = v2426;
+  }
+  const uint v2430 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2432 = v1196 + v2430;
+  const uint v2433 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2435 = v1199 + v2433;
+  const bool v2436 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v37.m[5][7].thread_elements()[1];
+    const uint v2441 = v2432 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2442 = v2441 + v2435;
+    out[v2442] = v2439;
+  }
+  const uint v2443 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2445 = v1196 + v2443;
+  const uint v2446 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2448 = v1199 + v2446;
+  const bool v2449 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2450 = v2448 < v1;
+  const bool v2451 = v2449 && v2450;
+  if (v2451) {
+    const float v2452 = v37.m[6][0].thread_elements()[0];
+    const uint v2454 = v2445 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2455 = v2454 + v2448;
+    out[v2455] = v2452;
+  }
+  const uint v2456 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2458 = v1196 + v2456;
+  const uint v2459 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2461 = v1199 + v2459;
+  const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2463 = v2461 < v1;
+  const bool v2464 = v2462 && v2463;
+  if (v2464) {
+    const float v2465 = v37.m[6][0].thread_elements()[1];
+    const uint v2467 = v2458 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2468 = v2467 + v2461;
+    out[v2468] = v2465;
+  }
+  const uint v2469 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2471 = v1196 + v2469;
+  const uint v2472 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2474 = v1199 + v2472;
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2476 = v2474 < v1;
+  const bool v2477 = v2475 && v2476;
+  if (v2477) {
+    const float v2478 = v37.m[6][1].thread_elements()[0];
+    const uint v2480 = v2471 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2481 = v2480 + v2474;
+    out[v2481] = v2478;
+  }
+  const uint v2482 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2484 = v1196 + v2482;
+  const uint v2485 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2487 = v1199 + v2485;
+  const bool v2488 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2489 = v2487 < v1;
+  const bool v2490 = v2488 && v2489;
+  if (v2490) {
+    const float v2491 = v37.m[6][1].thread_elements()[1];
+    const uint v2493 = v2484 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2494 = v2493 + v2487;
+    out[v2494] = v2491;
+  }
+  const uint v2495 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2497 = v1196 + v2495;
+  const uint v2498 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2500 = v1199 + v2498;
+  const bool v2501 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2502 = v2500 < v1;
+  const bool v2503 = v2501 && v2502;
+  if (v2503) {
+    const float v2504 = v37.m[6][2].thread_elements()[0];
+    const uint v2506 = v2497 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2507 = v2506 + v2500;
+    out[v2507] = v2504;
+  }
+  const uint v2508 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2510 = v1196 + v2508;
+  const uint v2511 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2513 = v1199 + v2511;
+  const bool v2514 = v2510 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2515 = v2513 < v1;
+  const bool v2516 = v2514 && v2515;
+  if (v2516) {
+    const float v2517 = v37.m[6][2].thread_elements()[1];
+    const uint v2519 = v2510 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2520 = v2519 + v2513;
+    out[v2520] = v2517;
+  }
+  const uint v2521 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2523 = v1196 + v2521;
+  const uint v2524 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2526 = v1199 + v2524;
+  const bool v2527 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2528 = v2526 < v1;
+  const bool v2529 = v2527 && v2528;
+  if (v2529) {
+    const float v2530 = v37.m[6][3].thread_elements()[0];
+    const uint v2532 = v2523 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2533 = v2532 + v2526;
+    out[v2533] = v2530;
+  }
+  const uint v2534 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2536 = v1196 + v2534;
+  const uint v2537 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2539 = v1199 + v2537;
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2541 = v2539 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v37.m[6][3].thread_elements()[1];
+    const uint v2545 = v2536 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2546 = v2545 + v2539;
+    out[v2546] = v2543;
+  }
+  const uint v2547 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2549 = v1196 + v2547;
+  const uint v2550 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2552 = v1199 + v2550;
+  const bool v2553 = v2549 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2554 = v2552 < v1;
+  const bool v2555 = v2553 && v2554;
+  if (v2555) {
+    const float v2556 = v37.m[6][4].thread_elements()[0];
+    const uint v2558 = v2549 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2559 = v2558 + v2552;
+    out[v2559] = v2556;
+  }
+  const uint v2560 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2562 = v1196 + v2560;
+  const uint v2563 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2565 = v1199 + v2563;
+  const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2567 = v2565 < v1;
+  const bool v2568 = v2566 && v2567;
+  if (v2568) {
+    const float v2569 = v37.m[6][4].thread_elements()[1];
+    const uint v2571 = v2562 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2572 = v2571 + v2565;
+    out[v2572] = v2569;
+  }
+  const uint v2573 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2575 = v1196 + v2573;
+  const uint v2576 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2578 = v1199 + v2576;
+  const bool v2579 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2580 = v2578 < v1;
+  const bool v2581 = v2579 && v2580;
+  if (v2581) {
+    const float v2582 = v37.m[6][5].thread_elements()[0];
+    const uint v2584 = v2575 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2585 = v2584 + v2578;
+    out[v2585] = v2582;
+  }
+  const uint v2586 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2588 = v1196 + v2586;
+  const uint v2589 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2591 = v1199 + v2589;
+  const bool v2592 = v2588 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2593 = v2591 < v1;
+  const bool v2594 = v2592 && v2593;
+  if (v2594) {
+    const float v2595 = v37.m[6][5].thread_elements()[1];
+    const uint v2597 = v2588 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2598 = v2597 + v2591;
+    out[v2598] = v2595;
+  }
+  const uint v2599 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2601 = v1196 + v2599;
+  const uint v2602 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2604 = v1199 + v2602;
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2606 = v2604 < v1;
+  const bool v2607 = v2605 && v2606;
+  if (v2607) {
+    const float v2608 = v37.m[6][6].thread_elements()[0];
+    const uint v2610 = v2601 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2611 = v2610 + v2604;
+    out[v2611] = v2608;
+  }
+  const uint v2612 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2614 = v1196 + v2612;
+  const uint v2615 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2617 = v1199 + v2615;
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2619 = v2617 < v1;
+  const bool v2620 = v2618 && v2619;
+  if (v2620) {
+    const float v2621 = v37.m[6][6].thread_elements()[1];
+    const uint v2623 = v2614 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2624 = v2623 + v2617;
+    out[v2624] = v2621;
+  }
+  const uint v2625 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2627 = v1196 + v2625;
+  const uint v2628 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2630 = v1199 + v2628;
+  const bool v2631 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2632 = v2630 < v1;
+  const bool v2633 = v2631 && v2632;
+  if (v2633) {
+    const float v2634 = v37.m[6][7].thread_elements()[0];
+    const uint v2636 = v2627 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2637 = v2636 + v2630;
+    out[v2637] = v2634;
+  }
+  const uint v2638 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2640 = v1196 + v2638;
+  const uint v2641 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2643 = v1199 + v2641;
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2645 = v2643 < v1;
+  const bool v2646 = v2644 && v2645;
+  if (v2646) {
+    const float v2647 = v37.m[6][7].thread_elements()[1];
+    const uint v2649 = v2640 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2650 = v2649 + v2643;
+    out[v2650] = v2647;
+  }
+  const uint v2651 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2653 = v1196 + v2651;
+  const uint v2654 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2656 = v1199 + v2654;
+  const bool v2657 = v2653 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2658 = v2656 < v1;
+  const bool v2659 = v2657 && v2658;
+  if (v2659) {
+    const float v2660 = v37.m[7][0].thread_elements()[0];
+    const uint v2662 = v2653 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2663 = v2662 + v2656;
+    out[v2663] = v2660;
+  }
+  const uint v2664 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2666 = v1196 + v2664;
+  const uint v2667 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2669 = v1199 + v2667;
+  const bool v2670 = v2666 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2671 = v2669 < v1;
+  const bool v2672 = v2670 && v2671;
+  if (v2672) {
+    const float v2673 = v37.m[7][0].thread_elements()[1];
+    const uint v2675 = v2666 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2676 = v2675 + v2669;
+    out[v2676] = v2673;
+  }
+  const uint v2677 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2679 = v1196 + v2677;
+  const uint v2680 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2682 = v1199 + v2680;
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2684 = v2682 < v1;
+  const bool v2685 = v2683 && v2684;
+  if (v2685) {
+    const float v2686 = v37.m[7][1].thread_elements()[0];
+    const uint v2688 = v2679 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2689 = v2688 + v2682;
+    out[v2689] = v2686;
+  }
+  const uint v2690 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2692 = v1196 + v2690;
+  const uint v2693 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2695 = v1199 + v2693;
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2697 = v2695 < v1;
+  const bool v2698 = v2696 && v2697;
+  if (v2698) {
+    const float v2699 = v37.m[7][1].thread_elements()[1];
+    const uint v2701 = v2692 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2702 = v2701 + v2695;
+    out[v2702] = v2699;
+  }
+  const uint v2703 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2705 = v1196 + v2703;
+  const uint v2706 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2708 = v1199 + v2706;
+  const bool v2709 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2710 = v2708 < v1;
+  const bool v2711 = v2709 && v2710;
+  if (v2711) {
+    const float v2712 = v37.m[7][2].thread_elements()[0];
+    const uint v2714 = v2705 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2715 = v2714 + v2708;
+    out[v2715] = v2712;
+  }
+  const uint v2716 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2718 = v1196 + v2716;
+  const uint v2719 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2721 = v1199 + v2719;
+  const bool v2722 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2723 = v2721 < v1;
+  const bool v2724 = v2722 && v2723;
+  if (v2724) {
+    const float v2725 = v37.m[7][2].thread_elements()[1];
+    const uint v2727 = v2718 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2728 = v2727 + v2721;
+    out[v2728] = v2725;
+  }
+  const uint v2729 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2731 = v1196 + v2729;
+  const uint v2732 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2734 = v1199 + v2732;
+  const bool v2735 = v2731 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2736 = v2734 < v1;
+  const bool v2737 = v2735 && v2736;
+  if (v2737) {
+    const float v2738 = v37.m[7][3].thread_elements()[0];
+    const uint v2740 = v2731 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2741 = v2740 + v2734;
+    out[v2741] = v2738;
+  }
+  const uint v2742 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2744 = v1196 + v2742;
+  const uint v2745 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2747 = v1199 + v2745;
+  const bool v2748 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2749 = v2747 < v1;
+  const bool v2750 = v2748 && v2749;
+  if (v2750) {
+    const float v2751 = v37.m[7][3].thread_elements()[1];
+    const uint v2753 = v2744 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2754 = v2753 + v2747;
+    out[v2754] = v2751;
+  }
+  const uint v2755 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2757 = v1196 + v2755;
+  const uint v2758 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2760 = v1199 + v2758;
+  const bool v2761 = v2757 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2762 = v2760 < v1;
+  const bool v2763 = v2761 && v2762;
+  if (v2763) {
+    const float v2764 = v37.m[7][4].thread_elements()[0];
+    const uint v2766 = v2757 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2767 = v2766 + v2760;
+    out[v2767] = v2764;
+  }
+  const uint v2768 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2770 = v1196 + v2768;
+  const uint v2771 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2773 = v1199 + v2771;
+  const bool v2774 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2775 = v2773 < v1;
+  const bool v2776 = v2774 && v2775;
+  if (v2776) {
+    const float v2777 = v37.m[7][4].thread_elements()[1];
+    const uint v2779 = v2770 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2780 = v2779 + v2773;
+    out[v2780] = v2777;
+  }
+  const uint v2781 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2783 = v1196 + v2781;
+  const uint v2784 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2786 = v1199 + v2784;
+  const bool v2787 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2788 = v2786 < v1;
+  const bool v2789 = v2787 && v2788;
+  if (v2789) {
+    const float v2790 = v37.m[7][5].thread_elements()[0];
+    const uint v2792 = v2783 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2793 = v2792 + v2786;
+    out[v2793] = v2790;
+  }
+  const uint v2794 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2796 = v1196 + v2794;
+  const uint v2797 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2799 = v1199 + v2797;
+  const bool v2800 = v2796 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2801 = v2799 < v1;
+  const bool v2802 = v2800 && v2801;
+  if (v2802) {
+    const float v2803 = v37.m[7][5].thread_elements()[1];
+    const uint v2805 = v2796 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2806 = v2805 + v2799;
+    out[v2806] = v2803;
+  }
+  const uint v2807 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2809 = v1196 + v2807;
+  const uint v2810 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2812 = v1199 + v2810;
+  const bool v2813 = v2809 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2814 = v2812 < v1;
+  const bool v2815 = v2813 && v2814;
+  if (v2815) {
+    const float v2816 = v37.m[7][6].thread_elements()[0];
+    const uint v2818 = v2809 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2819 = v2818 + v2812;
+    out[v2819] = v2816;
+  }
+  const uint v2820 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2822 = v1196 + v2820;
+  const uint v2823 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2825 = v1199 + v2823;
+  const bool v2826 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2827 = v2825 < v1;
+  const bool v2828 = v2826 && v2827;
+  if (v2828) {
+    const float v2829 = v37.m[7][6].thread_elements()[1];
+    const uint v2831 = v2822 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2832 = v2831 + v2825;
+    out[v2832] = v2829;
+  }
+  const uint v2833 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2835 = v1196 + v2833;
+  const uint v2836 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2838 = v1199 + v2836;
+  const bool v2839 = v2835 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2840 = v2838 < v1;
+  const bool v2841 = v2839 && v2840;
+  if (v2841) {
+    const float v2842 = v37.m[7][7].thread_elements()[0];
+    const uint v2844 = v2835 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2845 = v2844 + v2838;
+    out[v2845] = v2842;
+  }
+  const uint v2846 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v2848 = v1196 + v2846;
+  const uint v2849 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v2851 = v1199 + v2849;
+  const bool v2852 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:232
+  const bool v2853 = v2851 < v1;
+  const bool v2854 = v2852 && v2853;
+  if (v2854) {
+    const float v2855 = v37.m[7][7].thread_elements()[1];
+    const uint v2857 = v2848 * v1;  // kernels/gemm/gemm_quant.cpp:77
+    const uint v2858 = v2857 + v2851;
+    out[v2858] = v2855;
   }
 }

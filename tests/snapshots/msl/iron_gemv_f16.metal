@@ -86,19 +86,19 @@ kernel void iron_gemv_f16(
   const uint v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:186
   const bool v6 = v5 == 0u;
   if (v6) {
-    const uint v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:214
+    const uint v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
     const uint v10 = v9 >> 4u;
-    const uint v11 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:215
-    const uint v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:216
+    const uint v11 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:218
+    const uint v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:219
     const uint v14 = v13 << 4u;
     const uint v16 = v11 / v10;
     const uint v17 = v16 << 4u;
-    const uint v18 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag<float, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:229
+    const uint v18 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:231
+    iron_frag<float, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:232
     iron_frag_fill(v20, float(0.0f));
-    iron_frag<half, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:230
+    iron_frag<half, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v22, half(half(0.0f)));
-    iron_frag<half, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:231
+    iron_frag<half, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v24, half(half(0.0f)));
     const uint v908 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
     const uint v911 = v908 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
@@ -144,7 +144,7 @@ kernel void iron_gemv_f16(
     const uint v1086 = v17 + v983;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v1087 = v1086 < v1;
     const uint v1092 = v1086 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-    const uint v1108 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:246
+    const uint v1108 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
     const uint v1115 = v18 + 4u;
     const uint v1116 = v1115 << 4u;
     const uint v1123 = v18 + 8u;
@@ -152,11 +152,11 @@ kernel void iron_gemv_f16(
     const uint v1131 = v18 + 12u;
     const uint v1132 = v1131 << 4u;
 
-    for (uint v900 = 0u; v900 < v2; v900 += 256u) {  // kernels/gemm/gemv_skinny.hpp:232
+    for (uint v900 = 0u; v900 < v2; v900 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
       const uint v902 = v900 >> 8u;
       const uint v904 = v902 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v906 = v904 * 4224u;  // kernels/gemm/gemv_skinny.hpp:235
+      const uint v906 = v904 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
       const uint v918 = v900 + v915;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v919 = v918 < v2;
       const bool v920 = v917 && v919;
@@ -229,41 +229,41 @@ kernel void iron_gemv_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm0[v1002 + e] = v1090 ? w[v1096 + e] : half(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:232
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:235
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v1110 = v906 + v1108;  // kernels/gemm/gemv_skinny.hpp:247
+      const uint v1110 = v906 + v1108;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load<false>(v22, shm1, long(v1110), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v1110), long(264u));  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const uint v1118 = v906 + v1116;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load<true>(v24, shm0, long(v1110), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const uint v1118 = v906 + v1116;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load<false>(v22, shm1, long(v1118), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v1118), long(264u));  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const uint v1126 = v906 + v1124;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load<true>(v24, shm0, long(v1118), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const uint v1126 = v906 + v1124;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load<false>(v22, shm1, long(v1126), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v1126), long(264u));  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
-      const uint v1134 = v906 + v1132;  // kernels/gemm/gemv_skinny.hpp:247
+      iron_frag_load<true>(v24, shm0, long(v1126), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
+      const uint v1134 = v906 + v1132;  // kernels/gemm/gemv_skinny.hpp:250
       iron_frag_load<false>(v22, shm1, long(v1134), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v1134), long(264u));  // kernels/gemm/gemv_skinny.hpp:248
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:249
+      iron_frag_load<true>(v24, shm0, long(v1134), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:252
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:232
-    const uint v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:255
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:235
+    const uint v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
     iron_frag_store<false>(v20, shm2, long(v265), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:256
-    const uint v270 = v908 >> 4u;  // kernels/gemm/gemv_skinny.hpp:259
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:259
+    const uint v270 = v908 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
     const uint v271 = v14 + v270;
-    const uint v273 = v908 & 15u;  // kernels/gemm/gemv_skinny.hpp:260
+    const uint v273 = v908 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:261
+    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:264
     const bool v276 = v274 < v1;
     const bool v277 = v275 && v276;
     if (v277) {
-      const float v278 = shm2[v908];  // kernels/gemm/gemv_skinny.hpp:262
+      const float v278 = shm2[v908];  // kernels/gemm/gemv_skinny.hpp:265
       float v279 = v278;
-      const uint v281 = 256u + v908;  // kernels/gemm/gemv_skinny.hpp:263
+      const uint v281 = 256u + v908;  // kernels/gemm/gemv_skinny.hpp:266
       const float v282 = shm2[v281];
       const float v283 = v279;
       const float v284 = v283 + v282;
@@ -278,23 +278,23 @@ kernel void iron_gemv_f16(
       const float v293 = v279;
       const float v294 = v293 + v292;
       v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:264
+      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:267
       const half v296 = half(v295);
       const uint v297 = v271 * v1;
       const uint v298 = v297 + v274;
       out[v298] = v296;
     }
-    const uint v303 = v933 >> 4u;  // kernels/gemm/gemv_skinny.hpp:259
+    const uint v303 = v933 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
     const uint v304 = v14 + v303;
-    const uint v306 = v933 & 15u;  // kernels/gemm/gemv_skinny.hpp:260
+    const uint v306 = v933 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:261
+    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:264
     const bool v309 = v307 < v1;
     const bool v310 = v308 && v309;
     if (v310) {
-      const float v311 = shm2[v933];  // kernels/gemm/gemv_skinny.hpp:262
+      const float v311 = shm2[v933];  // kernels/gemm/gemv_skinny.hpp:265
       float v312 = v311;
-      const uint v314 = 256u + v933;  // kernels/gemm/gemv_skinny.hpp:263
+      const uint v314 = 256u + v933;  // kernels/gemm/gemv_skinny.hpp:266
       const float v315 = shm2[v314];
       const float v316 = v312;
       const float v317 = v316 + v315;
@@ -309,7 +309,7 @@ kernel void iron_gemv_f16(
       const float v326 = v312;
       const float v327 = v326 + v325;
       v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:264
+      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:267
       const half v329 = half(v328);
       const uint v330 = v304 * v1;
       const uint v331 = v330 + v307;
