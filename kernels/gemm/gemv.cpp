@@ -24,10 +24,11 @@
 ///   (or codes, scales and biases) are copied into a 4-stage ring by asynchronous copies; a
 ///   quantized step is decoded into a tile of T by all threads; the four simdgroups split the step
 ///   along k in 16×16×16 fragment products and sum their tiles at the end.
-/// - Otherwise (f32, m ≤ 4, other k): 4 × 4 sub-tiles one after another; thread t reads chunks t,
-///   t + 128, … of each of 4 weight rows with 16-byte loads (8 values of T, or 4 words of codes),
-///   decodes them 8 at a time and multiplies them with the matching 8 columns of 4 x rows; the
-///   threads' sums then meet through a simdgroup sum and shared memory. The dense form takes
+/// - Otherwise (f32, m ≤ 4, other k): one x row takes the 16 weight rows in one pass, more take
+///   4 × 4 sub-tiles one after another; thread t reads chunks t, t + 128, … of each weight row
+///   of the sub-tile with 16-byte loads (8 values of T, or 4 words of codes), decodes them 8 at a
+///   time and multiplies them with the matching 8 columns of the x rows; the threads' sums then
+///   meet through a simdgroup sum and shared memory. The dense form takes
 ///   16-byte chunks when k is a multiple of 8 and single columns otherwise. An affine chunk lies in
 ///   one group and an MXFP4 chunk (32 codes) is one block, so each loads one scale (and bias).
 ///
