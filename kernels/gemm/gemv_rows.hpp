@@ -177,13 +177,13 @@ void product(const Format& format, const dsl::Tensor<T>& x, const dsl::Out<T>& o
   }
 }
 
-/// The FFMA path for any m: one row of x takes all 16 weight rows of the part in one pass (16
-/// chunks in flight a thread); more rows take 4 × 4 sub-tiles.
+/// The FFMA path for any m: one row of x takes 16 weight rows a pass (16 chunks in flight a
+/// thread); more rows take 4 × 4 sub-tiles.
 template <class T, class Format>
 void product(const Format& format, const dsl::Tensor<T>& x, const dsl::Out<T>& out,
              const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
              const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& chunks) {
-  IRON_IF(m == 1u) { product<T, kGroupRows, 1>(format, x, out, m, n, k, chunks); }
+  IRON_IF(m == 1u) { product<T, 16, 1>(format, x, out, m, n, k, chunks); }
   IRON_ELSE { product<T, 4, 4>(format, x, out, m, n, k, chunks); }
 }
 

@@ -15,25 +15,26 @@
 
 #include "../primitives/affine_quant.hpp"
 #include "../primitives/mxfp4.hpp"
+#include "gemv_rows.hpp"
 
 namespace iron::kernels::gemv::skinny {
 
-inline constexpr dsl::u32 kTileM = 16;   ///< rows of x a group
-inline constexpr dsl::u32 kTileN = 16;   ///< weight rows (columns of out) a group
-inline constexpr dsl::u32 kStepK = 256;  ///< k columns a pipeline step
-inline constexpr dsl::u32 kThreads = 128;
+inline constexpr dsl::u32 kTileM = kGroupBatch;  ///< rows of x a group
+inline constexpr dsl::u32 kTileN = kGroupRows;   ///< weight rows (columns of out) a group
+inline constexpr dsl::u32 kStepK = 256;          ///< k columns a pipeline step
 inline constexpr dsl::u32 kWarps = kThreads / 32;
 inline constexpr dsl::u32 kStages = 4;
 /// A shared row of T: the step's columns and 16 bytes of padding, so the 8 rows a fragment load
 /// reads at once start in different banks.
 inline constexpr dsl::u32 kPitch = kStepK + 8;
-inline constexpr dsl::u32 kStageTile = kTileM * kPitch;  // x and w tiles are 16 rows each
-static_assert(kTileM == kTileN, "one tile shape for x and w");
+inline constexpr dsl::u32 kStageX = kTileM * kPitch;  ///< the x tile of a step
+inline constexpr dsl::u32 kStageW = kTileN * kPitch;  ///< the weight tile of a step
+static_assert(kTileM == 16 && kTileN % 8 == 0, "one fragment row of tiles, whole B tiles");
 static_assert(kStepK % (16 * kWarps) == 0, "whole fragment steps for every simdgroup");
 
-/// Starts copying rows [row0, row0 + 16) × columns [p0, p0 + kStepK) of `src` ([rows, k], k a
+/// Starts copying rows [row0, row0 + ROWS) × columns [p0, p0 + kStepK) of `src` ([rows, k], k a
 /// multiple of 8) into the tile at `at`, 16 bytes a copy, zeros outside the matrix.
-template <class T>
+template <dsl::u32 ROWS, class T>
 void start_rows(const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& rows,
                 const dsl::Expr<dsl::u32>& k, const dsl::Shared<T>& tile,
                 const dsl::Expr<dsl::u32>& at, const dsl::Expr<dsl::u32>& row0,
@@ -41,8 +42,8 @@ void start_rows(const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& rows,
   using namespace iron::dsl;
   constexpr u32 kW = 8;
   constexpr u32 kPerRow = kStepK / kW;
-  static_assert(kTileM * kPerRow % kThreads == 0, "whole copies a thread");
-  for (u32 j = 0; j < kTileM * kPerRow / kThreads; ++j) {
+  static_assert(ROWS * kPerRow % kThreads == 0, "whole copies a thread");
+  for (u32 j = 0; j < ROWS * kPerRow / kThreads; ++j) {
     auto v = thread_id<0>() + j * kThreads;
     auto r = v / kPerRow;
     auto c = v % kPerRow * kW;
@@ -52,7 +53,7 @@ void start_rows(const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& rows,
   }
 }
 
-/// Starts copying `per_row` elements (a multiple of W) of each of the 16 rows from `col0` of a
+/// Starts copying `per_row` elements (a multiple of W) of each of the kTileN rows from `col0` of a
 /// side tensor `src` [n, row_length] at column `first` into the ring `ring` at `at` (rows packed),
 /// W elements a copy; rows past n are zeros.
 template <dsl::u32 W, class E>
@@ -84,16 +85,16 @@ template <class T>
 struct DenseSource {
   static constexpr bool kDecodes = false;
   const dsl::Tensor<T>& w;
-  dsl::Shared<T> ring = dsl::ring<T>(kStageTile);
+  dsl::Shared<T> ring = dsl::ring<T>(kStageW);
 
   void start(const dsl::Expr<dsl::u32>& slot, const dsl::Expr<dsl::u32>& p0,
              const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& n,
              const dsl::Expr<dsl::u32>& k) const {
-    start_rows<T>(w, n, k, ring, slot * kStageTile, col0, p0);
+    start_rows<kTileN>(w, n, k, ring, slot * kStageW, col0, p0);
   }
-  /// Where step `slot`'s weight tile is ([16 rows][kPitch]).
+  /// Where step `slot`'s weight tile is ([kTileN rows][kPitch]).
   const dsl::Shared<T>& tile() const { return ring; }
-  dsl::Expr<dsl::u32> tile_at(const dsl::Expr<dsl::u32>& slot) const { return slot * kStageTile; }
+  static dsl::Expr<dsl::u32> tile_at(const dsl::Expr<dsl::u32>& slot) { return slot * kStageW; }
 };
 
 /// A quantized weight: each step's codes and scales (and biases) are copied into rings, then
@@ -103,14 +104,14 @@ template <class T, class Format>
 struct DecodedSource {
   static constexpr bool kDecodes = true;
   Format format;
-  dsl::Shared<T> decoded = dsl::shared<T>(kStageTile);
+  dsl::Shared<T> decoded = dsl::shared<T>(kStageW);
 
   void start(const dsl::Expr<dsl::u32>& slot, const dsl::Expr<dsl::u32>& p0,
              const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& n,
              const dsl::Expr<dsl::u32>& k) const {
     format.start(slot, p0, col0, n, k);
   }
-  /// Decodes step `slot` into the tile: 16 rows of kStepK / 8 pieces.
+  /// Decodes step `slot` into the tile: kTileN rows of kStepK / 8 pieces.
   void decode(const dsl::Expr<dsl::u32>& slot) const {
     using namespace iron::dsl;
     constexpr u32 kPieces = kStepK / 8;
@@ -227,7 +228,7 @@ void product(const dsl::Tensor<T>& x, const Source& source, const dsl::Out<T>& o
              const dsl::Expr<dsl::u32>& k) {
   using namespace iron::dsl;
   const Tile tile = tile_of(m);
-  auto x_ring = ring<T>(kStageTile);
+  auto x_ring = ring<T>(kStageX);
   auto warp = simdgroup_id();
   FragAcc<kTileM, kTileN> acc;
   FragA<T, kTileM, 16> fa;
@@ -235,7 +236,7 @@ void product(const dsl::Tensor<T>& x, const Source& source, const dsl::Out<T>& o
   pipelined(
       0u, k, kStepK, kStages,
       [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-        start_rows<T>(x, m, k, x_ring, slot * kStageTile, tile.row0, p0);
+        start_rows<kTileM>(x, m, k, x_ring, slot * kStageX, tile.row0, p0);
         source.start(slot, p0, tile.col0, n, k);
       },
       [&](const Expr<u32>&, const Expr<u32>& slot) {
@@ -243,7 +244,7 @@ void product(const dsl::Tensor<T>& x, const Source& source, const dsl::Out<T>& o
           source.decode(slot);
           barrier();
         }
-        auto a0 = slot * kStageTile;
+        auto a0 = slot * kStageX;
         auto b0 = source.tile_at(slot);
         for (u32 s = 0; s < kStepK / (16 * kWarps); ++s) {
           auto kk = (warp + s * kWarps) * 16u;
