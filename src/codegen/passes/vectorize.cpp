@@ -705,8 +705,11 @@ class LoopWalker {
         continue;
       }
       if (ops[i].kind != OpKind::For || ops[i].blocks.size() != 1) continue;
-      // Matched against facts about the whole kernel as it stands: earlier rewrites moved ops.
-      const Facts facts(k_);
+      // Matched against facts about the whole kernel as it stands: a rewrite moves ops, so the
+      // facts are gathered again after each one (and only then: gathering them is a walk of the
+      // whole kernel, and a kernel has many loops).
+      if (!facts_) facts_.emplace(k_);
+      const Facts& facts = *facts_;
       Alignment alignment(k_, facts.definitions());
       for (const Enclosing& e : enclosing_) {
         if (e.then_block) alignment.assume_true(e.condition);
@@ -714,6 +717,7 @@ class LoopWalker {
       std::optional<Plan> plan = Matcher(facts, alignment, ops[i], enclosing_, target_).run();
       if (!plan) continue;
       std::vector<Op> versions = Versioner(k_, *plan).versions(std::move(ops[i]));
+      facts_.reset();
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
       ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i),
                  std::make_move_iterator(versions.begin()),
@@ -726,6 +730,7 @@ class LoopWalker {
   ir::Kernel& k_;
   const TargetProfile& target_;
   std::vector<Enclosing> enclosing_;
+  std::optional<Facts> facts_;  ///< the kernel's facts since the last rewrite
 };
 
 }  // namespace

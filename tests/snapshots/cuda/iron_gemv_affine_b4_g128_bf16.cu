@@ -252,36 +252,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
 
-    for (unsigned int v11615 = 0u; v11615 < 3u; v11615 += 1u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v11615 = 0u; v11615 < 3u; v11615 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v11616 = v11615 << 8u;
       const bool v11618 = v11616 < v2;
       if (v11618) {
-        const unsigned int v11620 = v11615 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v11622 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v11625 = v11622 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v11628 = v11622 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11620 = v11615 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v11622 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v11625 = v11622 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11628 = v11622 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v11629 = v11628 << 3u;
-        const unsigned int v11630 = v17 + v11625;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v11630 = v17 + v11625;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v11631 = v11630 < v0;
         const unsigned int v11632 = v11616 + v11629;
         const bool v11633 = v11632 < v2;
         const bool v11634 = v11631 && v11633;
-        const unsigned int v11636 = v11630 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v11636 = v11630 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v11637 = v11636 + v11616;
         const unsigned int v11638 = v11637 + v11629;
         const unsigned int v11640 = v11634 ? v11638 : 0u;
@@ -289,16 +289,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
         const unsigned int v11643 = v11620 + v11642;
         const unsigned int v11644 = v11643 + v11629;
         iron_copy_async<16>(shm4 + v11644, x + v11640, v11634);
-        const unsigned int v11647 = v11622 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v11649 = v11647 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v11652 = v11647 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11647 = v11622 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v11649 = v11647 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11652 = v11647 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v11653 = v11652 << 3u;
-        const unsigned int v11654 = v17 + v11649;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v11654 = v17 + v11649;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v11655 = v11654 < v0;
         const unsigned int v11656 = v11616 + v11653;
         const bool v11657 = v11656 < v2;
         const bool v11658 = v11655 && v11657;
-        const unsigned int v11660 = v11654 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v11660 = v11654 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v11661 = v11660 + v11616;
         const unsigned int v11662 = v11661 + v11653;
         const unsigned int v11664 = v11658 ? v11662 : 0u;
@@ -306,16 +306,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
         const unsigned int v11667 = v11620 + v11666;
         const unsigned int v11668 = v11667 + v11653;
         iron_copy_async<16>(shm4 + v11668, x + v11664, v11658);
-        const unsigned int v11671 = v11622 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v11673 = v11671 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v11676 = v11671 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11671 = v11622 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v11673 = v11671 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11676 = v11671 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v11677 = v11676 << 3u;
-        const unsigned int v11678 = v17 + v11673;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v11678 = v17 + v11673;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v11679 = v11678 < v0;
         const unsigned int v11680 = v11616 + v11677;
         const bool v11681 = v11680 < v2;
         const bool v11682 = v11679 && v11681;
-        const unsigned int v11684 = v11678 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v11684 = v11678 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v11685 = v11684 + v11616;
         const unsigned int v11686 = v11685 + v11677;
         const unsigned int v11688 = v11682 ? v11686 : 0u;
@@ -323,16 +323,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
         const unsigned int v11691 = v11620 + v11690;
         const unsigned int v11692 = v11691 + v11677;
         iron_copy_async<16>(shm4 + v11692, x + v11688, v11682);
-        const unsigned int v11695 = v11622 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v11697 = v11695 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v11700 = v11695 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11695 = v11622 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v11697 = v11695 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v11700 = v11695 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v11701 = v11700 << 3u;
-        const unsigned int v11702 = v17 + v11697;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v11702 = v17 + v11697;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v11703 = v11702 < v0;
         const unsigned int v11704 = v11616 + v11701;
         const bool v11705 = v11704 < v2;
         const bool v11706 = v11703 && v11705;
-        const unsigned int v11708 = v11702 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v11708 = v11702 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v11709 = v11708 + v11616;
         const unsigned int v11710 = v11709 + v11701;
         const unsigned int v11712 = v11706 ? v11710 : 0u;
@@ -340,90 +340,90 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
         const unsigned int v11715 = v11620 + v11714;
         const unsigned int v11716 = v11715 + v11701;
         iron_copy_async<16>(shm4 + v11716, x + v11712, v11706);
-        const unsigned int v11718 = v11615 << 9u;  // kernels/gemm/gemv_skinny.hpp:152
+        const unsigned int v11718 = v11615 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
         const unsigned int v11720 = v11616 >> 3u;
         const unsigned int v11722 = v2 >> 3u;
-        const unsigned int v11727 = v11622 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v11730 = v11622 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v11727 = v11622 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v11730 = v11622 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v11731 = v11730 << 2u;
-        const unsigned int v11732 = v20 + v11727;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v11732 = v20 + v11727;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v11733 = v11732 < v1;
-        const unsigned int v11735 = v11732 * v11722;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v11735 = v11732 * v11722;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v11736 = v11735 + v11720;
         const unsigned int v11737 = v11736 + v11731;
         const unsigned int v11739 = v11733 ? v11737 : 0u;
-        const unsigned int v11741 = v11727 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v11741 = v11727 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v11742 = v11718 + v11741;
         const unsigned int v11743 = v11742 + v11731;
         iron_copy_async<16>(shm0 + v11743, packed + v11739, v11733);
-        const unsigned int v11745 = v11615 << 5u;  // kernels/gemm/gemv_skinny.hpp:155
-        const unsigned int v11747 = v11616 >> 7u;  // kernels/gemm/gemv_skinny.hpp:154
+        const unsigned int v11745 = v11615 << 5u;  // kernels/gemm/gemv_skinny.hpp:156
+        const unsigned int v11747 = v11616 >> 7u;  // kernels/gemm/gemv_skinny.hpp:155
         const unsigned int v11749 = v2 >> 7u;
-        const unsigned int v11757 = v11622 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v11757 = v11622 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v11758 = v11757 << 1u;
-        const unsigned int v11759 = v20 + v11622;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v11759 = v20 + v11622;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v11760 = v11759 < v1;
-        const bool v11762 = v11622 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v11762 = v11622 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v11762) {
-          const unsigned int v11764 = v11759 * v11749;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v11764 = v11759 * v11749;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v11765 = v11764 + v11747;
           const unsigned int v11766 = v11765 + v11758;
           const unsigned int v11768 = v11760 ? v11766 : 0u;
-          const unsigned int v11770 = v11622 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v11770 = v11622 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v11771 = v11745 + v11770;
           const unsigned int v11772 = v11771 + v11758;
           iron_copy_async<4>(shm1 + v11772, scales + v11768, v11760);
         }
-        if (v11762) {  // kernels/gemm/gemv_skinny.hpp:77
-          const unsigned int v11793 = v11759 * v11749;  // kernels/gemm/gemv_skinny.hpp:72
+        if (v11762) {  // kernels/gemm/gemv_skinny.hpp:78
+          const unsigned int v11793 = v11759 * v11749;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v11794 = v11793 + v11747;
           const unsigned int v11795 = v11794 + v11758;
           const unsigned int v11797 = v11760 ? v11795 : 0u;
-          const unsigned int v11799 = v11622 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v11799 = v11622 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v11800 = v11745 + v11799;
           const unsigned int v11801 = v11800 + v11758;
           iron_copy_async<4>(shm2 + v11801, biases + v11797, v11760);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
-    const unsigned int v11808 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v11811 = v11808 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v11813 = v11808 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v11817 = v11811 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const unsigned int v11824 = v11813 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v11808 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v11811 = v11808 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v11813 = v11808 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v11817 = v11811 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v11824 = v11813 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v11825 = v11824 >> 7u;
     const unsigned int v11827 = v11811 << 1u;
-    const unsigned int v11946 = v11811 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v11946 = v11811 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v11947 = v11946 + v11824;
-    const unsigned int v11950 = v11808 + 128u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v11952 = v11950 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v11954 = v11950 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v11958 = v11952 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const unsigned int v11965 = v11954 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v11950 = v11808 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v11952 = v11950 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v11954 = v11950 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v11958 = v11952 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v11965 = v11954 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v11966 = v11965 >> 7u;
     const unsigned int v11968 = v11952 << 1u;
-    const unsigned int v12087 = v11952 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v12087 = v11952 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v12088 = v12087 + v11965;
-    const unsigned int v12091 = v11808 + 256u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v12093 = v12091 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v12095 = v12091 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v12099 = v12093 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const unsigned int v12106 = v12095 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v12091 = v11808 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v12093 = v12091 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v12095 = v12091 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v12099 = v12093 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v12106 = v12095 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v12107 = v12106 >> 7u;
     const unsigned int v12109 = v12093 << 1u;
-    const unsigned int v12228 = v12093 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v12228 = v12093 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v12229 = v12228 + v12106;
-    const unsigned int v12232 = v11808 + 384u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v12234 = v12232 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v12236 = v12232 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v12240 = v12234 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const unsigned int v12247 = v12236 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v12232 = v11808 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v12234 = v12232 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v12236 = v12232 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v12240 = v12234 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v12247 = v12236 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v12248 = v12247 >> 7u;
     const unsigned int v12250 = v12234 << 1u;
-    const unsigned int v12369 = v12234 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v12369 = v12234 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v12370 = v12369 + v12247;
-    const unsigned int v12377 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const unsigned int v12377 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const unsigned int v12384 = v21 + 4u;
     const unsigned int v12385 = v12384 << 4u;
     const unsigned int v12392 = v21 + 8u;
@@ -431,71 +431,71 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
     const unsigned int v12400 = v21 + 12u;
     const unsigned int v12401 = v12400 << 4u;
 
-    for (unsigned int v11802 = 0u; v11802 < v2; v11802 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v11802 = 0u; v11802 < v2; v11802 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v11804 = v11802 >> 8u;
       const unsigned int v11806 = v11804 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v11819 = v11806 << 9u;  // kernels/gemm/gemv_skinny.hpp:164
+      const unsigned int v11819 = v11806 << 9u;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v11820 = v11819 + v11817;
       const unsigned int v11821 = v11820 + v11813;
-      const unsigned int v11829 = v11806 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v11829 = v11806 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v11830 = v11829 + v11827;
       const unsigned int v11831 = v11830 + v11825;
-      const __nv_bfloat16 v11832 = shm1[v11831];  // kernels/gemm/gemv_skinny.hpp:166
+      const __nv_bfloat16 v11832 = shm1[v11831];  // kernels/gemm/gemv_skinny.hpp:167
       const float v11833 = __bfloat162float(v11832);
-      const __nv_bfloat16 v11834 = shm2[v11831];  // kernels/gemm/gemv_skinny.hpp:167
+      const __nv_bfloat16 v11834 = shm2[v11831];  // kernels/gemm/gemv_skinny.hpp:168
       const float v11835 = __bfloat162float(v11834);
-      const unsigned int v11838 = shm0[v11821];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v11838 = shm0[v11821];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v11843 = v11838 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11844 = v11843 & 15u;
       const unsigned int v11847 = v11844 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11848 = __uint_as_float(v11847);
       const float v11849 = v11848 - 8388608.0f;
-      const float v11850 = fmaf(v11849, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11850 = fmaf(v11849, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11855 = v11838 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11856 = v11855 & 15u;
       const unsigned int v11859 = v11856 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11860 = __uint_as_float(v11859);
       const float v11861 = v11860 - 8388608.0f;
-      const float v11862 = fmaf(v11861, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11862 = fmaf(v11861, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11867 = v11838 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11868 = v11867 & 15u;
       const unsigned int v11871 = v11868 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11872 = __uint_as_float(v11871);
       const float v11873 = v11872 - 8388608.0f;
-      const float v11874 = fmaf(v11873, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11874 = fmaf(v11873, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11879 = v11838 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11880 = v11879 & 15u;
       const unsigned int v11883 = v11880 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11884 = __uint_as_float(v11883);
       const float v11885 = v11884 - 8388608.0f;
-      const float v11886 = fmaf(v11885, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11886 = fmaf(v11885, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11891 = v11838 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11892 = v11891 & 15u;
       const unsigned int v11895 = v11892 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11896 = __uint_as_float(v11895);
       const float v11897 = v11896 - 8388608.0f;
-      const float v11898 = fmaf(v11897, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11898 = fmaf(v11897, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11903 = v11838 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11904 = v11903 & 15u;
       const unsigned int v11907 = v11904 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11908 = __uint_as_float(v11907);
       const float v11909 = v11908 - 8388608.0f;
-      const float v11910 = fmaf(v11909, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11910 = fmaf(v11909, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11915 = v11838 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11916 = v11915 & 15u;
       const unsigned int v11919 = v11916 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11920 = __uint_as_float(v11919);
       const float v11921 = v11920 - 8388608.0f;
-      const float v11922 = fmaf(v11921, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11922 = fmaf(v11921, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11927 = v11838 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11928 = v11927 & 15u;
       const unsigned int v11931 = v11928 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11932 = __uint_as_float(v11931);
       const float v11933 = v11932 - 8388608.0f;
-      const float v11934 = fmaf(v11933, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:173
-      const __nv_bfloat16 v11935 = __float2bfloat16_rn(v11850);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v11934 = fmaf(v11933, v11833, v11835);  // kernels/gemm/gemv_skinny.hpp:174
+      const __nv_bfloat16 v11935 = __float2bfloat16_rn(v11850);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v11936 = __float2bfloat16_rn(v11862);
       const __nv_bfloat16 v11937 = __float2bfloat16_rn(v11874);
       const __nv_bfloat16 v11938 = __float2bfloat16_rn(v11886);
@@ -503,65 +503,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const __nv_bfloat16 v11940 = __float2bfloat16_rn(v11910);
       const __nv_bfloat16 v11941 = __float2bfloat16_rn(v11922);
       const __nv_bfloat16 v11942 = __float2bfloat16_rn(v11934);
-      *reinterpret_cast<iron_bf16x8*>(shm3 + v11947) = iron_bf16x8{{v11935, v11936, v11937, v11938, v11939, v11940, v11941, v11942}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v11961 = v11819 + v11958;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_bf16x8*>(shm3 + v11947) = iron_bf16x8{{v11935, v11936, v11937, v11938, v11939, v11940, v11941, v11942}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v11961 = v11819 + v11958;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v11962 = v11961 + v11954;
-      const unsigned int v11971 = v11829 + v11968;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v11971 = v11829 + v11968;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v11972 = v11971 + v11966;
-      const __nv_bfloat16 v11973 = shm1[v11972];  // kernels/gemm/gemv_skinny.hpp:166
+      const __nv_bfloat16 v11973 = shm1[v11972];  // kernels/gemm/gemv_skinny.hpp:167
       const float v11974 = __bfloat162float(v11973);
-      const __nv_bfloat16 v11975 = shm2[v11972];  // kernels/gemm/gemv_skinny.hpp:167
+      const __nv_bfloat16 v11975 = shm2[v11972];  // kernels/gemm/gemv_skinny.hpp:168
       const float v11976 = __bfloat162float(v11975);
-      const unsigned int v11979 = shm0[v11962];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v11979 = shm0[v11962];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v11984 = v11979 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11985 = v11984 & 15u;
       const unsigned int v11988 = v11985 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11989 = __uint_as_float(v11988);
       const float v11990 = v11989 - 8388608.0f;
-      const float v11991 = fmaf(v11990, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11991 = fmaf(v11990, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v11996 = v11979 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v11997 = v11996 & 15u;
       const unsigned int v12000 = v11997 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12001 = __uint_as_float(v12000);
       const float v12002 = v12001 - 8388608.0f;
-      const float v12003 = fmaf(v12002, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12003 = fmaf(v12002, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12008 = v11979 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12009 = v12008 & 15u;
       const unsigned int v12012 = v12009 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12013 = __uint_as_float(v12012);
       const float v12014 = v12013 - 8388608.0f;
-      const float v12015 = fmaf(v12014, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12015 = fmaf(v12014, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12020 = v11979 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12021 = v12020 & 15u;
       const unsigned int v12024 = v12021 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12025 = __uint_as_float(v12024);
       const float v12026 = v12025 - 8388608.0f;
-      const float v12027 = fmaf(v12026, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12027 = fmaf(v12026, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12032 = v11979 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12033 = v12032 & 15u;
       const unsigned int v12036 = v12033 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12037 = __uint_as_float(v12036);
       const float v12038 = v12037 - 8388608.0f;
-      const float v12039 = fmaf(v12038, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12039 = fmaf(v12038, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12044 = v11979 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12045 = v12044 & 15u;
       const unsigned int v12048 = v12045 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12049 = __uint_as_float(v12048);
       const float v12050 = v12049 - 8388608.0f;
-      const float v12051 = fmaf(v12050, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12051 = fmaf(v12050, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12056 = v11979 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12057 = v12056 & 15u;
       const unsigned int v12060 = v12057 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12061 = __uint_as_float(v12060);
       const float v12062 = v12061 - 8388608.0f;
-      const float v12063 = fmaf(v12062, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12063 = fmaf(v12062, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12068 = v11979 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12069 = v12068 & 15u;
       const unsigned int v12072 = v12069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12073 = __uint_as_float(v12072);
       const float v12074 = v12073 - 8388608.0f;
-      const float v12075 = fmaf(v12074, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:173
-      const __nv_bfloat16 v12076 = __float2bfloat16_rn(v11991);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12075 = fmaf(v12074, v11974, v11976);  // kernels/gemm/gemv_skinny.hpp:174
+      const __nv_bfloat16 v12076 = __float2bfloat16_rn(v11991);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v12077 = __float2bfloat16_rn(v12003);
       const __nv_bfloat16 v12078 = __float2bfloat16_rn(v12015);
       const __nv_bfloat16 v12079 = __float2bfloat16_rn(v12027);
@@ -569,65 +569,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const __nv_bfloat16 v12081 = __float2bfloat16_rn(v12051);
       const __nv_bfloat16 v12082 = __float2bfloat16_rn(v12063);
       const __nv_bfloat16 v12083 = __float2bfloat16_rn(v12075);
-      *reinterpret_cast<iron_bf16x8*>(shm3 + v12088) = iron_bf16x8{{v12076, v12077, v12078, v12079, v12080, v12081, v12082, v12083}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v12102 = v11819 + v12099;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_bf16x8*>(shm3 + v12088) = iron_bf16x8{{v12076, v12077, v12078, v12079, v12080, v12081, v12082, v12083}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v12102 = v11819 + v12099;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v12103 = v12102 + v12095;
-      const unsigned int v12112 = v11829 + v12109;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v12112 = v11829 + v12109;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v12113 = v12112 + v12107;
-      const __nv_bfloat16 v12114 = shm1[v12113];  // kernels/gemm/gemv_skinny.hpp:166
+      const __nv_bfloat16 v12114 = shm1[v12113];  // kernels/gemm/gemv_skinny.hpp:167
       const float v12115 = __bfloat162float(v12114);
-      const __nv_bfloat16 v12116 = shm2[v12113];  // kernels/gemm/gemv_skinny.hpp:167
+      const __nv_bfloat16 v12116 = shm2[v12113];  // kernels/gemm/gemv_skinny.hpp:168
       const float v12117 = __bfloat162float(v12116);
-      const unsigned int v12120 = shm0[v12103];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v12120 = shm0[v12103];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v12125 = v12120 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12126 = v12125 & 15u;
       const unsigned int v12129 = v12126 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12130 = __uint_as_float(v12129);
       const float v12131 = v12130 - 8388608.0f;
-      const float v12132 = fmaf(v12131, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12132 = fmaf(v12131, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12137 = v12120 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12138 = v12137 & 15u;
       const unsigned int v12141 = v12138 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12142 = __uint_as_float(v12141);
       const float v12143 = v12142 - 8388608.0f;
-      const float v12144 = fmaf(v12143, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12144 = fmaf(v12143, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12149 = v12120 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12150 = v12149 & 15u;
       const unsigned int v12153 = v12150 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12154 = __uint_as_float(v12153);
       const float v12155 = v12154 - 8388608.0f;
-      const float v12156 = fmaf(v12155, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12156 = fmaf(v12155, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12161 = v12120 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12162 = v12161 & 15u;
       const unsigned int v12165 = v12162 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12166 = __uint_as_float(v12165);
       const float v12167 = v12166 - 8388608.0f;
-      const float v12168 = fmaf(v12167, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12168 = fmaf(v12167, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12173 = v12120 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12174 = v12173 & 15u;
       const unsigned int v12177 = v12174 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12178 = __uint_as_float(v12177);
       const float v12179 = v12178 - 8388608.0f;
-      const float v12180 = fmaf(v12179, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12180 = fmaf(v12179, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12185 = v12120 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12186 = v12185 & 15u;
       const unsigned int v12189 = v12186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12190 = __uint_as_float(v12189);
       const float v12191 = v12190 - 8388608.0f;
-      const float v12192 = fmaf(v12191, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12192 = fmaf(v12191, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12197 = v12120 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12198 = v12197 & 15u;
       const unsigned int v12201 = v12198 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12202 = __uint_as_float(v12201);
       const float v12203 = v12202 - 8388608.0f;
-      const float v12204 = fmaf(v12203, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12204 = fmaf(v12203, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12209 = v12120 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12210 = v12209 & 15u;
       const unsigned int v12213 = v12210 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12214 = __uint_as_float(v12213);
       const float v12215 = v12214 - 8388608.0f;
-      const float v12216 = fmaf(v12215, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:173
-      const __nv_bfloat16 v12217 = __float2bfloat16_rn(v12132);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12216 = fmaf(v12215, v12115, v12117);  // kernels/gemm/gemv_skinny.hpp:174
+      const __nv_bfloat16 v12217 = __float2bfloat16_rn(v12132);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v12218 = __float2bfloat16_rn(v12144);
       const __nv_bfloat16 v12219 = __float2bfloat16_rn(v12156);
       const __nv_bfloat16 v12220 = __float2bfloat16_rn(v12168);
@@ -635,65 +635,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const __nv_bfloat16 v12222 = __float2bfloat16_rn(v12192);
       const __nv_bfloat16 v12223 = __float2bfloat16_rn(v12204);
       const __nv_bfloat16 v12224 = __float2bfloat16_rn(v12216);
-      *reinterpret_cast<iron_bf16x8*>(shm3 + v12229) = iron_bf16x8{{v12217, v12218, v12219, v12220, v12221, v12222, v12223, v12224}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v12243 = v11819 + v12240;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_bf16x8*>(shm3 + v12229) = iron_bf16x8{{v12217, v12218, v12219, v12220, v12221, v12222, v12223, v12224}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v12243 = v11819 + v12240;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v12244 = v12243 + v12236;
-      const unsigned int v12253 = v11829 + v12250;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v12253 = v11829 + v12250;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v12254 = v12253 + v12248;
-      const __nv_bfloat16 v12255 = shm1[v12254];  // kernels/gemm/gemv_skinny.hpp:166
+      const __nv_bfloat16 v12255 = shm1[v12254];  // kernels/gemm/gemv_skinny.hpp:167
       const float v12256 = __bfloat162float(v12255);
-      const __nv_bfloat16 v12257 = shm2[v12254];  // kernels/gemm/gemv_skinny.hpp:167
+      const __nv_bfloat16 v12257 = shm2[v12254];  // kernels/gemm/gemv_skinny.hpp:168
       const float v12258 = __bfloat162float(v12257);
-      const unsigned int v12261 = shm0[v12244];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v12261 = shm0[v12244];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v12266 = v12261 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12267 = v12266 & 15u;
       const unsigned int v12270 = v12267 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12271 = __uint_as_float(v12270);
       const float v12272 = v12271 - 8388608.0f;
-      const float v12273 = fmaf(v12272, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12273 = fmaf(v12272, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12278 = v12261 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12279 = v12278 & 15u;
       const unsigned int v12282 = v12279 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12283 = __uint_as_float(v12282);
       const float v12284 = v12283 - 8388608.0f;
-      const float v12285 = fmaf(v12284, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12285 = fmaf(v12284, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12290 = v12261 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12291 = v12290 & 15u;
       const unsigned int v12294 = v12291 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12295 = __uint_as_float(v12294);
       const float v12296 = v12295 - 8388608.0f;
-      const float v12297 = fmaf(v12296, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12297 = fmaf(v12296, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12302 = v12261 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12303 = v12302 & 15u;
       const unsigned int v12306 = v12303 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12307 = __uint_as_float(v12306);
       const float v12308 = v12307 - 8388608.0f;
-      const float v12309 = fmaf(v12308, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12309 = fmaf(v12308, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12314 = v12261 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12315 = v12314 & 15u;
       const unsigned int v12318 = v12315 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12319 = __uint_as_float(v12318);
       const float v12320 = v12319 - 8388608.0f;
-      const float v12321 = fmaf(v12320, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12321 = fmaf(v12320, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12326 = v12261 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12327 = v12326 & 15u;
       const unsigned int v12330 = v12327 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12331 = __uint_as_float(v12330);
       const float v12332 = v12331 - 8388608.0f;
-      const float v12333 = fmaf(v12332, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12333 = fmaf(v12332, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12338 = v12261 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12339 = v12338 & 15u;
       const unsigned int v12342 = v12339 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12343 = __uint_as_float(v12342);
       const float v12344 = v12343 - 8388608.0f;
-      const float v12345 = fmaf(v12344, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12345 = fmaf(v12344, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v12350 = v12261 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v12351 = v12350 & 15u;
       const unsigned int v12354 = v12351 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12355 = __uint_as_float(v12354);
       const float v12356 = v12355 - 8388608.0f;
-      const float v12357 = fmaf(v12356, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:173
-      const __nv_bfloat16 v12358 = __float2bfloat16_rn(v12273);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12357 = fmaf(v12356, v12256, v12258);  // kernels/gemm/gemv_skinny.hpp:174
+      const __nv_bfloat16 v12358 = __float2bfloat16_rn(v12273);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v12359 = __float2bfloat16_rn(v12285);
       const __nv_bfloat16 v12360 = __float2bfloat16_rn(v12297);
       const __nv_bfloat16 v12361 = __float2bfloat16_rn(v12309);
@@ -701,141 +701,141 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const __nv_bfloat16 v12363 = __float2bfloat16_rn(v12333);
       const __nv_bfloat16 v12364 = __float2bfloat16_rn(v12345);
       const __nv_bfloat16 v12365 = __float2bfloat16_rn(v12357);
-      *reinterpret_cast<iron_bf16x8*>(shm3 + v12370) = iron_bf16x8{{v12358, v12359, v12360, v12361, v12362, v12363, v12364, v12365}};  // kernels/gemm/gemv_skinny.hpp:126
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:244
-      const unsigned int v12372 = v11806 * 4224u;  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v12379 = v12372 + v12377;  // kernels/gemm/gemv_skinny.hpp:250
+      *reinterpret_cast<iron_bf16x8*>(shm3 + v12370) = iron_bf16x8{{v12358, v12359, v12360, v12361, v12362, v12363, v12364, v12365}};  // kernels/gemm/gemv_skinny.hpp:127
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
+      const unsigned int v12372 = v11806 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
+      const unsigned int v12379 = v12372 + v12377;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v12379, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v12377, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v12387 = v12372 + v12385;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v12377, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v12387 = v12372 + v12385;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v12387, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v12385, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v12395 = v12372 + v12393;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v12385, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v12395 = v12372 + v12393;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v12395, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v12393, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v12403 = v12372 + v12401;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v12393, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v12403 = v12372 + v12401;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v12403, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v12401, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v12408 = v11802 + 768u;  // kernels/gemm/gemv_skinny.hpp:235
+      iron_frag_load_shared<true>(v27, shm3, v12401, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v12408 = v11802 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v12410 = v11804 + 3u;
       const unsigned int v12411 = v12410 & 3u;
       const bool v12412 = v12408 < v2;
       if (v12412) {
-        const unsigned int v12414 = v12411 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v12424 = v17 + v11811;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v12414 = v12411 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v12424 = v17 + v11811;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v12425 = v12424 < v0;
         const unsigned int v12426 = v12408 + v11824;
         const bool v12427 = v12426 < v2;
         const bool v12428 = v12425 && v12427;
-        const unsigned int v12430 = v12424 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v12430 = v12424 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v12431 = v12430 + v12408;
         const unsigned int v12432 = v12431 + v11824;
         const unsigned int v12434 = v12428 ? v12432 : 0u;
         const unsigned int v12437 = v12414 + v11946;
         const unsigned int v12438 = v12437 + v11824;
         iron_copy_async<16>(shm4 + v12438, x + v12434, v12428);
-        const unsigned int v12448 = v17 + v11952;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v12448 = v17 + v11952;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v12449 = v12448 < v0;
         const unsigned int v12450 = v12408 + v11965;
         const bool v12451 = v12450 < v2;
         const bool v12452 = v12449 && v12451;
-        const unsigned int v12454 = v12448 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v12454 = v12448 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v12455 = v12454 + v12408;
         const unsigned int v12456 = v12455 + v11965;
         const unsigned int v12458 = v12452 ? v12456 : 0u;
         const unsigned int v12461 = v12414 + v12087;
         const unsigned int v12462 = v12461 + v11965;
         iron_copy_async<16>(shm4 + v12462, x + v12458, v12452);
-        const unsigned int v12472 = v17 + v12093;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v12472 = v17 + v12093;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v12473 = v12472 < v0;
         const unsigned int v12474 = v12408 + v12106;
         const bool v12475 = v12474 < v2;
         const bool v12476 = v12473 && v12475;
-        const unsigned int v12478 = v12472 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v12478 = v12472 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v12479 = v12478 + v12408;
         const unsigned int v12480 = v12479 + v12106;
         const unsigned int v12482 = v12476 ? v12480 : 0u;
         const unsigned int v12485 = v12414 + v12228;
         const unsigned int v12486 = v12485 + v12106;
         iron_copy_async<16>(shm4 + v12486, x + v12482, v12476);
-        const unsigned int v12496 = v17 + v12234;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v12496 = v17 + v12234;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v12497 = v12496 < v0;
         const unsigned int v12498 = v12408 + v12247;
         const bool v12499 = v12498 < v2;
         const bool v12500 = v12497 && v12499;
-        const unsigned int v12502 = v12496 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v12502 = v12496 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v12503 = v12502 + v12408;
         const unsigned int v12504 = v12503 + v12247;
         const unsigned int v12506 = v12500 ? v12504 : 0u;
         const unsigned int v12509 = v12414 + v12369;
         const unsigned int v12510 = v12509 + v12247;
         iron_copy_async<16>(shm4 + v12510, x + v12506, v12500);
-        const unsigned int v12512 = v12411 << 9u;  // kernels/gemm/gemv_skinny.hpp:152
+        const unsigned int v12512 = v12411 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
         const unsigned int v12514 = v12408 >> 3u;
         const unsigned int v12516 = v2 >> 3u;
-        const unsigned int v12521 = v11808 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v12524 = v11808 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v12521 = v11808 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v12524 = v11808 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v12525 = v12524 << 2u;
-        const unsigned int v12526 = v20 + v12521;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v12526 = v20 + v12521;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v12527 = v12526 < v1;
-        const unsigned int v12529 = v12526 * v12516;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v12529 = v12526 * v12516;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v12530 = v12529 + v12514;
         const unsigned int v12531 = v12530 + v12525;
         const unsigned int v12533 = v12527 ? v12531 : 0u;
-        const unsigned int v12535 = v12521 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v12535 = v12521 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v12536 = v12512 + v12535;
         const unsigned int v12537 = v12536 + v12525;
         iron_copy_async<16>(shm0 + v12537, packed + v12533, v12527);
-        const unsigned int v12539 = v12411 << 5u;  // kernels/gemm/gemv_skinny.hpp:155
-        const unsigned int v12541 = v12408 >> 7u;  // kernels/gemm/gemv_skinny.hpp:154
+        const unsigned int v12539 = v12411 << 5u;  // kernels/gemm/gemv_skinny.hpp:156
+        const unsigned int v12541 = v12408 >> 7u;  // kernels/gemm/gemv_skinny.hpp:155
         const unsigned int v12543 = v2 >> 7u;
-        const unsigned int v12551 = v11808 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v12551 = v11808 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v12552 = v12551 << 1u;
-        const unsigned int v12553 = v20 + v11808;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v12553 = v20 + v11808;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v12554 = v12553 < v1;
-        const bool v12556 = v11808 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v12556 = v11808 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v12556) {
-          const unsigned int v12558 = v12553 * v12543;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v12558 = v12553 * v12543;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v12559 = v12558 + v12541;
           const unsigned int v12560 = v12559 + v12552;
           const unsigned int v12562 = v12554 ? v12560 : 0u;
-          const unsigned int v12564 = v11808 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v12564 = v11808 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v12565 = v12539 + v12564;
           const unsigned int v12566 = v12565 + v12552;
           iron_copy_async<4>(shm1 + v12566, scales + v12562, v12554);
         }
-        if (v12556) {  // kernels/gemm/gemv_skinny.hpp:77
-          const unsigned int v12587 = v12553 * v12543;  // kernels/gemm/gemv_skinny.hpp:72
+        if (v12556) {  // kernels/gemm/gemv_skinny.hpp:78
+          const unsigned int v12587 = v12553 * v12543;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v12588 = v12587 + v12541;
           const unsigned int v12589 = v12588 + v12552;
           const unsigned int v12591 = v12554 ? v12589 : 0u;
-          const unsigned int v12593 = v11808 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v12593 = v11808 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v12594 = v12539 + v12593;
           const unsigned int v12595 = v12594 + v12552;
           iron_copy_async<4>(shm2 + v12595, biases + v12591, v12554);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
     __syncthreads();
-    const unsigned int v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    const unsigned int v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm5, v818, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:259
-    const unsigned int v823 = v11808 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
+    const unsigned int v823 = v11808 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v824 = v17 + v823;
-    const unsigned int v826 = v11808 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v826 = v11808 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v827 = v20 + v826;
-    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v829 = v827 < v1;
     const bool v830 = v828 && v829;
     if (v830) {
-      const float v831 = shm5[v11808];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v831 = shm5[v11808];  // kernels/gemm/gemv_skinny.hpp:266
       float v832 = v831;
-      const unsigned int v834 = 256u + v11808;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v834 = 256u + v11808;  // kernels/gemm/gemv_skinny.hpp:267
       const float v835 = shm5[v834];
       const float v836 = v832;
       const float v837 = v836 + v835;
@@ -850,23 +850,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const float v846 = v832;
       const float v847 = v846 + v845;
       v832 = v847;
-      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:268
       const __nv_bfloat16 v849 = __float2bfloat16_rn(v848);
       const unsigned int v850 = v824 * v1;
       const unsigned int v851 = v850 + v827;
       out[v851] = v849;
     }
-    const unsigned int v856 = v11950 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    const unsigned int v856 = v11950 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v857 = v17 + v856;
-    const unsigned int v859 = v11950 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v859 = v11950 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v11950];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v864 = shm5[v11950];  // kernels/gemm/gemv_skinny.hpp:266
       float v865 = v864;
-      const unsigned int v867 = 256u + v11950;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v867 = 256u + v11950;  // kernels/gemm/gemv_skinny.hpp:267
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -881,7 +881,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g128_bf16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
       const __nv_bfloat16 v882 = __float2bfloat16_rn(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;

@@ -252,36 +252,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, __float2half_rn(0.0f));
 
-    for (unsigned int v7218 = 0u; v7218 < 3u; v7218 += 1u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v7218 = 0u; v7218 < 3u; v7218 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v7219 = v7218 << 8u;
       const bool v7221 = v7219 < v2;
       if (v7221) {
-        const unsigned int v7223 = v7218 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v7225 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v7228 = v7225 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7231 = v7225 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7223 = v7218 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v7225 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7228 = v7225 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7231 = v7225 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v7232 = v7231 << 3u;
-        const unsigned int v7233 = v17 + v7228;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7233 = v17 + v7228;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v7234 = v7233 < v0;
         const unsigned int v7235 = v7219 + v7232;
         const bool v7236 = v7235 < v2;
         const bool v7237 = v7234 && v7236;
-        const unsigned int v7239 = v7233 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7239 = v7233 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v7240 = v7239 + v7219;
         const unsigned int v7241 = v7240 + v7232;
         const unsigned int v7243 = v7237 ? v7241 : 0u;
@@ -289,16 +289,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v7246 = v7223 + v7245;
         const unsigned int v7247 = v7246 + v7232;
         iron_copy_async<16>(shm4 + v7247, x + v7243, v7237);
-        const unsigned int v7250 = v7225 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v7252 = v7250 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7255 = v7250 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7250 = v7225 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7252 = v7250 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7255 = v7250 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v7256 = v7255 << 3u;
-        const unsigned int v7257 = v17 + v7252;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7257 = v17 + v7252;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v7258 = v7257 < v0;
         const unsigned int v7259 = v7219 + v7256;
         const bool v7260 = v7259 < v2;
         const bool v7261 = v7258 && v7260;
-        const unsigned int v7263 = v7257 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7263 = v7257 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v7264 = v7263 + v7219;
         const unsigned int v7265 = v7264 + v7256;
         const unsigned int v7267 = v7261 ? v7265 : 0u;
@@ -306,16 +306,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v7270 = v7223 + v7269;
         const unsigned int v7271 = v7270 + v7256;
         iron_copy_async<16>(shm4 + v7271, x + v7267, v7261);
-        const unsigned int v7274 = v7225 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v7276 = v7274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7279 = v7274 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7274 = v7225 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7276 = v7274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7279 = v7274 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v7280 = v7279 << 3u;
-        const unsigned int v7281 = v17 + v7276;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7281 = v17 + v7276;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v7282 = v7281 < v0;
         const unsigned int v7283 = v7219 + v7280;
         const bool v7284 = v7283 < v2;
         const bool v7285 = v7282 && v7284;
-        const unsigned int v7287 = v7281 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7287 = v7281 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v7288 = v7287 + v7219;
         const unsigned int v7289 = v7288 + v7280;
         const unsigned int v7291 = v7285 ? v7289 : 0u;
@@ -323,16 +323,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v7294 = v7223 + v7293;
         const unsigned int v7295 = v7294 + v7280;
         iron_copy_async<16>(shm4 + v7295, x + v7291, v7285);
-        const unsigned int v7298 = v7225 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v7300 = v7298 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7303 = v7298 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7298 = v7225 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7300 = v7298 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v7303 = v7298 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v7304 = v7303 << 3u;
-        const unsigned int v7305 = v17 + v7300;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7305 = v17 + v7300;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v7306 = v7305 < v0;
         const unsigned int v7307 = v7219 + v7304;
         const bool v7308 = v7307 < v2;
         const bool v7309 = v7306 && v7308;
-        const unsigned int v7311 = v7305 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7311 = v7305 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v7312 = v7311 + v7219;
         const unsigned int v7313 = v7312 + v7304;
         const unsigned int v7315 = v7309 ? v7313 : 0u;
@@ -340,107 +340,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v7318 = v7223 + v7317;
         const unsigned int v7319 = v7318 + v7304;
         iron_copy_async<16>(shm4 + v7319, x + v7315, v7309);
-        const unsigned int v7321 = v7218 << 10u;  // kernels/gemm/gemv_skinny.hpp:152
+        const unsigned int v7321 = v7218 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
         const unsigned int v7323 = v7219 >> 2u;
         const unsigned int v7325 = v2 >> 2u;
-        const unsigned int v7330 = v7225 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v7333 = v7225 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v7330 = v7225 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v7333 = v7225 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v7334 = v7333 << 2u;
-        const unsigned int v7335 = v20 + v7330;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v7335 = v20 + v7330;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v7336 = v7335 < v1;
-        const unsigned int v7338 = v7335 * v7325;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v7338 = v7335 * v7325;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v7339 = v7338 + v7323;
         const unsigned int v7340 = v7339 + v7334;
         const unsigned int v7342 = v7336 ? v7340 : 0u;
-        const unsigned int v7344 = v7330 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v7344 = v7330 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v7345 = v7321 + v7344;
         const unsigned int v7346 = v7345 + v7334;
         iron_copy_async<16>(shm0 + v7346, packed + v7342, v7336);
-        const unsigned int v7351 = v7250 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v7354 = v7250 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v7351 = v7250 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v7354 = v7250 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v7355 = v7354 << 2u;
-        const unsigned int v7356 = v20 + v7351;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v7356 = v20 + v7351;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v7357 = v7356 < v1;
-        const unsigned int v7359 = v7356 * v7325;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v7359 = v7356 * v7325;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v7360 = v7359 + v7323;
         const unsigned int v7361 = v7360 + v7355;
         const unsigned int v7363 = v7357 ? v7361 : 0u;
-        const unsigned int v7365 = v7351 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v7365 = v7351 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v7366 = v7321 + v7365;
         const unsigned int v7367 = v7366 + v7355;
         iron_copy_async<16>(shm0 + v7367, packed + v7363, v7357);
-        const unsigned int v7369 = v7218 << 6u;  // kernels/gemm/gemv_skinny.hpp:155
-        const unsigned int v7371 = v7219 >> 6u;  // kernels/gemm/gemv_skinny.hpp:154
+        const unsigned int v7369 = v7218 << 6u;  // kernels/gemm/gemv_skinny.hpp:156
+        const unsigned int v7371 = v7219 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
         const unsigned int v7373 = v2 >> 6u;
-        const unsigned int v7381 = v7225 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v7381 = v7225 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v7382 = v7381 << 2u;
-        const unsigned int v7383 = v20 + v7225;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v7383 = v20 + v7225;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v7384 = v7383 < v1;
-        const bool v7386 = v7225 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v7386 = v7225 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v7386) {
-          const unsigned int v7388 = v7383 * v7373;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v7388 = v7383 * v7373;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v7389 = v7388 + v7371;
           const unsigned int v7390 = v7389 + v7382;
           const unsigned int v7392 = v7384 ? v7390 : 0u;
-          const unsigned int v7394 = v7225 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v7394 = v7225 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v7395 = v7369 + v7394;
           const unsigned int v7396 = v7395 + v7382;
           iron_copy_async<8>(shm1 + v7396, scales + v7392, v7384);
         }
-        if (v7386) {  // kernels/gemm/gemv_skinny.hpp:77
-          const unsigned int v7417 = v7383 * v7373;  // kernels/gemm/gemv_skinny.hpp:72
+        if (v7386) {  // kernels/gemm/gemv_skinny.hpp:78
+          const unsigned int v7417 = v7383 * v7373;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v7418 = v7417 + v7371;
           const unsigned int v7419 = v7418 + v7382;
           const unsigned int v7421 = v7384 ? v7419 : 0u;
-          const unsigned int v7423 = v7225 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v7423 = v7225 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v7424 = v7369 + v7423;
           const unsigned int v7425 = v7424 + v7382;
           iron_copy_async<8>(shm2 + v7425, biases + v7421, v7384);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
-    const unsigned int v7432 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v7435 = v7432 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v7437 = v7432 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v7439 = v7437 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const unsigned int v7432 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v7435 = v7432 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v7437 = v7432 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v7439 = v7437 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const unsigned int v7441 = v7435 << 6u;
-    const unsigned int v7448 = v7437 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v7448 = v7437 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v7449 = v7448 >> 6u;
     const unsigned int v7451 = v7435 << 2u;
-    const unsigned int v7573 = v7435 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v7573 = v7435 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v7574 = v7573 + v7448;
-    const unsigned int v7577 = v7432 + 128u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v7579 = v7577 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v7581 = v7577 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v7583 = v7581 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const unsigned int v7577 = v7432 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v7579 = v7577 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v7581 = v7577 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v7583 = v7581 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const unsigned int v7585 = v7579 << 6u;
-    const unsigned int v7592 = v7581 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v7592 = v7581 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v7593 = v7592 >> 6u;
     const unsigned int v7595 = v7579 << 2u;
-    const unsigned int v7717 = v7579 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v7717 = v7579 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v7718 = v7717 + v7592;
-    const unsigned int v7721 = v7432 + 256u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v7723 = v7721 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v7725 = v7721 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v7727 = v7725 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const unsigned int v7721 = v7432 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v7723 = v7721 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v7725 = v7721 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v7727 = v7725 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const unsigned int v7729 = v7723 << 6u;
-    const unsigned int v7736 = v7725 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v7736 = v7725 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v7737 = v7736 >> 6u;
     const unsigned int v7739 = v7723 << 2u;
-    const unsigned int v7861 = v7723 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v7861 = v7723 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v7862 = v7861 + v7736;
-    const unsigned int v7865 = v7432 + 384u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v7867 = v7865 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v7869 = v7865 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v7871 = v7869 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const unsigned int v7865 = v7432 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v7867 = v7865 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v7869 = v7865 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v7871 = v7869 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const unsigned int v7873 = v7867 << 6u;
-    const unsigned int v7880 = v7869 << 3u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v7880 = v7869 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v7881 = v7880 >> 6u;
     const unsigned int v7883 = v7867 << 2u;
-    const unsigned int v8005 = v7867 * 264u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v8005 = v7867 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v8006 = v8005 + v7880;
-    const unsigned int v8013 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const unsigned int v8013 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const unsigned int v8020 = v21 + 4u;
     const unsigned int v8021 = v8020 << 4u;
     const unsigned int v8028 = v21 + 8u;
@@ -448,22 +448,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
     const unsigned int v8036 = v21 + 12u;
     const unsigned int v8037 = v8036 << 4u;
 
-    for (unsigned int v7426 = 0u; v7426 < v2; v7426 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v7426 = 0u; v7426 < v2; v7426 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v7428 = v7426 >> 8u;
       const unsigned int v7430 = v7428 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v7443 = v7430 << 10u;  // kernels/gemm/gemv_skinny.hpp:164
+      const unsigned int v7443 = v7430 << 10u;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v7444 = v7443 + v7441;
       const unsigned int v7445 = v7444 + v7439;
-      const unsigned int v7453 = v7430 << 6u;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v7453 = v7430 << 6u;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v7454 = v7453 + v7451;
       const unsigned int v7455 = v7454 + v7449;
-      const __half v7456 = shm1[v7455];  // kernels/gemm/gemv_skinny.hpp:166
+      const __half v7456 = shm1[v7455];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7457 = __half2float(v7456);
-      const __half v7458 = shm2[v7455];  // kernels/gemm/gemv_skinny.hpp:167
+      const __half v7458 = shm2[v7455];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7459 = __half2float(v7458);
-      const unsigned int v7462 = shm0[v7445];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v7462 = shm0[v7445];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v7464 = v7445 + 1u;
       const unsigned int v7465 = shm0[v7464];
       const unsigned int v7470 = v7462 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -471,50 +471,50 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const unsigned int v7474 = v7471 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7475 = __uint_as_float(v7474);
       const float v7476 = v7475 - 8388608.0f;
-      const float v7477 = fmaf(v7476, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7477 = fmaf(v7476, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7482 = v7462 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7483 = v7482 & 255u;
       const unsigned int v7486 = v7483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7487 = __uint_as_float(v7486);
       const float v7488 = v7487 - 8388608.0f;
-      const float v7489 = fmaf(v7488, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7489 = fmaf(v7488, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7494 = v7462 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7495 = v7494 & 255u;
       const unsigned int v7498 = v7495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7499 = __uint_as_float(v7498);
       const float v7500 = v7499 - 8388608.0f;
-      const float v7501 = fmaf(v7500, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7501 = fmaf(v7500, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7506 = v7462 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7507 = v7506 & 255u;
       const unsigned int v7510 = v7507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7511 = __uint_as_float(v7510);
       const float v7512 = v7511 - 8388608.0f;
-      const float v7513 = fmaf(v7512, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7513 = fmaf(v7512, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7518 = v7465 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7519 = v7518 & 255u;
       const unsigned int v7522 = v7519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7523 = __uint_as_float(v7522);
       const float v7524 = v7523 - 8388608.0f;
-      const float v7525 = fmaf(v7524, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7525 = fmaf(v7524, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7530 = v7465 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7531 = v7530 & 255u;
       const unsigned int v7534 = v7531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7535 = __uint_as_float(v7534);
       const float v7536 = v7535 - 8388608.0f;
-      const float v7537 = fmaf(v7536, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7537 = fmaf(v7536, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7542 = v7465 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7543 = v7542 & 255u;
       const unsigned int v7546 = v7543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7547 = __uint_as_float(v7546);
       const float v7548 = v7547 - 8388608.0f;
-      const float v7549 = fmaf(v7548, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7549 = fmaf(v7548, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7554 = v7465 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7555 = v7554 & 255u;
       const unsigned int v7558 = v7555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7559 = __uint_as_float(v7558);
       const float v7560 = v7559 - 8388608.0f;
-      const float v7561 = fmaf(v7560, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:173
-      const __half v7562 = __float2half_rn(v7477);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7561 = fmaf(v7560, v7457, v7459);  // kernels/gemm/gemv_skinny.hpp:174
+      const __half v7562 = __float2half_rn(v7477);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v7563 = __float2half_rn(v7489);
       const __half v7564 = __float2half_rn(v7501);
       const __half v7565 = __float2half_rn(v7513);
@@ -522,16 +522,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v7567 = __float2half_rn(v7537);
       const __half v7568 = __float2half_rn(v7549);
       const __half v7569 = __float2half_rn(v7561);
-      *reinterpret_cast<iron_f16x8*>(shm3 + v7574) = iron_f16x8{{v7562, v7563, v7564, v7565, v7566, v7567, v7568, v7569}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v7588 = v7443 + v7585;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_f16x8*>(shm3 + v7574) = iron_f16x8{{v7562, v7563, v7564, v7565, v7566, v7567, v7568, v7569}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v7588 = v7443 + v7585;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v7589 = v7588 + v7583;
-      const unsigned int v7598 = v7453 + v7595;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v7598 = v7453 + v7595;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v7599 = v7598 + v7593;
-      const __half v7600 = shm1[v7599];  // kernels/gemm/gemv_skinny.hpp:166
+      const __half v7600 = shm1[v7599];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7601 = __half2float(v7600);
-      const __half v7602 = shm2[v7599];  // kernels/gemm/gemv_skinny.hpp:167
+      const __half v7602 = shm2[v7599];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7603 = __half2float(v7602);
-      const unsigned int v7606 = shm0[v7589];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v7606 = shm0[v7589];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v7608 = v7589 + 1u;
       const unsigned int v7609 = shm0[v7608];
       const unsigned int v7614 = v7606 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -539,50 +539,50 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const unsigned int v7618 = v7615 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7619 = __uint_as_float(v7618);
       const float v7620 = v7619 - 8388608.0f;
-      const float v7621 = fmaf(v7620, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7621 = fmaf(v7620, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7626 = v7606 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7627 = v7626 & 255u;
       const unsigned int v7630 = v7627 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7631 = __uint_as_float(v7630);
       const float v7632 = v7631 - 8388608.0f;
-      const float v7633 = fmaf(v7632, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7633 = fmaf(v7632, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7638 = v7606 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7639 = v7638 & 255u;
       const unsigned int v7642 = v7639 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7643 = __uint_as_float(v7642);
       const float v7644 = v7643 - 8388608.0f;
-      const float v7645 = fmaf(v7644, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7645 = fmaf(v7644, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7650 = v7606 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7651 = v7650 & 255u;
       const unsigned int v7654 = v7651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7655 = __uint_as_float(v7654);
       const float v7656 = v7655 - 8388608.0f;
-      const float v7657 = fmaf(v7656, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7657 = fmaf(v7656, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7662 = v7609 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7663 = v7662 & 255u;
       const unsigned int v7666 = v7663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7667 = __uint_as_float(v7666);
       const float v7668 = v7667 - 8388608.0f;
-      const float v7669 = fmaf(v7668, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7669 = fmaf(v7668, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7674 = v7609 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7675 = v7674 & 255u;
       const unsigned int v7678 = v7675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7679 = __uint_as_float(v7678);
       const float v7680 = v7679 - 8388608.0f;
-      const float v7681 = fmaf(v7680, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7681 = fmaf(v7680, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7686 = v7609 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7687 = v7686 & 255u;
       const unsigned int v7690 = v7687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7691 = __uint_as_float(v7690);
       const float v7692 = v7691 - 8388608.0f;
-      const float v7693 = fmaf(v7692, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7693 = fmaf(v7692, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7698 = v7609 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7699 = v7698 & 255u;
       const unsigned int v7702 = v7699 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7703 = __uint_as_float(v7702);
       const float v7704 = v7703 - 8388608.0f;
-      const float v7705 = fmaf(v7704, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:173
-      const __half v7706 = __float2half_rn(v7621);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7705 = fmaf(v7704, v7601, v7603);  // kernels/gemm/gemv_skinny.hpp:174
+      const __half v7706 = __float2half_rn(v7621);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v7707 = __float2half_rn(v7633);
       const __half v7708 = __float2half_rn(v7645);
       const __half v7709 = __float2half_rn(v7657);
@@ -590,16 +590,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v7711 = __float2half_rn(v7681);
       const __half v7712 = __float2half_rn(v7693);
       const __half v7713 = __float2half_rn(v7705);
-      *reinterpret_cast<iron_f16x8*>(shm3 + v7718) = iron_f16x8{{v7706, v7707, v7708, v7709, v7710, v7711, v7712, v7713}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v7732 = v7443 + v7729;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_f16x8*>(shm3 + v7718) = iron_f16x8{{v7706, v7707, v7708, v7709, v7710, v7711, v7712, v7713}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v7732 = v7443 + v7729;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v7733 = v7732 + v7727;
-      const unsigned int v7742 = v7453 + v7739;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v7742 = v7453 + v7739;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v7743 = v7742 + v7737;
-      const __half v7744 = shm1[v7743];  // kernels/gemm/gemv_skinny.hpp:166
+      const __half v7744 = shm1[v7743];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7745 = __half2float(v7744);
-      const __half v7746 = shm2[v7743];  // kernels/gemm/gemv_skinny.hpp:167
+      const __half v7746 = shm2[v7743];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7747 = __half2float(v7746);
-      const unsigned int v7750 = shm0[v7733];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v7750 = shm0[v7733];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v7752 = v7733 + 1u;
       const unsigned int v7753 = shm0[v7752];
       const unsigned int v7758 = v7750 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -607,50 +607,50 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const unsigned int v7762 = v7759 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7763 = __uint_as_float(v7762);
       const float v7764 = v7763 - 8388608.0f;
-      const float v7765 = fmaf(v7764, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7765 = fmaf(v7764, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7770 = v7750 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7771 = v7770 & 255u;
       const unsigned int v7774 = v7771 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7775 = __uint_as_float(v7774);
       const float v7776 = v7775 - 8388608.0f;
-      const float v7777 = fmaf(v7776, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7777 = fmaf(v7776, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7782 = v7750 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7783 = v7782 & 255u;
       const unsigned int v7786 = v7783 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7787 = __uint_as_float(v7786);
       const float v7788 = v7787 - 8388608.0f;
-      const float v7789 = fmaf(v7788, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7789 = fmaf(v7788, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7794 = v7750 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7795 = v7794 & 255u;
       const unsigned int v7798 = v7795 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7799 = __uint_as_float(v7798);
       const float v7800 = v7799 - 8388608.0f;
-      const float v7801 = fmaf(v7800, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7801 = fmaf(v7800, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7806 = v7753 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7807 = v7806 & 255u;
       const unsigned int v7810 = v7807 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7811 = __uint_as_float(v7810);
       const float v7812 = v7811 - 8388608.0f;
-      const float v7813 = fmaf(v7812, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7813 = fmaf(v7812, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7818 = v7753 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7819 = v7818 & 255u;
       const unsigned int v7822 = v7819 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7823 = __uint_as_float(v7822);
       const float v7824 = v7823 - 8388608.0f;
-      const float v7825 = fmaf(v7824, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7825 = fmaf(v7824, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7830 = v7753 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7831 = v7830 & 255u;
       const unsigned int v7834 = v7831 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7835 = __uint_as_float(v7834);
       const float v7836 = v7835 - 8388608.0f;
-      const float v7837 = fmaf(v7836, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7837 = fmaf(v7836, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7842 = v7753 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7843 = v7842 & 255u;
       const unsigned int v7846 = v7843 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7847 = __uint_as_float(v7846);
       const float v7848 = v7847 - 8388608.0f;
-      const float v7849 = fmaf(v7848, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:173
-      const __half v7850 = __float2half_rn(v7765);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7849 = fmaf(v7848, v7745, v7747);  // kernels/gemm/gemv_skinny.hpp:174
+      const __half v7850 = __float2half_rn(v7765);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v7851 = __float2half_rn(v7777);
       const __half v7852 = __float2half_rn(v7789);
       const __half v7853 = __float2half_rn(v7801);
@@ -658,16 +658,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v7855 = __float2half_rn(v7825);
       const __half v7856 = __float2half_rn(v7837);
       const __half v7857 = __float2half_rn(v7849);
-      *reinterpret_cast<iron_f16x8*>(shm3 + v7862) = iron_f16x8{{v7850, v7851, v7852, v7853, v7854, v7855, v7856, v7857}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v7876 = v7443 + v7873;  // kernels/gemm/gemv_skinny.hpp:164
+      *reinterpret_cast<iron_f16x8*>(shm3 + v7862) = iron_f16x8{{v7850, v7851, v7852, v7853, v7854, v7855, v7856, v7857}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v7876 = v7443 + v7873;  // kernels/gemm/gemv_skinny.hpp:165
       const unsigned int v7877 = v7876 + v7871;
-      const unsigned int v7886 = v7453 + v7883;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v7886 = v7453 + v7883;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v7887 = v7886 + v7881;
-      const __half v7888 = shm1[v7887];  // kernels/gemm/gemv_skinny.hpp:166
+      const __half v7888 = shm1[v7887];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7889 = __half2float(v7888);
-      const __half v7890 = shm2[v7887];  // kernels/gemm/gemv_skinny.hpp:167
+      const __half v7890 = shm2[v7887];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7891 = __half2float(v7890);
-      const unsigned int v7894 = shm0[v7877];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v7894 = shm0[v7877];  // kernels/gemm/gemv_skinny.hpp:170
       const unsigned int v7896 = v7877 + 1u;
       const unsigned int v7897 = shm0[v7896];
       const unsigned int v7902 = v7894 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -675,50 +675,50 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const unsigned int v7906 = v7903 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7907 = __uint_as_float(v7906);
       const float v7908 = v7907 - 8388608.0f;
-      const float v7909 = fmaf(v7908, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7909 = fmaf(v7908, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7914 = v7894 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7915 = v7914 & 255u;
       const unsigned int v7918 = v7915 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7919 = __uint_as_float(v7918);
       const float v7920 = v7919 - 8388608.0f;
-      const float v7921 = fmaf(v7920, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7921 = fmaf(v7920, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7926 = v7894 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7927 = v7926 & 255u;
       const unsigned int v7930 = v7927 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7931 = __uint_as_float(v7930);
       const float v7932 = v7931 - 8388608.0f;
-      const float v7933 = fmaf(v7932, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7933 = fmaf(v7932, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7938 = v7894 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7939 = v7938 & 255u;
       const unsigned int v7942 = v7939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7943 = __uint_as_float(v7942);
       const float v7944 = v7943 - 8388608.0f;
-      const float v7945 = fmaf(v7944, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7945 = fmaf(v7944, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7950 = v7897 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7951 = v7950 & 255u;
       const unsigned int v7954 = v7951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7955 = __uint_as_float(v7954);
       const float v7956 = v7955 - 8388608.0f;
-      const float v7957 = fmaf(v7956, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7957 = fmaf(v7956, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7962 = v7897 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7963 = v7962 & 255u;
       const unsigned int v7966 = v7963 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7967 = __uint_as_float(v7966);
       const float v7968 = v7967 - 8388608.0f;
-      const float v7969 = fmaf(v7968, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7969 = fmaf(v7968, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7974 = v7897 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7975 = v7974 & 255u;
       const unsigned int v7978 = v7975 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7979 = __uint_as_float(v7978);
       const float v7980 = v7979 - 8388608.0f;
-      const float v7981 = fmaf(v7980, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7981 = fmaf(v7980, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
       const unsigned int v7986 = v7897 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v7987 = v7986 & 255u;
       const unsigned int v7990 = v7987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7991 = __uint_as_float(v7990);
       const float v7992 = v7991 - 8388608.0f;
-      const float v7993 = fmaf(v7992, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:173
-      const __half v7994 = __float2half_rn(v7909);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7993 = fmaf(v7992, v7889, v7891);  // kernels/gemm/gemv_skinny.hpp:174
+      const __half v7994 = __float2half_rn(v7909);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v7995 = __float2half_rn(v7921);
       const __half v7996 = __float2half_rn(v7933);
       const __half v7997 = __float2half_rn(v7945);
@@ -726,154 +726,154 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v7999 = __float2half_rn(v7969);
       const __half v8000 = __float2half_rn(v7981);
       const __half v8001 = __float2half_rn(v7993);
-      *reinterpret_cast<iron_f16x8*>(shm3 + v8006) = iron_f16x8{{v7994, v7995, v7996, v7997, v7998, v7999, v8000, v8001}};  // kernels/gemm/gemv_skinny.hpp:126
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:244
-      const unsigned int v8008 = v7430 * 4224u;  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v8015 = v8008 + v8013;  // kernels/gemm/gemv_skinny.hpp:250
+      *reinterpret_cast<iron_f16x8*>(shm3 + v8006) = iron_f16x8{{v7994, v7995, v7996, v7997, v7998, v7999, v8000, v8001}};  // kernels/gemm/gemv_skinny.hpp:127
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
+      const unsigned int v8008 = v7430 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
+      const unsigned int v8015 = v8008 + v8013;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v8015, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v8013, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v8023 = v8008 + v8021;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v8013, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v8023 = v8008 + v8021;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v8023, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v8021, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v8031 = v8008 + v8029;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v8021, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v8031 = v8008 + v8029;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v8031, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v8029, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v8039 = v8008 + v8037;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm3, v8029, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v8039 = v8008 + v8037;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm4, v8039, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v8037, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v8044 = v7426 + 768u;  // kernels/gemm/gemv_skinny.hpp:235
+      iron_frag_load_shared<true>(v27, shm3, v8037, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v8044 = v7426 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v8046 = v7428 + 3u;
       const unsigned int v8047 = v8046 & 3u;
       const bool v8048 = v8044 < v2;
       if (v8048) {
-        const unsigned int v8050 = v8047 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v8060 = v17 + v7435;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v8050 = v8047 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v8060 = v17 + v7435;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v8061 = v8060 < v0;
         const unsigned int v8062 = v8044 + v7448;
         const bool v8063 = v8062 < v2;
         const bool v8064 = v8061 && v8063;
-        const unsigned int v8066 = v8060 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8066 = v8060 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v8067 = v8066 + v8044;
         const unsigned int v8068 = v8067 + v7448;
         const unsigned int v8070 = v8064 ? v8068 : 0u;
         const unsigned int v8073 = v8050 + v7573;
         const unsigned int v8074 = v8073 + v7448;
         iron_copy_async<16>(shm4 + v8074, x + v8070, v8064);
-        const unsigned int v8084 = v17 + v7579;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v8084 = v17 + v7579;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v8085 = v8084 < v0;
         const unsigned int v8086 = v8044 + v7592;
         const bool v8087 = v8086 < v2;
         const bool v8088 = v8085 && v8087;
-        const unsigned int v8090 = v8084 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8090 = v8084 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v8091 = v8090 + v8044;
         const unsigned int v8092 = v8091 + v7592;
         const unsigned int v8094 = v8088 ? v8092 : 0u;
         const unsigned int v8097 = v8050 + v7717;
         const unsigned int v8098 = v8097 + v7592;
         iron_copy_async<16>(shm4 + v8098, x + v8094, v8088);
-        const unsigned int v8108 = v17 + v7723;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v8108 = v17 + v7723;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v8109 = v8108 < v0;
         const unsigned int v8110 = v8044 + v7736;
         const bool v8111 = v8110 < v2;
         const bool v8112 = v8109 && v8111;
-        const unsigned int v8114 = v8108 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8114 = v8108 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v8115 = v8114 + v8044;
         const unsigned int v8116 = v8115 + v7736;
         const unsigned int v8118 = v8112 ? v8116 : 0u;
         const unsigned int v8121 = v8050 + v7861;
         const unsigned int v8122 = v8121 + v7736;
         iron_copy_async<16>(shm4 + v8122, x + v8118, v8112);
-        const unsigned int v8132 = v17 + v7867;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v8132 = v17 + v7867;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v8133 = v8132 < v0;
         const unsigned int v8134 = v8044 + v7880;
         const bool v8135 = v8134 < v2;
         const bool v8136 = v8133 && v8135;
-        const unsigned int v8138 = v8132 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8138 = v8132 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v8139 = v8138 + v8044;
         const unsigned int v8140 = v8139 + v7880;
         const unsigned int v8142 = v8136 ? v8140 : 0u;
         const unsigned int v8145 = v8050 + v8005;
         const unsigned int v8146 = v8145 + v7880;
         iron_copy_async<16>(shm4 + v8146, x + v8142, v8136);
-        const unsigned int v8148 = v8047 << 10u;  // kernels/gemm/gemv_skinny.hpp:152
+        const unsigned int v8148 = v8047 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
         const unsigned int v8150 = v8044 >> 2u;
         const unsigned int v8152 = v2 >> 2u;
-        const unsigned int v8157 = v7432 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v8160 = v7432 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v8157 = v7432 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v8160 = v7432 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v8161 = v8160 << 2u;
-        const unsigned int v8162 = v20 + v8157;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v8162 = v20 + v8157;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v8163 = v8162 < v1;
-        const unsigned int v8165 = v8162 * v8152;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v8165 = v8162 * v8152;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v8166 = v8165 + v8150;
         const unsigned int v8167 = v8166 + v8161;
         const unsigned int v8169 = v8163 ? v8167 : 0u;
-        const unsigned int v8171 = v8157 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v8171 = v8157 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v8172 = v8148 + v8171;
         const unsigned int v8173 = v8172 + v8161;
         iron_copy_async<16>(shm0 + v8173, packed + v8169, v8163);
-        const unsigned int v8178 = v7577 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v8181 = v7577 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v8178 = v7577 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v8181 = v7577 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v8182 = v8181 << 2u;
-        const unsigned int v8183 = v20 + v8178;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v8183 = v20 + v8178;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v8184 = v8183 < v1;
-        const unsigned int v8186 = v8183 * v8152;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v8186 = v8183 * v8152;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v8187 = v8186 + v8150;
         const unsigned int v8188 = v8187 + v8182;
         const unsigned int v8190 = v8184 ? v8188 : 0u;
-        const unsigned int v8192 = v8178 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v8192 = v8178 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v8193 = v8148 + v8192;
         const unsigned int v8194 = v8193 + v8182;
         iron_copy_async<16>(shm0 + v8194, packed + v8190, v8184);
-        const unsigned int v8196 = v8047 << 6u;  // kernels/gemm/gemv_skinny.hpp:155
-        const unsigned int v8198 = v8044 >> 6u;  // kernels/gemm/gemv_skinny.hpp:154
+        const unsigned int v8196 = v8047 << 6u;  // kernels/gemm/gemv_skinny.hpp:156
+        const unsigned int v8198 = v8044 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
         const unsigned int v8200 = v2 >> 6u;
-        const unsigned int v8208 = v7432 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v8208 = v7432 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v8209 = v8208 << 2u;
-        const unsigned int v8210 = v20 + v7432;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v8210 = v20 + v7432;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v8211 = v8210 < v1;
-        const bool v8213 = v7432 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v8213 = v7432 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v8213) {
-          const unsigned int v8215 = v8210 * v8200;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v8215 = v8210 * v8200;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v8216 = v8215 + v8198;
           const unsigned int v8217 = v8216 + v8209;
           const unsigned int v8219 = v8211 ? v8217 : 0u;
-          const unsigned int v8221 = v7432 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v8221 = v7432 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v8222 = v8196 + v8221;
           const unsigned int v8223 = v8222 + v8209;
           iron_copy_async<8>(shm1 + v8223, scales + v8219, v8211);
         }
-        if (v8213) {  // kernels/gemm/gemv_skinny.hpp:77
-          const unsigned int v8244 = v8210 * v8200;  // kernels/gemm/gemv_skinny.hpp:72
+        if (v8213) {  // kernels/gemm/gemv_skinny.hpp:78
+          const unsigned int v8244 = v8210 * v8200;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v8245 = v8244 + v8198;
           const unsigned int v8246 = v8245 + v8209;
           const unsigned int v8248 = v8211 ? v8246 : 0u;
-          const unsigned int v8250 = v7432 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v8250 = v7432 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v8251 = v8196 + v8250;
           const unsigned int v8252 = v8251 + v8209;
           iron_copy_async<8>(shm2 + v8252, biases + v8248, v8211);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
     __syncthreads();
-    const unsigned int v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    const unsigned int v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm5, v851, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:259
-    const unsigned int v856 = v7432 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
+    const unsigned int v856 = v7432 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v857 = v17 + v856;
-    const unsigned int v859 = v7432 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v859 = v7432 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v7432];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v864 = shm5[v7432];  // kernels/gemm/gemv_skinny.hpp:266
       float v865 = v864;
-      const unsigned int v867 = 256u + v7432;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v867 = 256u + v7432;  // kernels/gemm/gemv_skinny.hpp:267
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -888,23 +888,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
       const __half v882 = __float2half_rn(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;
       out[v884] = v882;
     }
-    const unsigned int v889 = v7577 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    const unsigned int v889 = v7577 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v890 = v17 + v889;
-    const unsigned int v892 = v7577 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v892 = v7577 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v893 = v20 + v892;
-    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v895 = v893 < v1;
     const bool v896 = v894 && v895;
     if (v896) {
-      const float v897 = shm5[v7577];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v897 = shm5[v7577];  // kernels/gemm/gemv_skinny.hpp:266
       float v898 = v897;
-      const unsigned int v900 = 256u + v7577;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v900 = 256u + v7577;  // kernels/gemm/gemv_skinny.hpp:267
       const float v901 = shm5[v900];
       const float v902 = v898;
       const float v903 = v902 + v901;
@@ -919,7 +919,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const float v912 = v898;
       const float v913 = v912 + v911;
       v898 = v913;
-      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:268
       const __half v915 = __float2half_rn(v914);
       const unsigned int v916 = v890 * v1;
       const unsigned int v917 = v916 + v893;

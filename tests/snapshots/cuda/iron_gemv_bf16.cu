@@ -244,36 +244,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
   if (v6) {
     const bool v8 = v0 > 4u;  // kernels/gemm/gemv.cpp:194
     if (v8) {
-      const unsigned int v11 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+      const unsigned int v11 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
       const unsigned int v12 = v11 >> 4u;
-      const unsigned int v13 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:218
-      const unsigned int v15 = v13 % v12;  // kernels/gemm/gemv_skinny.hpp:219
+      const unsigned int v13 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
+      const unsigned int v15 = v13 % v12;  // kernels/gemm/gemv_skinny.hpp:220
       const unsigned int v16 = v15 << 4u;
       const unsigned int v18 = v13 / v12;
       const unsigned int v19 = v18 << 4u;
-      const unsigned int v20 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:231
-      iron_frag<float, 2, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:232
+      const unsigned int v20 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
+      iron_frag<float, 2, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:233
       iron_frag_fill(v22, 0.0f);
-      iron_frag<__nv_bfloat16, 0, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:233
+      iron_frag<__nv_bfloat16, 0, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:234
       iron_frag_fill(v24, __float2bfloat16_rn(0.0f));
-      iron_frag<__nv_bfloat16, 1, 16, 16> v26;  // kernels/gemm/gemv_skinny.hpp:234
+      iron_frag<__nv_bfloat16, 1, 16, 16> v26;  // kernels/gemm/gemv_skinny.hpp:235
       iron_frag_fill(v26, __float2bfloat16_rn(0.0f));
 
-      for (unsigned int v4503 = 0u; v4503 < 3u; v4503 += 1u) {  // kernels/gemm/gemv_skinny.hpp:235
+      for (unsigned int v4503 = 0u; v4503 < 3u; v4503 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
         const unsigned int v4504 = v4503 << 8u;
         const bool v4506 = v4504 < v2;
         if (v4506) {
-          const unsigned int v4508 = v4503 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-          const unsigned int v4510 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4513 = v4510 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4516 = v4510 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4508 = v4503 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+          const unsigned int v4510 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4513 = v4510 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4516 = v4510 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4517 = v4516 << 3u;
-          const unsigned int v4518 = v16 + v4513;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4518 = v16 + v4513;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4519 = v4518 < v0;
           const unsigned int v4520 = v4504 + v4517;
           const bool v4521 = v4520 < v2;
           const bool v4522 = v4519 && v4521;
-          const unsigned int v4524 = v4518 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4524 = v4518 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4525 = v4524 + v4504;
           const unsigned int v4526 = v4525 + v4517;
           const unsigned int v4528 = v4522 ? v4526 : 0u;
@@ -281,16 +281,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4531 = v4508 + v4530;
           const unsigned int v4532 = v4531 + v4517;
           iron_copy_async<16>(shm1 + v4532, x + v4528, v4522);
-          const unsigned int v4535 = v4510 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4537 = v4535 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4540 = v4535 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4535 = v4510 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4537 = v4535 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4540 = v4535 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4541 = v4540 << 3u;
-          const unsigned int v4542 = v16 + v4537;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4542 = v16 + v4537;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4543 = v4542 < v0;
           const unsigned int v4544 = v4504 + v4541;
           const bool v4545 = v4544 < v2;
           const bool v4546 = v4543 && v4545;
-          const unsigned int v4548 = v4542 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4548 = v4542 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4549 = v4548 + v4504;
           const unsigned int v4550 = v4549 + v4541;
           const unsigned int v4552 = v4546 ? v4550 : 0u;
@@ -298,16 +298,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4555 = v4508 + v4554;
           const unsigned int v4556 = v4555 + v4541;
           iron_copy_async<16>(shm1 + v4556, x + v4552, v4546);
-          const unsigned int v4559 = v4510 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4561 = v4559 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4564 = v4559 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4559 = v4510 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4561 = v4559 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4564 = v4559 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4565 = v4564 << 3u;
-          const unsigned int v4566 = v16 + v4561;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4566 = v16 + v4561;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4567 = v4566 < v0;
           const unsigned int v4568 = v4504 + v4565;
           const bool v4569 = v4568 < v2;
           const bool v4570 = v4567 && v4569;
-          const unsigned int v4572 = v4566 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4572 = v4566 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4573 = v4572 + v4504;
           const unsigned int v4574 = v4573 + v4565;
           const unsigned int v4576 = v4570 ? v4574 : 0u;
@@ -315,16 +315,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4579 = v4508 + v4578;
           const unsigned int v4580 = v4579 + v4565;
           iron_copy_async<16>(shm1 + v4580, x + v4576, v4570);
-          const unsigned int v4583 = v4510 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4585 = v4583 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4588 = v4583 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4583 = v4510 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4585 = v4583 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4588 = v4583 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4589 = v4588 << 3u;
-          const unsigned int v4590 = v16 + v4585;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4590 = v16 + v4585;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4591 = v4590 < v0;
           const unsigned int v4592 = v4504 + v4589;
           const bool v4593 = v4592 < v2;
           const bool v4594 = v4591 && v4593;
-          const unsigned int v4596 = v4590 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4596 = v4590 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4597 = v4596 + v4504;
           const unsigned int v4598 = v4597 + v4589;
           const unsigned int v4600 = v4594 ? v4598 : 0u;
@@ -332,42 +332,42 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4603 = v4508 + v4602;
           const unsigned int v4604 = v4603 + v4589;
           iron_copy_async<16>(shm1 + v4604, x + v4600, v4594);
-          const unsigned int v4616 = v19 + v4513;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4616 = v19 + v4513;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4617 = v4616 < v1;
           const bool v4620 = v4617 && v4521;
-          const unsigned int v4622 = v4616 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4622 = v4616 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4623 = v4622 + v4504;
           const unsigned int v4624 = v4623 + v4517;
           const unsigned int v4626 = v4620 ? v4624 : 0u;
           iron_copy_async<16>(shm0 + v4532, w + v4626, v4620);
-          const unsigned int v4640 = v19 + v4537;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4640 = v19 + v4537;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4641 = v4640 < v1;
           const bool v4644 = v4641 && v4545;
-          const unsigned int v4646 = v4640 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4646 = v4640 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4647 = v4646 + v4504;
           const unsigned int v4648 = v4647 + v4541;
           const unsigned int v4650 = v4644 ? v4648 : 0u;
           iron_copy_async<16>(shm0 + v4556, w + v4650, v4644);
-          const unsigned int v4664 = v19 + v4561;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4664 = v19 + v4561;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4665 = v4664 < v1;
           const bool v4668 = v4665 && v4569;
-          const unsigned int v4670 = v4664 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4670 = v4664 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4671 = v4670 + v4504;
           const unsigned int v4672 = v4671 + v4565;
           const unsigned int v4674 = v4668 ? v4672 : 0u;
           iron_copy_async<16>(shm0 + v4580, w + v4674, v4668);
-          const unsigned int v4688 = v19 + v4585;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4688 = v19 + v4585;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4689 = v4688 < v1;
           const bool v4692 = v4689 && v4593;
-          const unsigned int v4694 = v4688 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4694 = v4688 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4695 = v4694 + v4504;
           const unsigned int v4696 = v4695 + v4589;
           const unsigned int v4698 = v4692 ? v4696 : 0u;
           iron_copy_async<16>(shm0 + v4604, w + v4698, v4692);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
       }
-      const unsigned int v4715 = v20 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+      const unsigned int v4715 = v20 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
       const unsigned int v4722 = v20 + 4u;
       const unsigned int v4723 = v4722 << 4u;
       const unsigned int v4730 = v20 + 8u;
@@ -375,44 +375,44 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
       const unsigned int v4738 = v20 + 12u;
       const unsigned int v4739 = v4738 << 4u;
 
-      for (unsigned int v4703 = 0u; v4703 < v2; v4703 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+      for (unsigned int v4703 = 0u; v4703 < v2; v4703 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
         const unsigned int v4705 = v4703 >> 8u;
         const unsigned int v4707 = v4705 & 3u;
         asm volatile("cp.async.wait_group 2;" ::: "memory");
         __syncthreads();
-        const unsigned int v4709 = v4707 * 4224u;  // kernels/gemm/gemv_skinny.hpp:246
-        const unsigned int v4717 = v4709 + v4715;  // kernels/gemm/gemv_skinny.hpp:250
+        const unsigned int v4709 = v4707 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
+        const unsigned int v4717 = v4709 + v4715;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load_shared<false>(v24, shm1, v4717, 264u);
-        iron_frag_load_shared<true>(v26, shm0, v4717, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const unsigned int v4725 = v4709 + v4723;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load_shared<true>(v26, shm0, v4717, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const unsigned int v4725 = v4709 + v4723;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load_shared<false>(v24, shm1, v4725, 264u);
-        iron_frag_load_shared<true>(v26, shm0, v4725, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const unsigned int v4733 = v4709 + v4731;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load_shared<true>(v26, shm0, v4725, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const unsigned int v4733 = v4709 + v4731;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load_shared<false>(v24, shm1, v4733, 264u);
-        iron_frag_load_shared<true>(v26, shm0, v4733, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const unsigned int v4741 = v4709 + v4739;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load_shared<true>(v26, shm0, v4733, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const unsigned int v4741 = v4709 + v4739;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load_shared<false>(v24, shm1, v4741, 264u);
-        iron_frag_load_shared<true>(v26, shm0, v4741, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const unsigned int v4746 = v4703 + 768u;  // kernels/gemm/gemv_skinny.hpp:235
+        iron_frag_load_shared<true>(v26, shm0, v4741, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma_sync(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const unsigned int v4746 = v4703 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
         const unsigned int v4748 = v4705 + 3u;
         const unsigned int v4749 = v4748 & 3u;
         const bool v4750 = v4746 < v2;
         if (v4750) {
-          const unsigned int v4752 = v4749 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-          const unsigned int v4754 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4757 = v4754 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4760 = v4754 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4752 = v4749 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+          const unsigned int v4754 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4757 = v4754 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4760 = v4754 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4761 = v4760 << 3u;
-          const unsigned int v4762 = v16 + v4757;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4762 = v16 + v4757;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4763 = v4762 < v0;
           const unsigned int v4764 = v4746 + v4761;
           const bool v4765 = v4764 < v2;
           const bool v4766 = v4763 && v4765;
-          const unsigned int v4768 = v4762 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4768 = v4762 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4769 = v4768 + v4746;
           const unsigned int v4770 = v4769 + v4761;
           const unsigned int v4772 = v4766 ? v4770 : 0u;
@@ -420,16 +420,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4775 = v4752 + v4774;
           const unsigned int v4776 = v4775 + v4761;
           iron_copy_async<16>(shm1 + v4776, x + v4772, v4766);
-          const unsigned int v4779 = v4754 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4781 = v4779 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4784 = v4779 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4779 = v4754 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4781 = v4779 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4784 = v4779 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4785 = v4784 << 3u;
-          const unsigned int v4786 = v16 + v4781;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4786 = v16 + v4781;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4787 = v4786 < v0;
           const unsigned int v4788 = v4746 + v4785;
           const bool v4789 = v4788 < v2;
           const bool v4790 = v4787 && v4789;
-          const unsigned int v4792 = v4786 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4792 = v4786 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4793 = v4792 + v4746;
           const unsigned int v4794 = v4793 + v4785;
           const unsigned int v4796 = v4790 ? v4794 : 0u;
@@ -437,16 +437,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4799 = v4752 + v4798;
           const unsigned int v4800 = v4799 + v4785;
           iron_copy_async<16>(shm1 + v4800, x + v4796, v4790);
-          const unsigned int v4803 = v4754 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4805 = v4803 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4808 = v4803 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4803 = v4754 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4805 = v4803 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4808 = v4803 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4809 = v4808 << 3u;
-          const unsigned int v4810 = v16 + v4805;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4810 = v16 + v4805;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4811 = v4810 < v0;
           const unsigned int v4812 = v4746 + v4809;
           const bool v4813 = v4812 < v2;
           const bool v4814 = v4811 && v4813;
-          const unsigned int v4816 = v4810 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4816 = v4810 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4817 = v4816 + v4746;
           const unsigned int v4818 = v4817 + v4809;
           const unsigned int v4820 = v4814 ? v4818 : 0u;
@@ -454,16 +454,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4823 = v4752 + v4822;
           const unsigned int v4824 = v4823 + v4809;
           iron_copy_async<16>(shm1 + v4824, x + v4820, v4814);
-          const unsigned int v4827 = v4754 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-          const unsigned int v4829 = v4827 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-          const unsigned int v4832 = v4827 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4827 = v4754 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+          const unsigned int v4829 = v4827 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+          const unsigned int v4832 = v4827 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
           const unsigned int v4833 = v4832 << 3u;
-          const unsigned int v4834 = v16 + v4829;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4834 = v16 + v4829;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4835 = v4834 < v0;
           const unsigned int v4836 = v4746 + v4833;
           const bool v4837 = v4836 < v2;
           const bool v4838 = v4835 && v4837;
-          const unsigned int v4840 = v4834 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4840 = v4834 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4841 = v4840 + v4746;
           const unsigned int v4842 = v4841 + v4833;
           const unsigned int v4844 = v4838 ? v4842 : 0u;
@@ -471,57 +471,57 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
           const unsigned int v4847 = v4752 + v4846;
           const unsigned int v4848 = v4847 + v4833;
           iron_copy_async<16>(shm1 + v4848, x + v4844, v4838);
-          const unsigned int v4860 = v19 + v4757;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4860 = v19 + v4757;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4861 = v4860 < v1;
           const bool v4864 = v4861 && v4765;
-          const unsigned int v4866 = v4860 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4866 = v4860 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4867 = v4866 + v4746;
           const unsigned int v4868 = v4867 + v4761;
           const unsigned int v4870 = v4864 ? v4868 : 0u;
           iron_copy_async<16>(shm0 + v4776, w + v4870, v4864);
-          const unsigned int v4884 = v19 + v4781;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4884 = v19 + v4781;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4885 = v4884 < v1;
           const bool v4888 = v4885 && v4789;
-          const unsigned int v4890 = v4884 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4890 = v4884 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4891 = v4890 + v4746;
           const unsigned int v4892 = v4891 + v4785;
           const unsigned int v4894 = v4888 ? v4892 : 0u;
           iron_copy_async<16>(shm0 + v4800, w + v4894, v4888);
-          const unsigned int v4908 = v19 + v4805;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4908 = v19 + v4805;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4909 = v4908 < v1;
           const bool v4912 = v4909 && v4813;
-          const unsigned int v4914 = v4908 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4914 = v4908 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4915 = v4914 + v4746;
           const unsigned int v4916 = v4915 + v4809;
           const unsigned int v4918 = v4912 ? v4916 : 0u;
           iron_copy_async<16>(shm0 + v4824, w + v4918, v4912);
-          const unsigned int v4932 = v19 + v4829;  // kernels/gemm/gemv_skinny.hpp:49
+          const unsigned int v4932 = v19 + v4829;  // kernels/gemm/gemv_skinny.hpp:50
           const bool v4933 = v4932 < v1;
           const bool v4936 = v4933 && v4837;
-          const unsigned int v4938 = v4932 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+          const unsigned int v4938 = v4932 * v2;  // kernels/gemm/gemv_skinny.hpp:51
           const unsigned int v4939 = v4938 + v4746;
           const unsigned int v4940 = v4939 + v4833;
           const unsigned int v4942 = v4936 ? v4940 : 0u;
           iron_copy_async<16>(shm0 + v4848, w + v4942, v4936);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
       }
       __syncthreads();
-      const unsigned int v267 = v20 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+      const unsigned int v267 = v20 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
       iron_frag_store<false>(v22, shm2, v267, 16u);
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:259
-      const unsigned int v269 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:261
-      const unsigned int v272 = v269 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
+      const unsigned int v269 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:262
+      const unsigned int v272 = v269 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
       const unsigned int v273 = v16 + v272;
-      const unsigned int v275 = v269 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+      const unsigned int v275 = v269 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
       const unsigned int v276 = v19 + v275;
-      const bool v277 = v273 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+      const bool v277 = v273 < v0;  // kernels/gemm/gemv_skinny.hpp:265
       const bool v278 = v276 < v1;
       const bool v279 = v277 && v278;
       if (v279) {
-        const float v280 = shm2[v269];  // kernels/gemm/gemv_skinny.hpp:265
+        const float v280 = shm2[v269];  // kernels/gemm/gemv_skinny.hpp:266
         float v281 = v280;
-        const unsigned int v283 = 256u + v269;  // kernels/gemm/gemv_skinny.hpp:266
+        const unsigned int v283 = 256u + v269;  // kernels/gemm/gemv_skinny.hpp:267
         const float v284 = shm2[v283];
         const float v285 = v281;
         const float v286 = v285 + v284;
@@ -536,24 +536,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
         const float v295 = v281;
         const float v296 = v295 + v294;
         v281 = v296;
-        const float v297 = v281;  // kernels/gemm/gemv_skinny.hpp:267
+        const float v297 = v281;  // kernels/gemm/gemv_skinny.hpp:268
         const __nv_bfloat16 v298 = __float2bfloat16_rn(v297);
         const unsigned int v299 = v273 * v1;
         const unsigned int v300 = v299 + v276;
         out[v300] = v298;
       }
-      const unsigned int v303 = v269 + 128u;  // kernels/gemm/gemv_skinny.hpp:261
-      const unsigned int v305 = v303 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+      const unsigned int v303 = v269 + 128u;  // kernels/gemm/gemv_skinny.hpp:262
+      const unsigned int v305 = v303 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
       const unsigned int v306 = v16 + v305;
-      const unsigned int v308 = v303 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+      const unsigned int v308 = v303 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
       const unsigned int v309 = v19 + v308;
-      const bool v310 = v306 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+      const bool v310 = v306 < v0;  // kernels/gemm/gemv_skinny.hpp:265
       const bool v311 = v309 < v1;
       const bool v312 = v310 && v311;
       if (v312) {
-        const float v313 = shm2[v303];  // kernels/gemm/gemv_skinny.hpp:265
+        const float v313 = shm2[v303];  // kernels/gemm/gemv_skinny.hpp:266
         float v314 = v313;
-        const unsigned int v316 = 256u + v303;  // kernels/gemm/gemv_skinny.hpp:266
+        const unsigned int v316 = 256u + v303;  // kernels/gemm/gemv_skinny.hpp:267
         const float v317 = shm2[v316];
         const float v318 = v314;
         const float v319 = v318 + v317;
@@ -568,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_bf16(
         const float v328 = v314;
         const float v329 = v328 + v327;
         v314 = v329;
-        const float v330 = v314;  // kernels/gemm/gemv_skinny.hpp:267
+        const float v330 = v314;  // kernels/gemm/gemv_skinny.hpp:268
         const __nv_bfloat16 v331 = __float2bfloat16_rn(v330);
         const unsigned int v332 = v306 * v1;
         const unsigned int v333 = v332 + v309;

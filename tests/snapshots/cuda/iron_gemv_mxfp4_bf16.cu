@@ -249,36 +249,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
 
-    for (unsigned int v18242 = 0u; v18242 < 3u; v18242 += 1u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v18242 = 0u; v18242 < 3u; v18242 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v18243 = v18242 << 8u;
       const bool v18245 = v18243 < v2;
       if (v18245) {
-        const unsigned int v18247 = v18242 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v18249 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v18252 = v18249 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v18255 = v18249 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18247 = v18242 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v18249 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v18252 = v18249 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18255 = v18249 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v18256 = v18255 << 3u;
-        const unsigned int v18257 = v17 + v18252;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v18257 = v17 + v18252;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v18258 = v18257 < v0;
         const unsigned int v18259 = v18243 + v18256;
         const bool v18260 = v18259 < v2;
         const bool v18261 = v18258 && v18260;
-        const unsigned int v18263 = v18257 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v18263 = v18257 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v18264 = v18263 + v18243;
         const unsigned int v18265 = v18264 + v18256;
         const unsigned int v18267 = v18261 ? v18265 : 0u;
@@ -286,16 +286,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v18270 = v18247 + v18269;
         const unsigned int v18271 = v18270 + v18256;
         iron_copy_async<16>(shm3 + v18271, x + v18267, v18261);
-        const unsigned int v18274 = v18249 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v18276 = v18274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v18279 = v18274 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18274 = v18249 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v18276 = v18274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18279 = v18274 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v18280 = v18279 << 3u;
-        const unsigned int v18281 = v17 + v18276;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v18281 = v17 + v18276;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v18282 = v18281 < v0;
         const unsigned int v18283 = v18243 + v18280;
         const bool v18284 = v18283 < v2;
         const bool v18285 = v18282 && v18284;
-        const unsigned int v18287 = v18281 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v18287 = v18281 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v18288 = v18287 + v18243;
         const unsigned int v18289 = v18288 + v18280;
         const unsigned int v18291 = v18285 ? v18289 : 0u;
@@ -303,16 +303,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v18294 = v18247 + v18293;
         const unsigned int v18295 = v18294 + v18280;
         iron_copy_async<16>(shm3 + v18295, x + v18291, v18285);
-        const unsigned int v18298 = v18249 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v18300 = v18298 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v18303 = v18298 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18298 = v18249 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v18300 = v18298 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18303 = v18298 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v18304 = v18303 << 3u;
-        const unsigned int v18305 = v17 + v18300;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v18305 = v17 + v18300;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v18306 = v18305 < v0;
         const unsigned int v18307 = v18243 + v18304;
         const bool v18308 = v18307 < v2;
         const bool v18309 = v18306 && v18308;
-        const unsigned int v18311 = v18305 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v18311 = v18305 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v18312 = v18311 + v18243;
         const unsigned int v18313 = v18312 + v18304;
         const unsigned int v18315 = v18309 ? v18313 : 0u;
@@ -320,16 +320,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v18318 = v18247 + v18317;
         const unsigned int v18319 = v18318 + v18304;
         iron_copy_async<16>(shm3 + v18319, x + v18315, v18309);
-        const unsigned int v18322 = v18249 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-        const unsigned int v18324 = v18322 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v18327 = v18322 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18322 = v18249 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v18324 = v18322 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+        const unsigned int v18327 = v18322 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
         const unsigned int v18328 = v18327 << 3u;
-        const unsigned int v18329 = v17 + v18324;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v18329 = v17 + v18324;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v18330 = v18329 < v0;
         const unsigned int v18331 = v18243 + v18328;
         const bool v18332 = v18331 < v2;
         const bool v18333 = v18330 && v18332;
-        const unsigned int v18335 = v18329 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v18335 = v18329 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v18336 = v18335 + v18243;
         const unsigned int v18337 = v18336 + v18328;
         const unsigned int v18339 = v18333 ? v18337 : 0u;
@@ -337,80 +337,80 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v18342 = v18247 + v18341;
         const unsigned int v18343 = v18342 + v18328;
         iron_copy_async<16>(shm3 + v18343, x + v18339, v18333);
-        const unsigned int v18345 = v18242 << 9u;  // kernels/gemm/gemv_skinny.hpp:193
+        const unsigned int v18345 = v18242 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
         const unsigned int v18347 = v18243 >> 3u;
         const unsigned int v18349 = v2 >> 3u;
-        const unsigned int v18354 = v18249 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v18357 = v18249 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v18354 = v18249 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v18357 = v18249 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v18358 = v18357 << 2u;
-        const unsigned int v18359 = v20 + v18354;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v18359 = v20 + v18354;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v18360 = v18359 < v1;
-        const unsigned int v18362 = v18359 * v18349;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v18362 = v18359 * v18349;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v18363 = v18362 + v18347;
         const unsigned int v18364 = v18363 + v18358;
         const unsigned int v18366 = v18360 ? v18364 : 0u;
-        const unsigned int v18368 = v18354 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v18368 = v18354 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v18369 = v18345 + v18368;
         const unsigned int v18370 = v18369 + v18358;
         iron_copy_async<16>(shm0 + v18370, packed + v18366, v18360);
-        const unsigned int v18372 = v18242 << 7u;  // kernels/gemm/gemv_skinny.hpp:195
-        const unsigned int v18374 = v18243 >> 5u;  // kernels/gemm/gemv_skinny.hpp:194
+        const unsigned int v18372 = v18242 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
+        const unsigned int v18374 = v18243 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
         const unsigned int v18376 = v2 >> 5u;
-        const unsigned int v18384 = v18249 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v18384 = v18249 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v18385 = v18384 << 3u;
-        const unsigned int v18386 = v20 + v18249;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v18386 = v20 + v18249;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v18387 = v18386 < v1;
-        const bool v18389 = v18249 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v18389 = v18249 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v18389) {
-          const unsigned int v18391 = v18386 * v18376;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v18391 = v18386 * v18376;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v18392 = v18391 + v18374;
           const unsigned int v18393 = v18392 + v18385;
           const unsigned int v18395 = v18387 ? v18393 : 0u;
-          const unsigned int v18397 = v18249 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v18397 = v18249 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v18398 = v18372 + v18397;
           const unsigned int v18399 = v18398 + v18385;
           iron_copy_async<8>(shm1 + v18399, scales + v18395, v18387);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
-    const unsigned int v18406 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v18409 = v18406 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v18411 = v18406 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v18413 = v18409 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const unsigned int v18420 = v18411 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const unsigned int v18406 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v18409 = v18406 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v18411 = v18406 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v18413 = v18409 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const unsigned int v18420 = v18411 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const unsigned int v18422 = v18409 << 3u;
-    const unsigned int v18609 = v18411 << 3u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v18609 = v18411 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v18611 = v18409 * 264u;
     const unsigned int v18612 = v18611 + v18609;
-    const unsigned int v18615 = v18406 + 128u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v18617 = v18615 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v18619 = v18615 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v18621 = v18617 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const unsigned int v18628 = v18619 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const unsigned int v18615 = v18406 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v18617 = v18615 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v18619 = v18615 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v18621 = v18617 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const unsigned int v18628 = v18619 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const unsigned int v18630 = v18617 << 3u;
-    const unsigned int v18817 = v18619 << 3u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v18817 = v18619 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v18819 = v18617 * 264u;
     const unsigned int v18820 = v18819 + v18817;
-    const unsigned int v18823 = v18406 + 256u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v18825 = v18823 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v18827 = v18823 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v18829 = v18825 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const unsigned int v18836 = v18827 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const unsigned int v18823 = v18406 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v18825 = v18823 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v18827 = v18823 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v18829 = v18825 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const unsigned int v18836 = v18827 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const unsigned int v18838 = v18825 << 3u;
-    const unsigned int v19025 = v18827 << 3u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v19025 = v18827 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v19027 = v18825 * 264u;
     const unsigned int v19028 = v19027 + v19025;
-    const unsigned int v19031 = v18406 + 384u;  // kernels/gemm/gemv_skinny.hpp:119
-    const unsigned int v19033 = v19031 >> 5u;  // kernels/gemm/gemv_skinny.hpp:120
-    const unsigned int v19035 = v19031 & 31u;  // kernels/gemm/gemv_skinny.hpp:121
-    const unsigned int v19037 = v19033 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const unsigned int v19044 = v19035 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const unsigned int v19031 = v18406 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
+    const unsigned int v19033 = v19031 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
+    const unsigned int v19035 = v19031 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
+    const unsigned int v19037 = v19033 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const unsigned int v19044 = v19035 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const unsigned int v19046 = v19033 << 3u;
-    const unsigned int v19233 = v19035 << 3u;  // kernels/gemm/gemv_skinny.hpp:126
+    const unsigned int v19233 = v19035 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v19235 = v19033 * 264u;
     const unsigned int v19236 = v19235 + v19233;
-    const unsigned int v19243 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const unsigned int v19243 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const unsigned int v19250 = v21 + 4u;
     const unsigned int v19251 = v19250 << 4u;
     const unsigned int v19258 = v21 + 8u;
@@ -418,16 +418,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v19266 = v21 + 12u;
     const unsigned int v19267 = v19266 << 4u;
 
-    for (unsigned int v18400 = 0u; v18400 < v2; v18400 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (unsigned int v18400 = 0u; v18400 < v2; v18400 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v18402 = v18400 >> 8u;
       const unsigned int v18404 = v18402 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v18415 = v18404 << 9u;  // kernels/gemm/gemv_skinny.hpp:201
+      const unsigned int v18415 = v18404 << 9u;  // kernels/gemm/gemv_skinny.hpp:202
       const unsigned int v18416 = v18415 + v18413;
       const unsigned int v18417 = v18416 + v18411;
       const unsigned int v18418 = shm0[v18417];
-      const unsigned int v18424 = v18404 << 7u;  // kernels/gemm/gemv_skinny.hpp:203
+      const unsigned int v18424 = v18404 << 7u;  // kernels/gemm/gemv_skinny.hpp:204
       const unsigned int v18425 = v18424 + v18422;
       const unsigned int v18426 = v18425 + v18420;
       const unsigned char v18427 = shm1[v18426];
@@ -438,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v18436 = v18428 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v18438 = v18436 ? 4194304u : v18434;
       const float v18439 = __uint_as_float(v18438);
-      const unsigned int v18441 = v18418 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const unsigned int v18441 = v18418 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18443 = v18441 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18445 = v18443 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v18447 = v18445 << 22u;
@@ -449,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18456 = v18454 << 28u;
       const unsigned int v18457 = v18452 | v18456;
       const float v18458 = __uint_as_float(v18457);
-      const float v18459 = v18458 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18459 = v18458 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18461 = v18418 >> 4u;
       const unsigned int v18463 = v18461 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18465 = v18463 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -461,7 +461,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18476 = v18474 << 28u;
       const unsigned int v18477 = v18472 | v18476;
       const float v18478 = __uint_as_float(v18477);
-      const float v18479 = v18478 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18479 = v18478 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18481 = v18418 >> 8u;
       const unsigned int v18483 = v18481 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18485 = v18483 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -473,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18496 = v18494 << 28u;
       const unsigned int v18497 = v18492 | v18496;
       const float v18498 = __uint_as_float(v18497);
-      const float v18499 = v18498 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18499 = v18498 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18501 = v18418 >> 12u;
       const unsigned int v18503 = v18501 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18505 = v18503 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -485,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18516 = v18514 << 28u;
       const unsigned int v18517 = v18512 | v18516;
       const float v18518 = __uint_as_float(v18517);
-      const float v18519 = v18518 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18519 = v18518 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18521 = v18418 >> 16u;
       const unsigned int v18523 = v18521 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18525 = v18523 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -497,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18536 = v18534 << 28u;
       const unsigned int v18537 = v18532 | v18536;
       const float v18538 = __uint_as_float(v18537);
-      const float v18539 = v18538 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18539 = v18538 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18541 = v18418 >> 20u;
       const unsigned int v18543 = v18541 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18545 = v18543 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -509,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18556 = v18554 << 28u;
       const unsigned int v18557 = v18552 | v18556;
       const float v18558 = __uint_as_float(v18557);
-      const float v18559 = v18558 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18559 = v18558 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18561 = v18418 >> 24u;
       const unsigned int v18563 = v18561 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18565 = v18563 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -521,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18576 = v18574 << 28u;
       const unsigned int v18577 = v18572 | v18576;
       const float v18578 = __uint_as_float(v18577);
-      const float v18579 = v18578 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18579 = v18578 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18581 = v18418 >> 28u;
       const unsigned int v18583 = v18581 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18585 = v18583 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -533,8 +533,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18596 = v18594 << 28u;
       const unsigned int v18597 = v18592 | v18596;
       const float v18598 = __uint_as_float(v18597);
-      const float v18599 = v18598 * v18439;  // kernels/gemm/gemv_skinny.hpp:205
-      const __nv_bfloat16 v18600 = __float2bfloat16_rn(v18459);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v18599 = v18598 * v18439;  // kernels/gemm/gemv_skinny.hpp:206
+      const __nv_bfloat16 v18600 = __float2bfloat16_rn(v18459);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v18601 = __float2bfloat16_rn(v18479);
       const __nv_bfloat16 v18602 = __float2bfloat16_rn(v18499);
       const __nv_bfloat16 v18603 = __float2bfloat16_rn(v18519);
@@ -542,11 +542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v18605 = __float2bfloat16_rn(v18559);
       const __nv_bfloat16 v18606 = __float2bfloat16_rn(v18579);
       const __nv_bfloat16 v18607 = __float2bfloat16_rn(v18599);
-      *reinterpret_cast<iron_bf16x8*>(shm2 + v18612) = iron_bf16x8{{v18600, v18601, v18602, v18603, v18604, v18605, v18606, v18607}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v18624 = v18415 + v18621;  // kernels/gemm/gemv_skinny.hpp:201
+      *reinterpret_cast<iron_bf16x8*>(shm2 + v18612) = iron_bf16x8{{v18600, v18601, v18602, v18603, v18604, v18605, v18606, v18607}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v18624 = v18415 + v18621;  // kernels/gemm/gemv_skinny.hpp:202
       const unsigned int v18625 = v18624 + v18619;
       const unsigned int v18626 = shm0[v18625];
-      const unsigned int v18633 = v18424 + v18630;  // kernels/gemm/gemv_skinny.hpp:203
+      const unsigned int v18633 = v18424 + v18630;  // kernels/gemm/gemv_skinny.hpp:204
       const unsigned int v18634 = v18633 + v18628;
       const unsigned char v18635 = shm1[v18634];
       const unsigned int v18636 = static_cast<unsigned int>(v18635);
@@ -556,7 +556,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v18644 = v18636 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v18646 = v18644 ? 4194304u : v18642;
       const float v18647 = __uint_as_float(v18646);
-      const unsigned int v18649 = v18626 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const unsigned int v18649 = v18626 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18651 = v18649 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18653 = v18651 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v18655 = v18653 << 22u;
@@ -567,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18664 = v18662 << 28u;
       const unsigned int v18665 = v18660 | v18664;
       const float v18666 = __uint_as_float(v18665);
-      const float v18667 = v18666 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18667 = v18666 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18669 = v18626 >> 4u;
       const unsigned int v18671 = v18669 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18673 = v18671 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -579,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18684 = v18682 << 28u;
       const unsigned int v18685 = v18680 | v18684;
       const float v18686 = __uint_as_float(v18685);
-      const float v18687 = v18686 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18687 = v18686 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18689 = v18626 >> 8u;
       const unsigned int v18691 = v18689 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18693 = v18691 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -591,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18704 = v18702 << 28u;
       const unsigned int v18705 = v18700 | v18704;
       const float v18706 = __uint_as_float(v18705);
-      const float v18707 = v18706 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18707 = v18706 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18709 = v18626 >> 12u;
       const unsigned int v18711 = v18709 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18713 = v18711 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -603,7 +603,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18724 = v18722 << 28u;
       const unsigned int v18725 = v18720 | v18724;
       const float v18726 = __uint_as_float(v18725);
-      const float v18727 = v18726 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18727 = v18726 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18729 = v18626 >> 16u;
       const unsigned int v18731 = v18729 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18733 = v18731 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -615,7 +615,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18744 = v18742 << 28u;
       const unsigned int v18745 = v18740 | v18744;
       const float v18746 = __uint_as_float(v18745);
-      const float v18747 = v18746 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18747 = v18746 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18749 = v18626 >> 20u;
       const unsigned int v18751 = v18749 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18753 = v18751 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -627,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18764 = v18762 << 28u;
       const unsigned int v18765 = v18760 | v18764;
       const float v18766 = __uint_as_float(v18765);
-      const float v18767 = v18766 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18767 = v18766 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18769 = v18626 >> 24u;
       const unsigned int v18771 = v18769 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18773 = v18771 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -639,7 +639,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18784 = v18782 << 28u;
       const unsigned int v18785 = v18780 | v18784;
       const float v18786 = __uint_as_float(v18785);
-      const float v18787 = v18786 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18787 = v18786 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18789 = v18626 >> 28u;
       const unsigned int v18791 = v18789 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18793 = v18791 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -651,8 +651,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18804 = v18802 << 28u;
       const unsigned int v18805 = v18800 | v18804;
       const float v18806 = __uint_as_float(v18805);
-      const float v18807 = v18806 * v18647;  // kernels/gemm/gemv_skinny.hpp:205
-      const __nv_bfloat16 v18808 = __float2bfloat16_rn(v18667);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v18807 = v18806 * v18647;  // kernels/gemm/gemv_skinny.hpp:206
+      const __nv_bfloat16 v18808 = __float2bfloat16_rn(v18667);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v18809 = __float2bfloat16_rn(v18687);
       const __nv_bfloat16 v18810 = __float2bfloat16_rn(v18707);
       const __nv_bfloat16 v18811 = __float2bfloat16_rn(v18727);
@@ -660,11 +660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v18813 = __float2bfloat16_rn(v18767);
       const __nv_bfloat16 v18814 = __float2bfloat16_rn(v18787);
       const __nv_bfloat16 v18815 = __float2bfloat16_rn(v18807);
-      *reinterpret_cast<iron_bf16x8*>(shm2 + v18820) = iron_bf16x8{{v18808, v18809, v18810, v18811, v18812, v18813, v18814, v18815}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v18832 = v18415 + v18829;  // kernels/gemm/gemv_skinny.hpp:201
+      *reinterpret_cast<iron_bf16x8*>(shm2 + v18820) = iron_bf16x8{{v18808, v18809, v18810, v18811, v18812, v18813, v18814, v18815}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v18832 = v18415 + v18829;  // kernels/gemm/gemv_skinny.hpp:202
       const unsigned int v18833 = v18832 + v18827;
       const unsigned int v18834 = shm0[v18833];
-      const unsigned int v18841 = v18424 + v18838;  // kernels/gemm/gemv_skinny.hpp:203
+      const unsigned int v18841 = v18424 + v18838;  // kernels/gemm/gemv_skinny.hpp:204
       const unsigned int v18842 = v18841 + v18836;
       const unsigned char v18843 = shm1[v18842];
       const unsigned int v18844 = static_cast<unsigned int>(v18843);
@@ -674,7 +674,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v18852 = v18844 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v18854 = v18852 ? 4194304u : v18850;
       const float v18855 = __uint_as_float(v18854);
-      const unsigned int v18857 = v18834 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const unsigned int v18857 = v18834 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18859 = v18857 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18861 = v18859 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v18863 = v18861 << 22u;
@@ -685,7 +685,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18872 = v18870 << 28u;
       const unsigned int v18873 = v18868 | v18872;
       const float v18874 = __uint_as_float(v18873);
-      const float v18875 = v18874 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18875 = v18874 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18877 = v18834 >> 4u;
       const unsigned int v18879 = v18877 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18881 = v18879 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -697,7 +697,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18892 = v18890 << 28u;
       const unsigned int v18893 = v18888 | v18892;
       const float v18894 = __uint_as_float(v18893);
-      const float v18895 = v18894 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18895 = v18894 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18897 = v18834 >> 8u;
       const unsigned int v18899 = v18897 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18901 = v18899 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -709,7 +709,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18912 = v18910 << 28u;
       const unsigned int v18913 = v18908 | v18912;
       const float v18914 = __uint_as_float(v18913);
-      const float v18915 = v18914 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18915 = v18914 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18917 = v18834 >> 12u;
       const unsigned int v18919 = v18917 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18921 = v18919 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -721,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18932 = v18930 << 28u;
       const unsigned int v18933 = v18928 | v18932;
       const float v18934 = __uint_as_float(v18933);
-      const float v18935 = v18934 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18935 = v18934 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18937 = v18834 >> 16u;
       const unsigned int v18939 = v18937 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18941 = v18939 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -733,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18952 = v18950 << 28u;
       const unsigned int v18953 = v18948 | v18952;
       const float v18954 = __uint_as_float(v18953);
-      const float v18955 = v18954 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18955 = v18954 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18957 = v18834 >> 20u;
       const unsigned int v18959 = v18957 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18961 = v18959 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -745,7 +745,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18972 = v18970 << 28u;
       const unsigned int v18973 = v18968 | v18972;
       const float v18974 = __uint_as_float(v18973);
-      const float v18975 = v18974 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18975 = v18974 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18977 = v18834 >> 24u;
       const unsigned int v18979 = v18977 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v18981 = v18979 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -757,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v18992 = v18990 << 28u;
       const unsigned int v18993 = v18988 | v18992;
       const float v18994 = __uint_as_float(v18993);
-      const float v18995 = v18994 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18995 = v18994 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v18997 = v18834 >> 28u;
       const unsigned int v18999 = v18997 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19001 = v18999 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -769,8 +769,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19012 = v19010 << 28u;
       const unsigned int v19013 = v19008 | v19012;
       const float v19014 = __uint_as_float(v19013);
-      const float v19015 = v19014 * v18855;  // kernels/gemm/gemv_skinny.hpp:205
-      const __nv_bfloat16 v19016 = __float2bfloat16_rn(v18875);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v19015 = v19014 * v18855;  // kernels/gemm/gemv_skinny.hpp:206
+      const __nv_bfloat16 v19016 = __float2bfloat16_rn(v18875);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v19017 = __float2bfloat16_rn(v18895);
       const __nv_bfloat16 v19018 = __float2bfloat16_rn(v18915);
       const __nv_bfloat16 v19019 = __float2bfloat16_rn(v18935);
@@ -778,11 +778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v19021 = __float2bfloat16_rn(v18975);
       const __nv_bfloat16 v19022 = __float2bfloat16_rn(v18995);
       const __nv_bfloat16 v19023 = __float2bfloat16_rn(v19015);
-      *reinterpret_cast<iron_bf16x8*>(shm2 + v19028) = iron_bf16x8{{v19016, v19017, v19018, v19019, v19020, v19021, v19022, v19023}};  // kernels/gemm/gemv_skinny.hpp:126
-      const unsigned int v19040 = v18415 + v19037;  // kernels/gemm/gemv_skinny.hpp:201
+      *reinterpret_cast<iron_bf16x8*>(shm2 + v19028) = iron_bf16x8{{v19016, v19017, v19018, v19019, v19020, v19021, v19022, v19023}};  // kernels/gemm/gemv_skinny.hpp:127
+      const unsigned int v19040 = v18415 + v19037;  // kernels/gemm/gemv_skinny.hpp:202
       const unsigned int v19041 = v19040 + v19035;
       const unsigned int v19042 = shm0[v19041];
-      const unsigned int v19049 = v18424 + v19046;  // kernels/gemm/gemv_skinny.hpp:203
+      const unsigned int v19049 = v18424 + v19046;  // kernels/gemm/gemv_skinny.hpp:204
       const unsigned int v19050 = v19049 + v19044;
       const unsigned char v19051 = shm1[v19050];
       const unsigned int v19052 = static_cast<unsigned int>(v19051);
@@ -792,7 +792,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v19060 = v19052 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v19062 = v19060 ? 4194304u : v19058;
       const float v19063 = __uint_as_float(v19062);
-      const unsigned int v19065 = v19042 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const unsigned int v19065 = v19042 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19067 = v19065 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19069 = v19067 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v19071 = v19069 << 22u;
@@ -803,7 +803,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19080 = v19078 << 28u;
       const unsigned int v19081 = v19076 | v19080;
       const float v19082 = __uint_as_float(v19081);
-      const float v19083 = v19082 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19083 = v19082 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19085 = v19042 >> 4u;
       const unsigned int v19087 = v19085 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19089 = v19087 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -815,7 +815,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19100 = v19098 << 28u;
       const unsigned int v19101 = v19096 | v19100;
       const float v19102 = __uint_as_float(v19101);
-      const float v19103 = v19102 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19103 = v19102 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19105 = v19042 >> 8u;
       const unsigned int v19107 = v19105 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19109 = v19107 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -827,7 +827,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19120 = v19118 << 28u;
       const unsigned int v19121 = v19116 | v19120;
       const float v19122 = __uint_as_float(v19121);
-      const float v19123 = v19122 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19123 = v19122 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19125 = v19042 >> 12u;
       const unsigned int v19127 = v19125 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19129 = v19127 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -839,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19140 = v19138 << 28u;
       const unsigned int v19141 = v19136 | v19140;
       const float v19142 = __uint_as_float(v19141);
-      const float v19143 = v19142 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19143 = v19142 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19145 = v19042 >> 16u;
       const unsigned int v19147 = v19145 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19149 = v19147 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -851,7 +851,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19160 = v19158 << 28u;
       const unsigned int v19161 = v19156 | v19160;
       const float v19162 = __uint_as_float(v19161);
-      const float v19163 = v19162 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19163 = v19162 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19165 = v19042 >> 20u;
       const unsigned int v19167 = v19165 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19169 = v19167 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -863,7 +863,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19180 = v19178 << 28u;
       const unsigned int v19181 = v19176 | v19180;
       const float v19182 = __uint_as_float(v19181);
-      const float v19183 = v19182 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19183 = v19182 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19185 = v19042 >> 24u;
       const unsigned int v19187 = v19185 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19189 = v19187 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -875,7 +875,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19200 = v19198 << 28u;
       const unsigned int v19201 = v19196 | v19200;
       const float v19202 = __uint_as_float(v19201);
-      const float v19203 = v19202 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19203 = v19202 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
       const unsigned int v19205 = v19042 >> 28u;
       const unsigned int v19207 = v19205 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v19209 = v19207 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -887,8 +887,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v19220 = v19218 << 28u;
       const unsigned int v19221 = v19216 | v19220;
       const float v19222 = __uint_as_float(v19221);
-      const float v19223 = v19222 * v19063;  // kernels/gemm/gemv_skinny.hpp:205
-      const __nv_bfloat16 v19224 = __float2bfloat16_rn(v19083);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v19223 = v19222 * v19063;  // kernels/gemm/gemv_skinny.hpp:206
+      const __nv_bfloat16 v19224 = __float2bfloat16_rn(v19083);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v19225 = __float2bfloat16_rn(v19103);
       const __nv_bfloat16 v19226 = __float2bfloat16_rn(v19123);
       const __nv_bfloat16 v19227 = __float2bfloat16_rn(v19143);
@@ -896,131 +896,131 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v19229 = __float2bfloat16_rn(v19183);
       const __nv_bfloat16 v19230 = __float2bfloat16_rn(v19203);
       const __nv_bfloat16 v19231 = __float2bfloat16_rn(v19223);
-      *reinterpret_cast<iron_bf16x8*>(shm2 + v19236) = iron_bf16x8{{v19224, v19225, v19226, v19227, v19228, v19229, v19230, v19231}};  // kernels/gemm/gemv_skinny.hpp:126
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:244
-      const unsigned int v19238 = v18404 * 4224u;  // kernels/gemm/gemv_skinny.hpp:246
-      const unsigned int v19245 = v19238 + v19243;  // kernels/gemm/gemv_skinny.hpp:250
+      *reinterpret_cast<iron_bf16x8*>(shm2 + v19236) = iron_bf16x8{{v19224, v19225, v19226, v19227, v19228, v19229, v19230, v19231}};  // kernels/gemm/gemv_skinny.hpp:127
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
+      const unsigned int v19238 = v18404 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
+      const unsigned int v19245 = v19238 + v19243;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm3, v19245, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v19243, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v19253 = v19238 + v19251;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm2, v19243, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v19253 = v19238 + v19251;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm3, v19253, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v19251, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v19261 = v19238 + v19259;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm2, v19251, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v19261 = v19238 + v19259;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm3, v19261, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v19259, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v19269 = v19238 + v19267;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load_shared<true>(v27, shm2, v19259, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v19269 = v19238 + v19267;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load_shared<false>(v25, shm3, v19269, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v19267, 264u);  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const unsigned int v19274 = v18400 + 768u;  // kernels/gemm/gemv_skinny.hpp:235
+      iron_frag_load_shared<true>(v27, shm2, v19267, 264u);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const unsigned int v19274 = v18400 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
       const unsigned int v19276 = v18402 + 3u;
       const unsigned int v19277 = v19276 & 3u;
       const bool v19278 = v19274 < v2;
       if (v19278) {
-        const unsigned int v19280 = v19277 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const unsigned int v19290 = v17 + v18409;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v19280 = v19277 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const unsigned int v19290 = v17 + v18409;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v19291 = v19290 < v0;
         const unsigned int v19292 = v19274 + v18609;
         const bool v19293 = v19292 < v2;
         const bool v19294 = v19291 && v19293;
-        const unsigned int v19296 = v19290 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v19296 = v19290 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v19297 = v19296 + v19274;
         const unsigned int v19298 = v19297 + v18609;
         const unsigned int v19300 = v19294 ? v19298 : 0u;
         const unsigned int v19303 = v19280 + v18611;
         const unsigned int v19304 = v19303 + v18609;
         iron_copy_async<16>(shm3 + v19304, x + v19300, v19294);
-        const unsigned int v19314 = v17 + v18617;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v19314 = v17 + v18617;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v19315 = v19314 < v0;
         const unsigned int v19316 = v19274 + v18817;
         const bool v19317 = v19316 < v2;
         const bool v19318 = v19315 && v19317;
-        const unsigned int v19320 = v19314 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v19320 = v19314 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v19321 = v19320 + v19274;
         const unsigned int v19322 = v19321 + v18817;
         const unsigned int v19324 = v19318 ? v19322 : 0u;
         const unsigned int v19327 = v19280 + v18819;
         const unsigned int v19328 = v19327 + v18817;
         iron_copy_async<16>(shm3 + v19328, x + v19324, v19318);
-        const unsigned int v19338 = v17 + v18825;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v19338 = v17 + v18825;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v19339 = v19338 < v0;
         const unsigned int v19340 = v19274 + v19025;
         const bool v19341 = v19340 < v2;
         const bool v19342 = v19339 && v19341;
-        const unsigned int v19344 = v19338 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v19344 = v19338 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v19345 = v19344 + v19274;
         const unsigned int v19346 = v19345 + v19025;
         const unsigned int v19348 = v19342 ? v19346 : 0u;
         const unsigned int v19351 = v19280 + v19027;
         const unsigned int v19352 = v19351 + v19025;
         iron_copy_async<16>(shm3 + v19352, x + v19348, v19342);
-        const unsigned int v19362 = v17 + v19033;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v19362 = v17 + v19033;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v19363 = v19362 < v0;
         const unsigned int v19364 = v19274 + v19233;
         const bool v19365 = v19364 < v2;
         const bool v19366 = v19363 && v19365;
-        const unsigned int v19368 = v19362 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v19368 = v19362 * v2;  // kernels/gemm/gemv_skinny.hpp:51
         const unsigned int v19369 = v19368 + v19274;
         const unsigned int v19370 = v19369 + v19233;
         const unsigned int v19372 = v19366 ? v19370 : 0u;
         const unsigned int v19375 = v19280 + v19235;
         const unsigned int v19376 = v19375 + v19233;
         iron_copy_async<16>(shm3 + v19376, x + v19372, v19366);
-        const unsigned int v19378 = v19277 << 9u;  // kernels/gemm/gemv_skinny.hpp:193
+        const unsigned int v19378 = v19277 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
         const unsigned int v19380 = v19274 >> 3u;
         const unsigned int v19382 = v2 >> 3u;
-        const unsigned int v19387 = v18406 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-        const unsigned int v19390 = v18406 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v19387 = v18406 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v19390 = v18406 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v19391 = v19390 << 2u;
-        const unsigned int v19392 = v20 + v19387;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v19392 = v20 + v19387;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v19393 = v19392 < v1;
-        const unsigned int v19395 = v19392 * v19382;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v19395 = v19392 * v19382;  // kernels/gemm/gemv_skinny.hpp:73
         const unsigned int v19396 = v19395 + v19380;
         const unsigned int v19397 = v19396 + v19391;
         const unsigned int v19399 = v19393 ? v19397 : 0u;
-        const unsigned int v19401 = v19387 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+        const unsigned int v19401 = v19387 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v19402 = v19378 + v19401;
         const unsigned int v19403 = v19402 + v19391;
         iron_copy_async<16>(shm0 + v19403, packed + v19399, v19393);
-        const unsigned int v19405 = v19277 << 7u;  // kernels/gemm/gemv_skinny.hpp:195
-        const unsigned int v19407 = v19274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:194
+        const unsigned int v19405 = v19277 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
+        const unsigned int v19407 = v19274 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
         const unsigned int v19409 = v2 >> 5u;
-        const unsigned int v19417 = v18406 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+        const unsigned int v19417 = v18406 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
         const unsigned int v19418 = v19417 << 3u;
-        const unsigned int v19419 = v20 + v18406;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v19419 = v20 + v18406;  // kernels/gemm/gemv_skinny.hpp:70
         const bool v19420 = v19419 < v1;
-        const bool v19422 = v18406 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+        const bool v19422 = v18406 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
         if (v19422) {
-          const unsigned int v19424 = v19419 * v19409;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v19424 = v19419 * v19409;  // kernels/gemm/gemv_skinny.hpp:73
           const unsigned int v19425 = v19424 + v19407;
           const unsigned int v19426 = v19425 + v19418;
           const unsigned int v19428 = v19420 ? v19426 : 0u;
-          const unsigned int v19430 = v18406 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
+          const unsigned int v19430 = v18406 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v19431 = v19405 + v19430;
           const unsigned int v19432 = v19431 + v19418;
           iron_copy_async<8>(shm1 + v19432, scales + v19428, v19420);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:235
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
     }
     __syncthreads();
-    const unsigned int v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    const unsigned int v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm4, v1057, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:259
-    const unsigned int v1062 = v18406 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
+    const unsigned int v1062 = v18406 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v1063 = v17 + v1062;
-    const unsigned int v1065 = v18406 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v1065 = v18406 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v1066 = v20 + v1065;
-    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v1068 = v1066 < v1;
     const bool v1069 = v1067 && v1068;
     if (v1069) {
-      const float v1070 = shm4[v18406];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v1070 = shm4[v18406];  // kernels/gemm/gemv_skinny.hpp:266
       float v1071 = v1070;
-      const unsigned int v1073 = 256u + v18406;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v1073 = 256u + v18406;  // kernels/gemm/gemv_skinny.hpp:267
       const float v1074 = shm4[v1073];
       const float v1075 = v1071;
       const float v1076 = v1075 + v1074;
@@ -1035,23 +1035,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1085 = v1071;
       const float v1086 = v1085 + v1084;
       v1071 = v1086;
-      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:268
       const __nv_bfloat16 v1088 = __float2bfloat16_rn(v1087);
       const unsigned int v1089 = v1063 * v1;
       const unsigned int v1090 = v1089 + v1066;
       out[v1090] = v1088;
     }
-    const unsigned int v1095 = v18615 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    const unsigned int v1095 = v18615 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const unsigned int v1096 = v17 + v1095;
-    const unsigned int v1098 = v18615 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v1098 = v18615 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const unsigned int v1099 = v20 + v1098;
-    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v1101 = v1099 < v1;
     const bool v1102 = v1100 && v1101;
     if (v1102) {
-      const float v1103 = shm4[v18615];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v1103 = shm4[v18615];  // kernels/gemm/gemv_skinny.hpp:266
       float v1104 = v1103;
-      const unsigned int v1106 = 256u + v18615;  // kernels/gemm/gemv_skinny.hpp:266
+      const unsigned int v1106 = 256u + v18615;  // kernels/gemm/gemv_skinny.hpp:267
       const float v1107 = shm4[v1106];
       const float v1108 = v1104;
       const float v1109 = v1108 + v1107;
@@ -1066,7 +1066,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1118 = v1104;
       const float v1119 = v1118 + v1117;
       v1104 = v1119;
-      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:268
       const __nv_bfloat16 v1121 = __float2bfloat16_rn(v1120);
       const unsigned int v1122 = v1096 * v1;
       const unsigned int v1123 = v1122 + v1099;

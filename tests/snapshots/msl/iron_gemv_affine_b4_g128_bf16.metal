@@ -101,83 +101,83 @@ kernel void iron_gemv_affine_b4_g128_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, bfloat(bfloat(0.0f)));
-    const uint v11620 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v11623 = v11620 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v11626 = v11620 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11620 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v11623 = v11620 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11626 = v11620 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v11627 = v11626 << 3u;
-    const uint v11628 = v17 + v11623;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v11628 = v17 + v11623;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v11629 = v11628 < v0;
-    const uint v11634 = v11628 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v11634 = v11628 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v11640 = v11623 * 264u;
-    const uint v11645 = v11620 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v11647 = v11645 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v11650 = v11645 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11645 = v11620 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v11647 = v11645 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11650 = v11645 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v11651 = v11650 << 3u;
-    const uint v11652 = v17 + v11647;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v11652 = v17 + v11647;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v11653 = v11652 < v0;
-    const uint v11658 = v11652 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v11658 = v11652 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v11664 = v11647 * 264u;
-    const uint v11669 = v11620 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v11671 = v11669 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v11674 = v11669 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11669 = v11620 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v11671 = v11669 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11674 = v11669 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v11675 = v11674 << 3u;
-    const uint v11676 = v17 + v11671;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v11676 = v17 + v11671;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v11677 = v11676 < v0;
-    const uint v11682 = v11676 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v11682 = v11676 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v11688 = v11671 * 264u;
-    const uint v11693 = v11620 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v11695 = v11693 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v11698 = v11693 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11693 = v11620 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v11695 = v11693 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v11698 = v11693 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v11699 = v11698 << 3u;
-    const uint v11700 = v17 + v11695;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v11700 = v17 + v11695;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v11701 = v11700 < v0;
-    const uint v11706 = v11700 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v11706 = v11700 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v11712 = v11695 * 264u;
-    const uint v11720 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:152
-    const uint v11725 = v11620 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-    const uint v11728 = v11620 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v11720 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:153
+    const uint v11725 = v11620 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v11728 = v11620 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v11729 = v11728 << 2u;
-    const uint v11730 = v20 + v11725;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v11730 = v20 + v11725;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v11731 = v11730 < v1;
-    const uint v11733 = v11730 * v11720;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v11739 = v11725 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
-    const uint v11747 = v2 >> 7u;  // kernels/gemm/gemv_skinny.hpp:154
-    const uint v11755 = v11620 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v11733 = v11730 * v11720;  // kernels/gemm/gemv_skinny.hpp:73
+    const uint v11739 = v11725 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v11747 = v2 >> 7u;  // kernels/gemm/gemv_skinny.hpp:155
+    const uint v11755 = v11620 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v11756 = v11755 << 1u;
-    const uint v11757 = v20 + v11620;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v11757 = v20 + v11620;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v11758 = v11757 < v1;
-    const bool v11760 = v11620 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
-    const uint v11810 = v11623 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const uint v11818 = v11627 >> 7u;  // kernels/gemm/gemv_skinny.hpp:165
+    const bool v11760 = v11620 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+    const uint v11810 = v11623 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v11818 = v11627 >> 7u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v11820 = v11623 << 1u;
-    const uint v11940 = v11640 + v11627;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v11951 = v11647 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const uint v11959 = v11651 >> 7u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v11940 = v11640 + v11627;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v11951 = v11647 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v11959 = v11651 >> 7u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v11961 = v11647 << 1u;
-    const uint v12081 = v11664 + v11651;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v12092 = v11671 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const uint v12100 = v11675 >> 7u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v12081 = v11664 + v11651;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v12092 = v11671 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v12100 = v11675 >> 7u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v12102 = v11671 << 1u;
-    const uint v12222 = v11688 + v11675;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v12233 = v11695 << 5u;  // kernels/gemm/gemv_skinny.hpp:164
-    const uint v12241 = v11699 >> 7u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v12222 = v11688 + v11675;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v12233 = v11695 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v12241 = v11699 >> 7u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v12243 = v11695 << 1u;
-    const uint v12363 = v11712 + v11699;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v12370 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const uint v12363 = v11712 + v11699;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v12370 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const uint v12377 = v21 + 4u;
     const uint v12378 = v12377 << 4u;
     const uint v12385 = v21 + 8u;
@@ -185,15 +185,15 @@ kernel void iron_gemv_affine_b4_g128_bf16(
     const uint v12393 = v21 + 12u;
     const uint v12394 = v12393 << 4u;
 
-    for (uint v11612 = 0u; v11612 < v2; v11612 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (uint v11612 = 0u; v11612 < v2; v11612 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const uint v11614 = v11612 >> 8u;
       const uint v11616 = v11614 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v11618 = v11616 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-      const uint v11630 = v11612 + v11627;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v11618 = v11616 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+      const uint v11630 = v11612 + v11627;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v11631 = v11630 < v2;
       const bool v11632 = v11629 && v11631;
-      const uint v11635 = v11634 + v11612;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v11635 = v11634 + v11612;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v11636 = v11635 + v11627;
       const uint v11638 = v11632 ? v11636 : 0u;
       const uint v11641 = v11618 + v11640;
@@ -201,10 +201,10 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v11642 + e] = v11632 ? x[v11638 + e] : bfloat(0);
       }
-      const uint v11654 = v11612 + v11651;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v11654 = v11612 + v11651;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v11655 = v11654 < v2;
       const bool v11656 = v11653 && v11655;
-      const uint v11659 = v11658 + v11612;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v11659 = v11658 + v11612;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v11660 = v11659 + v11651;
       const uint v11662 = v11656 ? v11660 : 0u;
       const uint v11665 = v11618 + v11664;
@@ -212,10 +212,10 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v11666 + e] = v11656 ? x[v11662 + e] : bfloat(0);
       }
-      const uint v11678 = v11612 + v11675;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v11678 = v11612 + v11675;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v11679 = v11678 < v2;
       const bool v11680 = v11677 && v11679;
-      const uint v11683 = v11682 + v11612;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v11683 = v11682 + v11612;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v11684 = v11683 + v11675;
       const uint v11686 = v11680 ? v11684 : 0u;
       const uint v11689 = v11618 + v11688;
@@ -223,10 +223,10 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v11690 + e] = v11680 ? x[v11686 + e] : bfloat(0);
       }
-      const uint v11702 = v11612 + v11699;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v11702 = v11612 + v11699;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v11703 = v11702 < v2;
       const bool v11704 = v11701 && v11703;
-      const uint v11707 = v11706 + v11612;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v11707 = v11706 + v11612;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v11708 = v11707 + v11699;
       const uint v11710 = v11704 ? v11708 : 0u;
       const uint v11713 = v11618 + v11712;
@@ -234,103 +234,103 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v11714 + e] = v11704 ? x[v11710 + e] : bfloat(0);
       }
-      const uint v11716 = v11616 << 9u;  // kernels/gemm/gemv_skinny.hpp:152
+      const uint v11716 = v11616 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
       const uint v11718 = v11612 >> 3u;
-      const uint v11734 = v11733 + v11718;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v11734 = v11733 + v11718;  // kernels/gemm/gemv_skinny.hpp:73
       const uint v11735 = v11734 + v11729;
       const uint v11737 = v11731 ? v11735 : 0u;
-      const uint v11740 = v11716 + v11739;  // kernels/gemm/gemv_skinny.hpp:71
+      const uint v11740 = v11716 + v11739;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v11741 = v11740 + v11729;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v11741 + e] = v11731 ? packed[v11737 + e] : uint(0);
       }
-      const uint v11743 = v11616 << 5u;  // kernels/gemm/gemv_skinny.hpp:155
-      const uint v11745 = v11612 >> 7u;  // kernels/gemm/gemv_skinny.hpp:154
-      if (v11760) {  // kernels/gemm/gemv_skinny.hpp:77
-        const uint v11762 = v11757 * v11747;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v11743 = v11616 << 5u;  // kernels/gemm/gemv_skinny.hpp:156
+      const uint v11745 = v11612 >> 7u;  // kernels/gemm/gemv_skinny.hpp:155
+      if (v11760) {  // kernels/gemm/gemv_skinny.hpp:78
+        const uint v11762 = v11757 * v11747;  // kernels/gemm/gemv_skinny.hpp:73
         const uint v11763 = v11762 + v11745;
         const uint v11764 = v11763 + v11756;
         const uint v11766 = v11758 ? v11764 : 0u;
-        const uint v11768 = v11620 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+        const uint v11768 = v11620 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v11769 = v11743 + v11768;
         const uint v11770 = v11769 + v11756;
         for (uint e = 0; e < 2u; ++e) {
           shm1[v11770 + e] = v11758 ? scales[v11766 + e] : bfloat(0);
         }
       }
-      if (v11760) {  // kernels/gemm/gemv_skinny.hpp:77
-        const uint v11791 = v11757 * v11747;  // kernels/gemm/gemv_skinny.hpp:72
+      if (v11760) {  // kernels/gemm/gemv_skinny.hpp:78
+        const uint v11791 = v11757 * v11747;  // kernels/gemm/gemv_skinny.hpp:73
         const uint v11792 = v11791 + v11745;
         const uint v11793 = v11792 + v11756;
         const uint v11795 = v11758 ? v11793 : 0u;
-        const uint v11797 = v11620 << 1u;  // kernels/gemm/gemv_skinny.hpp:71
+        const uint v11797 = v11620 << 1u;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v11798 = v11743 + v11797;
         const uint v11799 = v11798 + v11756;
         for (uint e = 0; e < 2u; ++e) {
           shm2[v11799 + e] = v11758 ? biases[v11795 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:235
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v11813 = v11716 + v11810;  // kernels/gemm/gemv_skinny.hpp:164
+      const uint v11813 = v11716 + v11810;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v11814 = v11813 + v11626;
-      const uint v11823 = v11743 + v11820;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v11823 = v11743 + v11820;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v11824 = v11823 + v11818;
-      const bfloat v11825 = shm1[v11824];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v11825 = shm1[v11824];  // kernels/gemm/gemv_skinny.hpp:167
       const float v11826 = float(v11825);
-      const bfloat v11827 = shm2[v11824];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v11827 = shm2[v11824];  // kernels/gemm/gemv_skinny.hpp:168
       const float v11828 = float(v11827);
-      const uint v11831 = shm0[v11814];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v11831 = shm0[v11814];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v11836 = v11831 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11837 = v11836 & 15u;
       const uint v11840 = v11837 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11841 = as_type<float>(v11840);
       const float v11842 = v11841 - 8388608.0f;
-      const float v11843 = fma(v11842, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11843 = fma(v11842, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11848 = v11831 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11849 = v11848 & 15u;
       const uint v11852 = v11849 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11853 = as_type<float>(v11852);
       const float v11854 = v11853 - 8388608.0f;
-      const float v11855 = fma(v11854, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11855 = fma(v11854, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11860 = v11831 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11861 = v11860 & 15u;
       const uint v11864 = v11861 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11865 = as_type<float>(v11864);
       const float v11866 = v11865 - 8388608.0f;
-      const float v11867 = fma(v11866, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11867 = fma(v11866, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11872 = v11831 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11873 = v11872 & 15u;
       const uint v11876 = v11873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11877 = as_type<float>(v11876);
       const float v11878 = v11877 - 8388608.0f;
-      const float v11879 = fma(v11878, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11879 = fma(v11878, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11884 = v11831 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11885 = v11884 & 15u;
       const uint v11888 = v11885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11889 = as_type<float>(v11888);
       const float v11890 = v11889 - 8388608.0f;
-      const float v11891 = fma(v11890, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11891 = fma(v11890, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11896 = v11831 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11897 = v11896 & 15u;
       const uint v11900 = v11897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11901 = as_type<float>(v11900);
       const float v11902 = v11901 - 8388608.0f;
-      const float v11903 = fma(v11902, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11903 = fma(v11902, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11908 = v11831 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11909 = v11908 & 15u;
       const uint v11912 = v11909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11913 = as_type<float>(v11912);
       const float v11914 = v11913 - 8388608.0f;
-      const float v11915 = fma(v11914, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11915 = fma(v11914, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11920 = v11831 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11921 = v11920 & 15u;
       const uint v11924 = v11921 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11925 = as_type<float>(v11924);
       const float v11926 = v11925 - 8388608.0f;
-      const float v11927 = fma(v11926, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v11928 = bfloat(v11843);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v11927 = fma(v11926, v11826, v11828);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v11928 = bfloat(v11843);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v11929 = bfloat(v11855);
       const bfloat v11930 = bfloat(v11867);
       const bfloat v11931 = bfloat(v11879);
@@ -338,65 +338,65 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const bfloat v11933 = bfloat(v11903);
       const bfloat v11934 = bfloat(v11915);
       const bfloat v11935 = bfloat(v11927);
-      *(threadgroup iron_bf16x8*)(shm3 + v11940) = iron_bf16x8{{bfloat4(v11928, v11929, v11930, v11931), bfloat4(v11932, v11933, v11934, v11935)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v11954 = v11716 + v11951;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v11940) = iron_bf16x8{{bfloat4(v11928, v11929, v11930, v11931), bfloat4(v11932, v11933, v11934, v11935)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v11954 = v11716 + v11951;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v11955 = v11954 + v11650;
-      const uint v11964 = v11743 + v11961;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v11964 = v11743 + v11961;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v11965 = v11964 + v11959;
-      const bfloat v11966 = shm1[v11965];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v11966 = shm1[v11965];  // kernels/gemm/gemv_skinny.hpp:167
       const float v11967 = float(v11966);
-      const bfloat v11968 = shm2[v11965];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v11968 = shm2[v11965];  // kernels/gemm/gemv_skinny.hpp:168
       const float v11969 = float(v11968);
-      const uint v11972 = shm0[v11955];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v11972 = shm0[v11955];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v11977 = v11972 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11978 = v11977 & 15u;
       const uint v11981 = v11978 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11982 = as_type<float>(v11981);
       const float v11983 = v11982 - 8388608.0f;
-      const float v11984 = fma(v11983, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11984 = fma(v11983, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v11989 = v11972 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v11990 = v11989 & 15u;
       const uint v11993 = v11990 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v11994 = as_type<float>(v11993);
       const float v11995 = v11994 - 8388608.0f;
-      const float v11996 = fma(v11995, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v11996 = fma(v11995, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12001 = v11972 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12002 = v12001 & 15u;
       const uint v12005 = v12002 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12006 = as_type<float>(v12005);
       const float v12007 = v12006 - 8388608.0f;
-      const float v12008 = fma(v12007, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12008 = fma(v12007, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12013 = v11972 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12014 = v12013 & 15u;
       const uint v12017 = v12014 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12018 = as_type<float>(v12017);
       const float v12019 = v12018 - 8388608.0f;
-      const float v12020 = fma(v12019, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12020 = fma(v12019, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12025 = v11972 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12026 = v12025 & 15u;
       const uint v12029 = v12026 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12030 = as_type<float>(v12029);
       const float v12031 = v12030 - 8388608.0f;
-      const float v12032 = fma(v12031, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12032 = fma(v12031, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12037 = v11972 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12038 = v12037 & 15u;
       const uint v12041 = v12038 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12042 = as_type<float>(v12041);
       const float v12043 = v12042 - 8388608.0f;
-      const float v12044 = fma(v12043, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12044 = fma(v12043, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12049 = v11972 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12050 = v12049 & 15u;
       const uint v12053 = v12050 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12054 = as_type<float>(v12053);
       const float v12055 = v12054 - 8388608.0f;
-      const float v12056 = fma(v12055, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12056 = fma(v12055, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12061 = v11972 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12062 = v12061 & 15u;
       const uint v12065 = v12062 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12066 = as_type<float>(v12065);
       const float v12067 = v12066 - 8388608.0f;
-      const float v12068 = fma(v12067, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v12069 = bfloat(v11984);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12068 = fma(v12067, v11967, v11969);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v12069 = bfloat(v11984);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v12070 = bfloat(v11996);
       const bfloat v12071 = bfloat(v12008);
       const bfloat v12072 = bfloat(v12020);
@@ -404,65 +404,65 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const bfloat v12074 = bfloat(v12044);
       const bfloat v12075 = bfloat(v12056);
       const bfloat v12076 = bfloat(v12068);
-      *(threadgroup iron_bf16x8*)(shm3 + v12081) = iron_bf16x8{{bfloat4(v12069, v12070, v12071, v12072), bfloat4(v12073, v12074, v12075, v12076)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v12095 = v11716 + v12092;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v12081) = iron_bf16x8{{bfloat4(v12069, v12070, v12071, v12072), bfloat4(v12073, v12074, v12075, v12076)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v12095 = v11716 + v12092;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v12096 = v12095 + v11674;
-      const uint v12105 = v11743 + v12102;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v12105 = v11743 + v12102;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v12106 = v12105 + v12100;
-      const bfloat v12107 = shm1[v12106];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v12107 = shm1[v12106];  // kernels/gemm/gemv_skinny.hpp:167
       const float v12108 = float(v12107);
-      const bfloat v12109 = shm2[v12106];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v12109 = shm2[v12106];  // kernels/gemm/gemv_skinny.hpp:168
       const float v12110 = float(v12109);
-      const uint v12113 = shm0[v12096];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v12113 = shm0[v12096];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v12118 = v12113 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12119 = v12118 & 15u;
       const uint v12122 = v12119 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12123 = as_type<float>(v12122);
       const float v12124 = v12123 - 8388608.0f;
-      const float v12125 = fma(v12124, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12125 = fma(v12124, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12130 = v12113 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12131 = v12130 & 15u;
       const uint v12134 = v12131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12135 = as_type<float>(v12134);
       const float v12136 = v12135 - 8388608.0f;
-      const float v12137 = fma(v12136, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12137 = fma(v12136, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12142 = v12113 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12143 = v12142 & 15u;
       const uint v12146 = v12143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12147 = as_type<float>(v12146);
       const float v12148 = v12147 - 8388608.0f;
-      const float v12149 = fma(v12148, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12149 = fma(v12148, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12154 = v12113 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12155 = v12154 & 15u;
       const uint v12158 = v12155 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12159 = as_type<float>(v12158);
       const float v12160 = v12159 - 8388608.0f;
-      const float v12161 = fma(v12160, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12161 = fma(v12160, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12166 = v12113 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12167 = v12166 & 15u;
       const uint v12170 = v12167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12171 = as_type<float>(v12170);
       const float v12172 = v12171 - 8388608.0f;
-      const float v12173 = fma(v12172, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12173 = fma(v12172, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12178 = v12113 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12179 = v12178 & 15u;
       const uint v12182 = v12179 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12183 = as_type<float>(v12182);
       const float v12184 = v12183 - 8388608.0f;
-      const float v12185 = fma(v12184, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12185 = fma(v12184, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12190 = v12113 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12191 = v12190 & 15u;
       const uint v12194 = v12191 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12195 = as_type<float>(v12194);
       const float v12196 = v12195 - 8388608.0f;
-      const float v12197 = fma(v12196, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12197 = fma(v12196, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12202 = v12113 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12203 = v12202 & 15u;
       const uint v12206 = v12203 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12207 = as_type<float>(v12206);
       const float v12208 = v12207 - 8388608.0f;
-      const float v12209 = fma(v12208, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v12210 = bfloat(v12125);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12209 = fma(v12208, v12108, v12110);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v12210 = bfloat(v12125);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v12211 = bfloat(v12137);
       const bfloat v12212 = bfloat(v12149);
       const bfloat v12213 = bfloat(v12161);
@@ -470,65 +470,65 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const bfloat v12215 = bfloat(v12185);
       const bfloat v12216 = bfloat(v12197);
       const bfloat v12217 = bfloat(v12209);
-      *(threadgroup iron_bf16x8*)(shm3 + v12222) = iron_bf16x8{{bfloat4(v12210, v12211, v12212, v12213), bfloat4(v12214, v12215, v12216, v12217)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v12236 = v11716 + v12233;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v12222) = iron_bf16x8{{bfloat4(v12210, v12211, v12212, v12213), bfloat4(v12214, v12215, v12216, v12217)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v12236 = v11716 + v12233;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v12237 = v12236 + v11698;
-      const uint v12246 = v11743 + v12243;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v12246 = v11743 + v12243;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v12247 = v12246 + v12241;
-      const bfloat v12248 = shm1[v12247];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v12248 = shm1[v12247];  // kernels/gemm/gemv_skinny.hpp:167
       const float v12249 = float(v12248);
-      const bfloat v12250 = shm2[v12247];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v12250 = shm2[v12247];  // kernels/gemm/gemv_skinny.hpp:168
       const float v12251 = float(v12250);
-      const uint v12254 = shm0[v12237];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v12254 = shm0[v12237];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v12259 = v12254 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12260 = v12259 & 15u;
       const uint v12263 = v12260 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12264 = as_type<float>(v12263);
       const float v12265 = v12264 - 8388608.0f;
-      const float v12266 = fma(v12265, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12266 = fma(v12265, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12271 = v12254 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12272 = v12271 & 15u;
       const uint v12275 = v12272 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12276 = as_type<float>(v12275);
       const float v12277 = v12276 - 8388608.0f;
-      const float v12278 = fma(v12277, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12278 = fma(v12277, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12283 = v12254 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12284 = v12283 & 15u;
       const uint v12287 = v12284 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12288 = as_type<float>(v12287);
       const float v12289 = v12288 - 8388608.0f;
-      const float v12290 = fma(v12289, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12290 = fma(v12289, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12295 = v12254 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12296 = v12295 & 15u;
       const uint v12299 = v12296 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12300 = as_type<float>(v12299);
       const float v12301 = v12300 - 8388608.0f;
-      const float v12302 = fma(v12301, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12302 = fma(v12301, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12307 = v12254 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12308 = v12307 & 15u;
       const uint v12311 = v12308 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12312 = as_type<float>(v12311);
       const float v12313 = v12312 - 8388608.0f;
-      const float v12314 = fma(v12313, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12314 = fma(v12313, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12319 = v12254 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12320 = v12319 & 15u;
       const uint v12323 = v12320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12324 = as_type<float>(v12323);
       const float v12325 = v12324 - 8388608.0f;
-      const float v12326 = fma(v12325, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12326 = fma(v12325, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12331 = v12254 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12332 = v12331 & 15u;
       const uint v12335 = v12332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12336 = as_type<float>(v12335);
       const float v12337 = v12336 - 8388608.0f;
-      const float v12338 = fma(v12337, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v12338 = fma(v12337, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v12343 = v12254 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v12344 = v12343 & 15u;
       const uint v12347 = v12344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v12348 = as_type<float>(v12347);
       const float v12349 = v12348 - 8388608.0f;
-      const float v12350 = fma(v12349, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v12351 = bfloat(v12266);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v12350 = fma(v12349, v12249, v12251);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v12351 = bfloat(v12266);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v12352 = bfloat(v12278);
       const bfloat v12353 = bfloat(v12290);
       const bfloat v12354 = bfloat(v12302);
@@ -536,40 +536,40 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const bfloat v12356 = bfloat(v12326);
       const bfloat v12357 = bfloat(v12338);
       const bfloat v12358 = bfloat(v12350);
-      *(threadgroup iron_bf16x8*)(shm3 + v12363) = iron_bf16x8{{bfloat4(v12351, v12352, v12353, v12354), bfloat4(v12355, v12356, v12357, v12358)}};  // kernels/gemm/gemv_skinny.hpp:126
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:244
-      const uint v12372 = v11618 + v12370;  // kernels/gemm/gemv_skinny.hpp:250
+      *(threadgroup iron_bf16x8*)(shm3 + v12363) = iron_bf16x8{{bfloat4(v12351, v12352, v12353, v12354), bfloat4(v12355, v12356, v12357, v12358)}};  // kernels/gemm/gemv_skinny.hpp:127
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
+      const uint v12372 = v11618 + v12370;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v12372), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v12370), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v12380 = v11618 + v12378;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v12370), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v12380 = v11618 + v12378;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v12380), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v12378), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v12388 = v11618 + v12386;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v12378), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v12388 = v11618 + v12386;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v12388), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v12386), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v12396 = v11618 + v12394;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v12386), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v12396 = v11618 + v12394;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v12396), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v12394), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_load<true>(v27, shm3, long(v12394), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:235
-    const uint v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
+    const uint v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm5, long(v818), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:259
-    const uint v823 = v11620 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
+    const uint v823 = v11620 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v824 = v17 + v823;
-    const uint v826 = v11620 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v826 = v11620 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const uint v827 = v20 + v826;
-    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v829 = v827 < v1;
     const bool v830 = v828 && v829;
     if (v830) {
-      const float v831 = shm5[v11620];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v831 = shm5[v11620];  // kernels/gemm/gemv_skinny.hpp:266
       float v832 = v831;
-      const uint v834 = 256u + v11620;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v834 = 256u + v11620;  // kernels/gemm/gemv_skinny.hpp:267
       const float v835 = shm5[v834];
       const float v836 = v832;
       const float v837 = v836 + v835;
@@ -584,23 +584,23 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const float v846 = v832;
       const float v847 = v846 + v845;
       v832 = v847;
-      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v849 = bfloat(v848);
       const uint v850 = v824 * v1;
       const uint v851 = v850 + v827;
       out[v851] = v849;
     }
-    const uint v856 = v11645 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    const uint v856 = v11645 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v857 = v17 + v856;
-    const uint v859 = v11645 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v859 = v11645 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const uint v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v11645];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v864 = shm5[v11645];  // kernels/gemm/gemv_skinny.hpp:266
       float v865 = v864;
-      const uint v867 = 256u + v11645;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v867 = 256u + v11645;  // kernels/gemm/gemv_skinny.hpp:267
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -615,7 +615,7 @@ kernel void iron_gemv_affine_b4_g128_bf16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v882 = bfloat(v881);
       const uint v883 = v857 * v1;
       const uint v884 = v883 + v860;

@@ -101,94 +101,94 @@ kernel void iron_gemv_affine_b8_g64_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, bfloat(bfloat(0.0f)));
-    const uint v7223 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v7226 = v7223 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7229 = v7223 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7223 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7226 = v7223 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7229 = v7223 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v7230 = v7229 << 3u;
-    const uint v7231 = v17 + v7226;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7231 = v17 + v7226;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v7232 = v7231 < v0;
-    const uint v7237 = v7231 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7237 = v7231 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v7243 = v7226 * 264u;
-    const uint v7248 = v7223 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v7250 = v7248 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7253 = v7248 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7248 = v7223 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7250 = v7248 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7253 = v7248 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v7254 = v7253 << 3u;
-    const uint v7255 = v17 + v7250;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7255 = v17 + v7250;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v7256 = v7255 < v0;
-    const uint v7261 = v7255 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7261 = v7255 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v7267 = v7250 * 264u;
-    const uint v7272 = v7223 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v7274 = v7272 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7277 = v7272 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7272 = v7223 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7274 = v7272 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7277 = v7272 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v7278 = v7277 << 3u;
-    const uint v7279 = v17 + v7274;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7279 = v17 + v7274;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v7280 = v7279 < v0;
-    const uint v7285 = v7279 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7285 = v7279 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v7291 = v7274 * 264u;
-    const uint v7296 = v7223 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v7298 = v7296 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7301 = v7296 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7296 = v7223 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7298 = v7296 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v7301 = v7296 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v7302 = v7301 << 3u;
-    const uint v7303 = v17 + v7298;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7303 = v17 + v7298;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v7304 = v7303 < v0;
-    const uint v7309 = v7303 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7309 = v7303 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v7315 = v7298 * 264u;
-    const uint v7323 = v2 >> 2u;  // kernels/gemm/gemv_skinny.hpp:152
-    const uint v7328 = v7223 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-    const uint v7331 = v7223 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v7323 = v2 >> 2u;  // kernels/gemm/gemv_skinny.hpp:153
+    const uint v7328 = v7223 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v7331 = v7223 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v7332 = v7331 << 2u;
-    const uint v7333 = v20 + v7328;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v7333 = v20 + v7328;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v7334 = v7333 < v1;
-    const uint v7336 = v7333 * v7323;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v7342 = v7328 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
-    const uint v7349 = v7248 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
-    const uint v7352 = v7248 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v7336 = v7333 * v7323;  // kernels/gemm/gemv_skinny.hpp:73
+    const uint v7342 = v7328 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v7349 = v7248 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v7352 = v7248 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v7353 = v7352 << 2u;
-    const uint v7354 = v20 + v7349;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v7354 = v20 + v7349;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v7355 = v7354 < v1;
-    const uint v7357 = v7354 * v7323;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v7363 = v7349 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
-    const uint v7371 = v2 >> 6u;  // kernels/gemm/gemv_skinny.hpp:154
-    const uint v7379 = v7223 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v7357 = v7354 * v7323;  // kernels/gemm/gemv_skinny.hpp:73
+    const uint v7363 = v7349 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v7371 = v2 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
+    const uint v7379 = v7223 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v7380 = v7379 << 2u;
-    const uint v7381 = v20 + v7223;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v7381 = v20 + v7223;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v7382 = v7381 < v1;
-    const bool v7384 = v7223 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
-    const uint v7432 = v7229 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const bool v7384 = v7223 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+    const uint v7432 = v7229 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const uint v7434 = v7226 << 6u;
-    const uint v7442 = v7230 >> 6u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v7442 = v7230 >> 6u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v7444 = v7226 << 2u;
-    const uint v7567 = v7243 + v7230;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v7576 = v7253 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const uint v7567 = v7243 + v7230;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v7576 = v7253 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const uint v7578 = v7250 << 6u;
-    const uint v7586 = v7254 >> 6u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v7586 = v7254 >> 6u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v7588 = v7250 << 2u;
-    const uint v7711 = v7267 + v7254;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v7720 = v7277 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const uint v7711 = v7267 + v7254;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v7720 = v7277 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const uint v7722 = v7274 << 6u;
-    const uint v7730 = v7278 >> 6u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v7730 = v7278 >> 6u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v7732 = v7274 << 2u;
-    const uint v7855 = v7291 + v7278;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v7864 = v7301 << 1u;  // kernels/gemm/gemv_skinny.hpp:164
+    const uint v7855 = v7291 + v7278;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v7864 = v7301 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
     const uint v7866 = v7298 << 6u;
-    const uint v7874 = v7302 >> 6u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v7874 = v7302 >> 6u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v7876 = v7298 << 2u;
-    const uint v7999 = v7315 + v7302;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v8006 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const uint v7999 = v7315 + v7302;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v8006 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const uint v8013 = v21 + 4u;
     const uint v8014 = v8013 << 4u;
     const uint v8021 = v21 + 8u;
@@ -196,15 +196,15 @@ kernel void iron_gemv_affine_b8_g64_bf16(
     const uint v8029 = v21 + 12u;
     const uint v8030 = v8029 << 4u;
 
-    for (uint v7215 = 0u; v7215 < v2; v7215 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (uint v7215 = 0u; v7215 < v2; v7215 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const uint v7217 = v7215 >> 8u;
       const uint v7219 = v7217 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7221 = v7219 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-      const uint v7233 = v7215 + v7230;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v7221 = v7219 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+      const uint v7233 = v7215 + v7230;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v7234 = v7233 < v2;
       const bool v7235 = v7232 && v7234;
-      const uint v7238 = v7237 + v7215;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7238 = v7237 + v7215;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v7239 = v7238 + v7230;
       const uint v7241 = v7235 ? v7239 : 0u;
       const uint v7244 = v7221 + v7243;
@@ -212,10 +212,10 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v7245 + e] = v7235 ? x[v7241 + e] : bfloat(0);
       }
-      const uint v7257 = v7215 + v7254;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v7257 = v7215 + v7254;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v7258 = v7257 < v2;
       const bool v7259 = v7256 && v7258;
-      const uint v7262 = v7261 + v7215;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7262 = v7261 + v7215;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v7263 = v7262 + v7254;
       const uint v7265 = v7259 ? v7263 : 0u;
       const uint v7268 = v7221 + v7267;
@@ -223,10 +223,10 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v7269 + e] = v7259 ? x[v7265 + e] : bfloat(0);
       }
-      const uint v7281 = v7215 + v7278;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v7281 = v7215 + v7278;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v7282 = v7281 < v2;
       const bool v7283 = v7280 && v7282;
-      const uint v7286 = v7285 + v7215;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7286 = v7285 + v7215;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v7287 = v7286 + v7278;
       const uint v7289 = v7283 ? v7287 : 0u;
       const uint v7292 = v7221 + v7291;
@@ -234,10 +234,10 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v7293 + e] = v7283 ? x[v7289 + e] : bfloat(0);
       }
-      const uint v7305 = v7215 + v7302;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v7305 = v7215 + v7302;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v7306 = v7305 < v2;
       const bool v7307 = v7304 && v7306;
-      const uint v7310 = v7309 + v7215;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7310 = v7309 + v7215;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v7311 = v7310 + v7302;
       const uint v7313 = v7307 ? v7311 : 0u;
       const uint v7316 = v7221 + v7315;
@@ -245,62 +245,62 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v7317 + e] = v7307 ? x[v7313 + e] : bfloat(0);
       }
-      const uint v7319 = v7219 << 10u;  // kernels/gemm/gemv_skinny.hpp:152
+      const uint v7319 = v7219 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
       const uint v7321 = v7215 >> 2u;
-      const uint v7337 = v7336 + v7321;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v7337 = v7336 + v7321;  // kernels/gemm/gemv_skinny.hpp:73
       const uint v7338 = v7337 + v7332;
       const uint v7340 = v7334 ? v7338 : 0u;
-      const uint v7343 = v7319 + v7342;  // kernels/gemm/gemv_skinny.hpp:71
+      const uint v7343 = v7319 + v7342;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v7344 = v7343 + v7332;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v7344 + e] = v7334 ? packed[v7340 + e] : uint(0);
       }
-      const uint v7358 = v7357 + v7321;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v7358 = v7357 + v7321;  // kernels/gemm/gemv_skinny.hpp:73
       const uint v7359 = v7358 + v7353;
       const uint v7361 = v7355 ? v7359 : 0u;
-      const uint v7364 = v7319 + v7363;  // kernels/gemm/gemv_skinny.hpp:71
+      const uint v7364 = v7319 + v7363;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v7365 = v7364 + v7353;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v7365 + e] = v7355 ? packed[v7361 + e] : uint(0);
       }
-      const uint v7367 = v7219 << 6u;  // kernels/gemm/gemv_skinny.hpp:155
-      const uint v7369 = v7215 >> 6u;  // kernels/gemm/gemv_skinny.hpp:154
-      if (v7384) {  // kernels/gemm/gemv_skinny.hpp:77
-        const uint v7386 = v7381 * v7371;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v7367 = v7219 << 6u;  // kernels/gemm/gemv_skinny.hpp:156
+      const uint v7369 = v7215 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
+      if (v7384) {  // kernels/gemm/gemv_skinny.hpp:78
+        const uint v7386 = v7381 * v7371;  // kernels/gemm/gemv_skinny.hpp:73
         const uint v7387 = v7386 + v7369;
         const uint v7388 = v7387 + v7380;
         const uint v7390 = v7382 ? v7388 : 0u;
-        const uint v7392 = v7223 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+        const uint v7392 = v7223 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v7393 = v7367 + v7392;
         const uint v7394 = v7393 + v7380;
         for (uint e = 0; e < 4u; ++e) {
           shm1[v7394 + e] = v7382 ? scales[v7390 + e] : bfloat(0);
         }
       }
-      if (v7384) {  // kernels/gemm/gemv_skinny.hpp:77
-        const uint v7415 = v7381 * v7371;  // kernels/gemm/gemv_skinny.hpp:72
+      if (v7384) {  // kernels/gemm/gemv_skinny.hpp:78
+        const uint v7415 = v7381 * v7371;  // kernels/gemm/gemv_skinny.hpp:73
         const uint v7416 = v7415 + v7369;
         const uint v7417 = v7416 + v7380;
         const uint v7419 = v7382 ? v7417 : 0u;
-        const uint v7421 = v7223 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
+        const uint v7421 = v7223 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v7422 = v7367 + v7421;
         const uint v7423 = v7422 + v7380;
         for (uint e = 0; e < 4u; ++e) {
           shm2[v7423 + e] = v7382 ? biases[v7419 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:235
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7437 = v7319 + v7434;  // kernels/gemm/gemv_skinny.hpp:164
+      const uint v7437 = v7319 + v7434;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v7438 = v7437 + v7432;
-      const uint v7447 = v7367 + v7444;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v7447 = v7367 + v7444;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v7448 = v7447 + v7442;
-      const bfloat v7449 = shm1[v7448];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v7449 = shm1[v7448];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7450 = float(v7449);
-      const bfloat v7451 = shm2[v7448];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v7451 = shm2[v7448];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7452 = float(v7451);
-      const uint v7455 = shm0[v7438];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v7455 = shm0[v7438];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v7457 = v7438 + 1u;
       const uint v7458 = shm0[v7457];
       const uint v7463 = v7455 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -308,50 +308,50 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const uint v7467 = v7464 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7468 = as_type<float>(v7467);
       const float v7469 = v7468 - 8388608.0f;
-      const float v7470 = fma(v7469, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7470 = fma(v7469, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7475 = v7455 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7476 = v7475 & 255u;
       const uint v7479 = v7476 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7480 = as_type<float>(v7479);
       const float v7481 = v7480 - 8388608.0f;
-      const float v7482 = fma(v7481, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7482 = fma(v7481, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7487 = v7455 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7488 = v7487 & 255u;
       const uint v7491 = v7488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7492 = as_type<float>(v7491);
       const float v7493 = v7492 - 8388608.0f;
-      const float v7494 = fma(v7493, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7494 = fma(v7493, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7499 = v7455 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7500 = v7499 & 255u;
       const uint v7503 = v7500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7504 = as_type<float>(v7503);
       const float v7505 = v7504 - 8388608.0f;
-      const float v7506 = fma(v7505, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7506 = fma(v7505, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7511 = v7458 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7512 = v7511 & 255u;
       const uint v7515 = v7512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7516 = as_type<float>(v7515);
       const float v7517 = v7516 - 8388608.0f;
-      const float v7518 = fma(v7517, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7518 = fma(v7517, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7523 = v7458 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7524 = v7523 & 255u;
       const uint v7527 = v7524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7528 = as_type<float>(v7527);
       const float v7529 = v7528 - 8388608.0f;
-      const float v7530 = fma(v7529, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7530 = fma(v7529, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7535 = v7458 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7536 = v7535 & 255u;
       const uint v7539 = v7536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7540 = as_type<float>(v7539);
       const float v7541 = v7540 - 8388608.0f;
-      const float v7542 = fma(v7541, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7542 = fma(v7541, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7547 = v7458 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7548 = v7547 & 255u;
       const uint v7551 = v7548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7552 = as_type<float>(v7551);
       const float v7553 = v7552 - 8388608.0f;
-      const float v7554 = fma(v7553, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v7555 = bfloat(v7470);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7554 = fma(v7553, v7450, v7452);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v7555 = bfloat(v7470);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7556 = bfloat(v7482);
       const bfloat v7557 = bfloat(v7494);
       const bfloat v7558 = bfloat(v7506);
@@ -359,16 +359,16 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const bfloat v7560 = bfloat(v7530);
       const bfloat v7561 = bfloat(v7542);
       const bfloat v7562 = bfloat(v7554);
-      *(threadgroup iron_bf16x8*)(shm3 + v7567) = iron_bf16x8{{bfloat4(v7555, v7556, v7557, v7558), bfloat4(v7559, v7560, v7561, v7562)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v7581 = v7319 + v7578;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v7567) = iron_bf16x8{{bfloat4(v7555, v7556, v7557, v7558), bfloat4(v7559, v7560, v7561, v7562)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v7581 = v7319 + v7578;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v7582 = v7581 + v7576;
-      const uint v7591 = v7367 + v7588;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v7591 = v7367 + v7588;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v7592 = v7591 + v7586;
-      const bfloat v7593 = shm1[v7592];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v7593 = shm1[v7592];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7594 = float(v7593);
-      const bfloat v7595 = shm2[v7592];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v7595 = shm2[v7592];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7596 = float(v7595);
-      const uint v7599 = shm0[v7582];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v7599 = shm0[v7582];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v7601 = v7582 + 1u;
       const uint v7602 = shm0[v7601];
       const uint v7607 = v7599 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -376,50 +376,50 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const uint v7611 = v7608 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7612 = as_type<float>(v7611);
       const float v7613 = v7612 - 8388608.0f;
-      const float v7614 = fma(v7613, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7614 = fma(v7613, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7619 = v7599 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7620 = v7619 & 255u;
       const uint v7623 = v7620 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7624 = as_type<float>(v7623);
       const float v7625 = v7624 - 8388608.0f;
-      const float v7626 = fma(v7625, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7626 = fma(v7625, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7631 = v7599 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7632 = v7631 & 255u;
       const uint v7635 = v7632 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7636 = as_type<float>(v7635);
       const float v7637 = v7636 - 8388608.0f;
-      const float v7638 = fma(v7637, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7638 = fma(v7637, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7643 = v7599 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7644 = v7643 & 255u;
       const uint v7647 = v7644 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7648 = as_type<float>(v7647);
       const float v7649 = v7648 - 8388608.0f;
-      const float v7650 = fma(v7649, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7650 = fma(v7649, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7655 = v7602 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7656 = v7655 & 255u;
       const uint v7659 = v7656 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7660 = as_type<float>(v7659);
       const float v7661 = v7660 - 8388608.0f;
-      const float v7662 = fma(v7661, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7662 = fma(v7661, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7667 = v7602 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7668 = v7667 & 255u;
       const uint v7671 = v7668 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7672 = as_type<float>(v7671);
       const float v7673 = v7672 - 8388608.0f;
-      const float v7674 = fma(v7673, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7674 = fma(v7673, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7679 = v7602 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7680 = v7679 & 255u;
       const uint v7683 = v7680 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7684 = as_type<float>(v7683);
       const float v7685 = v7684 - 8388608.0f;
-      const float v7686 = fma(v7685, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7686 = fma(v7685, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7691 = v7602 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7692 = v7691 & 255u;
       const uint v7695 = v7692 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7696 = as_type<float>(v7695);
       const float v7697 = v7696 - 8388608.0f;
-      const float v7698 = fma(v7697, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v7699 = bfloat(v7614);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7698 = fma(v7697, v7594, v7596);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v7699 = bfloat(v7614);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7700 = bfloat(v7626);
       const bfloat v7701 = bfloat(v7638);
       const bfloat v7702 = bfloat(v7650);
@@ -427,16 +427,16 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const bfloat v7704 = bfloat(v7674);
       const bfloat v7705 = bfloat(v7686);
       const bfloat v7706 = bfloat(v7698);
-      *(threadgroup iron_bf16x8*)(shm3 + v7711) = iron_bf16x8{{bfloat4(v7699, v7700, v7701, v7702), bfloat4(v7703, v7704, v7705, v7706)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v7725 = v7319 + v7722;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v7711) = iron_bf16x8{{bfloat4(v7699, v7700, v7701, v7702), bfloat4(v7703, v7704, v7705, v7706)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v7725 = v7319 + v7722;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v7726 = v7725 + v7720;
-      const uint v7735 = v7367 + v7732;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v7735 = v7367 + v7732;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v7736 = v7735 + v7730;
-      const bfloat v7737 = shm1[v7736];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v7737 = shm1[v7736];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7738 = float(v7737);
-      const bfloat v7739 = shm2[v7736];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v7739 = shm2[v7736];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7740 = float(v7739);
-      const uint v7743 = shm0[v7726];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v7743 = shm0[v7726];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v7745 = v7726 + 1u;
       const uint v7746 = shm0[v7745];
       const uint v7751 = v7743 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -444,50 +444,50 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const uint v7755 = v7752 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7756 = as_type<float>(v7755);
       const float v7757 = v7756 - 8388608.0f;
-      const float v7758 = fma(v7757, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7758 = fma(v7757, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7763 = v7743 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7764 = v7763 & 255u;
       const uint v7767 = v7764 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7768 = as_type<float>(v7767);
       const float v7769 = v7768 - 8388608.0f;
-      const float v7770 = fma(v7769, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7770 = fma(v7769, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7775 = v7743 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7776 = v7775 & 255u;
       const uint v7779 = v7776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7780 = as_type<float>(v7779);
       const float v7781 = v7780 - 8388608.0f;
-      const float v7782 = fma(v7781, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7782 = fma(v7781, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7787 = v7743 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7788 = v7787 & 255u;
       const uint v7791 = v7788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7792 = as_type<float>(v7791);
       const float v7793 = v7792 - 8388608.0f;
-      const float v7794 = fma(v7793, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7794 = fma(v7793, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7799 = v7746 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7800 = v7799 & 255u;
       const uint v7803 = v7800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7804 = as_type<float>(v7803);
       const float v7805 = v7804 - 8388608.0f;
-      const float v7806 = fma(v7805, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7806 = fma(v7805, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7811 = v7746 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7812 = v7811 & 255u;
       const uint v7815 = v7812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7816 = as_type<float>(v7815);
       const float v7817 = v7816 - 8388608.0f;
-      const float v7818 = fma(v7817, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7818 = fma(v7817, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7823 = v7746 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7824 = v7823 & 255u;
       const uint v7827 = v7824 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7828 = as_type<float>(v7827);
       const float v7829 = v7828 - 8388608.0f;
-      const float v7830 = fma(v7829, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7830 = fma(v7829, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7835 = v7746 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7836 = v7835 & 255u;
       const uint v7839 = v7836 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7840 = as_type<float>(v7839);
       const float v7841 = v7840 - 8388608.0f;
-      const float v7842 = fma(v7841, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v7843 = bfloat(v7758);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7842 = fma(v7841, v7738, v7740);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v7843 = bfloat(v7758);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7844 = bfloat(v7770);
       const bfloat v7845 = bfloat(v7782);
       const bfloat v7846 = bfloat(v7794);
@@ -495,16 +495,16 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const bfloat v7848 = bfloat(v7818);
       const bfloat v7849 = bfloat(v7830);
       const bfloat v7850 = bfloat(v7842);
-      *(threadgroup iron_bf16x8*)(shm3 + v7855) = iron_bf16x8{{bfloat4(v7843, v7844, v7845, v7846), bfloat4(v7847, v7848, v7849, v7850)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v7869 = v7319 + v7866;  // kernels/gemm/gemv_skinny.hpp:164
+      *(threadgroup iron_bf16x8*)(shm3 + v7855) = iron_bf16x8{{bfloat4(v7843, v7844, v7845, v7846), bfloat4(v7847, v7848, v7849, v7850)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v7869 = v7319 + v7866;  // kernels/gemm/gemv_skinny.hpp:165
       const uint v7870 = v7869 + v7864;
-      const uint v7879 = v7367 + v7876;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v7879 = v7367 + v7876;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v7880 = v7879 + v7874;
-      const bfloat v7881 = shm1[v7880];  // kernels/gemm/gemv_skinny.hpp:166
+      const bfloat v7881 = shm1[v7880];  // kernels/gemm/gemv_skinny.hpp:167
       const float v7882 = float(v7881);
-      const bfloat v7883 = shm2[v7880];  // kernels/gemm/gemv_skinny.hpp:167
+      const bfloat v7883 = shm2[v7880];  // kernels/gemm/gemv_skinny.hpp:168
       const float v7884 = float(v7883);
-      const uint v7887 = shm0[v7870];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v7887 = shm0[v7870];  // kernels/gemm/gemv_skinny.hpp:170
       const uint v7889 = v7870 + 1u;
       const uint v7890 = shm0[v7889];
       const uint v7895 = v7887 >> 0u;  // kernels/primitives/affine_quant.hpp:20
@@ -512,50 +512,50 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const uint v7899 = v7896 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7900 = as_type<float>(v7899);
       const float v7901 = v7900 - 8388608.0f;
-      const float v7902 = fma(v7901, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7902 = fma(v7901, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7907 = v7887 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7908 = v7907 & 255u;
       const uint v7911 = v7908 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7912 = as_type<float>(v7911);
       const float v7913 = v7912 - 8388608.0f;
-      const float v7914 = fma(v7913, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7914 = fma(v7913, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7919 = v7887 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7920 = v7919 & 255u;
       const uint v7923 = v7920 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7924 = as_type<float>(v7923);
       const float v7925 = v7924 - 8388608.0f;
-      const float v7926 = fma(v7925, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7926 = fma(v7925, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7931 = v7887 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7932 = v7931 & 255u;
       const uint v7935 = v7932 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7936 = as_type<float>(v7935);
       const float v7937 = v7936 - 8388608.0f;
-      const float v7938 = fma(v7937, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7938 = fma(v7937, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7943 = v7890 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7944 = v7943 & 255u;
       const uint v7947 = v7944 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7948 = as_type<float>(v7947);
       const float v7949 = v7948 - 8388608.0f;
-      const float v7950 = fma(v7949, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7950 = fma(v7949, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7955 = v7890 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7956 = v7955 & 255u;
       const uint v7959 = v7956 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7960 = as_type<float>(v7959);
       const float v7961 = v7960 - 8388608.0f;
-      const float v7962 = fma(v7961, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7962 = fma(v7961, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7967 = v7890 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7968 = v7967 & 255u;
       const uint v7971 = v7968 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7972 = as_type<float>(v7971);
       const float v7973 = v7972 - 8388608.0f;
-      const float v7974 = fma(v7973, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
+      const float v7974 = fma(v7973, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
       const uint v7979 = v7890 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v7980 = v7979 & 255u;
       const uint v7983 = v7980 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v7984 = as_type<float>(v7983);
       const float v7985 = v7984 - 8388608.0f;
-      const float v7986 = fma(v7985, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:173
-      const bfloat v7987 = bfloat(v7902);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v7986 = fma(v7985, v7882, v7884);  // kernels/gemm/gemv_skinny.hpp:174
+      const bfloat v7987 = bfloat(v7902);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7988 = bfloat(v7914);
       const bfloat v7989 = bfloat(v7926);
       const bfloat v7990 = bfloat(v7938);
@@ -563,38 +563,38 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const bfloat v7992 = bfloat(v7962);
       const bfloat v7993 = bfloat(v7974);
       const bfloat v7994 = bfloat(v7986);
-      *(threadgroup iron_bf16x8*)(shm3 + v7999) = iron_bf16x8{{bfloat4(v7987, v7988, v7989, v7990), bfloat4(v7991, v7992, v7993, v7994)}};  // kernels/gemm/gemv_skinny.hpp:126
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:244
-      const uint v8008 = v7221 + v8006;  // kernels/gemm/gemv_skinny.hpp:250
+      *(threadgroup iron_bf16x8*)(shm3 + v7999) = iron_bf16x8{{bfloat4(v7987, v7988, v7989, v7990), bfloat4(v7991, v7992, v7993, v7994)}};  // kernels/gemm/gemv_skinny.hpp:127
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
+      const uint v8008 = v7221 + v8006;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v8008), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v8006), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v8016 = v7221 + v8014;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v8006), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v8016 = v7221 + v8014;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v8016), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v8014), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v8024 = v7221 + v8022;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v8014), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v8024 = v7221 + v8022;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v8024), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v8022), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v8032 = v7221 + v8030;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm3, long(v8022), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v8032 = v7221 + v8030;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm4, long(v8032), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v8030), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_load<true>(v27, shm3, long(v8030), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:235
-    const uint v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
+    const uint v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm5, long(v851), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:259
-    const uint v857 = v17 + v7328;  // kernels/gemm/gemv_skinny.hpp:262
-    const uint v860 = v20 + v7331;  // kernels/gemm/gemv_skinny.hpp:263
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
+    const uint v857 = v17 + v7328;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v860 = v20 + v7331;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v7223];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v864 = shm5[v7223];  // kernels/gemm/gemv_skinny.hpp:266
       float v865 = v864;
-      const uint v867 = 256u + v7223;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v867 = 256u + v7223;  // kernels/gemm/gemv_skinny.hpp:267
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -609,21 +609,21 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v882 = bfloat(v881);
       const uint v883 = v857 * v1;
       const uint v884 = v883 + v860;
       out[v884] = v882;
     }
-    const uint v890 = v17 + v7349;  // kernels/gemm/gemv_skinny.hpp:262
-    const uint v893 = v20 + v7352;  // kernels/gemm/gemv_skinny.hpp:263
-    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v890 = v17 + v7349;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v893 = v20 + v7352;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v895 = v893 < v1;
     const bool v896 = v894 && v895;
     if (v896) {
-      const float v897 = shm5[v7248];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v897 = shm5[v7248];  // kernels/gemm/gemv_skinny.hpp:266
       float v898 = v897;
-      const uint v900 = 256u + v7248;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v900 = 256u + v7248;  // kernels/gemm/gemv_skinny.hpp:267
       const float v901 = shm5[v900];
       const float v902 = v898;
       const float v903 = v902 + v901;
@@ -638,7 +638,7 @@ kernel void iron_gemv_affine_b8_g64_bf16(
       const float v912 = v898;
       const float v913 = v912 + v911;
       v898 = v913;
-      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v915 = bfloat(v914);
       const uint v916 = v890 * v1;
       const uint v917 = v916 + v893;

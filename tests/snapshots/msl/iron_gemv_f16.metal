@@ -96,65 +96,65 @@ kernel void iron_gemv_f16(
   if (v6) {
     const bool v8 = v0 > 4u;  // kernels/gemm/gemv.cpp:194
     if (v8) {
-      const uint v11 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+      const uint v11 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
       const uint v12 = v11 >> 4u;
-      const uint v13 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:218
-      const uint v15 = v13 % v12;  // kernels/gemm/gemv_skinny.hpp:219
+      const uint v13 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
+      const uint v15 = v13 % v12;  // kernels/gemm/gemv_skinny.hpp:220
       const uint v16 = v15 << 4u;
       const uint v18 = v13 / v12;
       const uint v19 = v18 << 4u;
-      const uint v20 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:231
-      iron_frag<float, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v20 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
+      iron_frag<float, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:233
       iron_frag_fill(v22, float(0.0f));
-      iron_frag<half, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:233
+      iron_frag<half, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:234
       iron_frag_fill(v24, half(half(0.0f)));
-      iron_frag<half, 16, 16> v26;  // kernels/gemm/gemv_skinny.hpp:234
+      iron_frag<half, 16, 16> v26;  // kernels/gemm/gemv_skinny.hpp:235
       iron_frag_fill(v26, half(half(0.0f)));
-      const uint v4508 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
-      const uint v4511 = v4508 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-      const uint v4514 = v4508 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4508 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
+      const uint v4511 = v4508 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4514 = v4508 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
       const uint v4515 = v4514 << 3u;
-      const uint v4516 = v16 + v4511;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4516 = v16 + v4511;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4517 = v4516 < v0;
-      const uint v4522 = v4516 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4522 = v4516 * v2;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v4528 = v4511 * 264u;
-      const uint v4533 = v4508 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-      const uint v4535 = v4533 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-      const uint v4538 = v4533 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4533 = v4508 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+      const uint v4535 = v4533 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4538 = v4533 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
       const uint v4539 = v4538 << 3u;
-      const uint v4540 = v16 + v4535;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4540 = v16 + v4535;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4541 = v4540 < v0;
-      const uint v4546 = v4540 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4546 = v4540 * v2;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v4552 = v4535 * 264u;
-      const uint v4557 = v4508 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-      const uint v4559 = v4557 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-      const uint v4562 = v4557 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4557 = v4508 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+      const uint v4559 = v4557 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4562 = v4557 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
       const uint v4563 = v4562 << 3u;
-      const uint v4564 = v16 + v4559;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4564 = v16 + v4559;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4565 = v4564 < v0;
-      const uint v4570 = v4564 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4570 = v4564 * v2;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v4576 = v4559 * 264u;
-      const uint v4581 = v4508 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-      const uint v4583 = v4581 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-      const uint v4586 = v4581 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4581 = v4508 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+      const uint v4583 = v4581 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+      const uint v4586 = v4581 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
       const uint v4587 = v4586 << 3u;
-      const uint v4588 = v16 + v4583;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4588 = v16 + v4583;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4589 = v4588 < v0;
-      const uint v4594 = v4588 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4594 = v4588 * v2;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v4600 = v4583 * 264u;
-      const uint v4614 = v19 + v4511;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4614 = v19 + v4511;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4615 = v4614 < v1;
-      const uint v4620 = v4614 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v4638 = v19 + v4535;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4620 = v4614 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4638 = v19 + v4535;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4639 = v4638 < v1;
-      const uint v4644 = v4638 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v4662 = v19 + v4559;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4644 = v4638 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4662 = v19 + v4559;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4663 = v4662 < v1;
-      const uint v4668 = v4662 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v4686 = v19 + v4583;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v4668 = v4662 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4686 = v19 + v4583;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v4687 = v4686 < v1;
-      const uint v4692 = v4686 * v2;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v4708 = v20 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+      const uint v4692 = v4686 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4708 = v20 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
       const uint v4715 = v20 + 4u;
       const uint v4716 = v4715 << 4u;
       const uint v4723 = v20 + 8u;
@@ -162,15 +162,15 @@ kernel void iron_gemv_f16(
       const uint v4731 = v20 + 12u;
       const uint v4732 = v4731 << 4u;
 
-      for (uint v4500 = 0u; v4500 < v2; v4500 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+      for (uint v4500 = 0u; v4500 < v2; v4500 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
         const uint v4502 = v4500 >> 8u;
         const uint v4504 = v4502 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4506 = v4504 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-        const uint v4518 = v4500 + v4515;  // kernels/gemm/gemv_skinny.hpp:49
+        const uint v4506 = v4504 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+        const uint v4518 = v4500 + v4515;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v4519 = v4518 < v2;
         const bool v4520 = v4517 && v4519;
-        const uint v4523 = v4522 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4523 = v4522 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4524 = v4523 + v4515;
         const uint v4526 = v4520 ? v4524 : 0u;
         const uint v4529 = v4506 + v4528;
@@ -178,10 +178,10 @@ kernel void iron_gemv_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm1[v4530 + e] = v4520 ? x[v4526 + e] : half(0);
         }
-        const uint v4542 = v4500 + v4539;  // kernels/gemm/gemv_skinny.hpp:49
+        const uint v4542 = v4500 + v4539;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v4543 = v4542 < v2;
         const bool v4544 = v4541 && v4543;
-        const uint v4547 = v4546 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4547 = v4546 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4548 = v4547 + v4539;
         const uint v4550 = v4544 ? v4548 : 0u;
         const uint v4553 = v4506 + v4552;
@@ -189,10 +189,10 @@ kernel void iron_gemv_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm1[v4554 + e] = v4544 ? x[v4550 + e] : half(0);
         }
-        const uint v4566 = v4500 + v4563;  // kernels/gemm/gemv_skinny.hpp:49
+        const uint v4566 = v4500 + v4563;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v4567 = v4566 < v2;
         const bool v4568 = v4565 && v4567;
-        const uint v4571 = v4570 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4571 = v4570 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4572 = v4571 + v4563;
         const uint v4574 = v4568 ? v4572 : 0u;
         const uint v4577 = v4506 + v4576;
@@ -200,10 +200,10 @@ kernel void iron_gemv_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm1[v4578 + e] = v4568 ? x[v4574 + e] : half(0);
         }
-        const uint v4590 = v4500 + v4587;  // kernels/gemm/gemv_skinny.hpp:49
+        const uint v4590 = v4500 + v4587;  // kernels/gemm/gemv_skinny.hpp:50
         const bool v4591 = v4590 < v2;
         const bool v4592 = v4589 && v4591;
-        const uint v4595 = v4594 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4595 = v4594 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4596 = v4595 + v4587;
         const uint v4598 = v4592 ? v4596 : 0u;
         const uint v4601 = v4506 + v4600;
@@ -211,69 +211,69 @@ kernel void iron_gemv_f16(
         for (uint e = 0; e < 8u; ++e) {
           shm1[v4602 + e] = v4592 ? x[v4598 + e] : half(0);
         }
-        const bool v4618 = v4615 && v4519;  // kernels/gemm/gemv_skinny.hpp:49
-        const uint v4621 = v4620 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const bool v4618 = v4615 && v4519;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4621 = v4620 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4622 = v4621 + v4515;
         const uint v4624 = v4618 ? v4622 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4530 + e] = v4618 ? w[v4624 + e] : half(0);
         }
-        const bool v4642 = v4639 && v4543;  // kernels/gemm/gemv_skinny.hpp:49
-        const uint v4645 = v4644 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const bool v4642 = v4639 && v4543;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4645 = v4644 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4646 = v4645 + v4539;
         const uint v4648 = v4642 ? v4646 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4554 + e] = v4642 ? w[v4648 + e] : half(0);
         }
-        const bool v4666 = v4663 && v4567;  // kernels/gemm/gemv_skinny.hpp:49
-        const uint v4669 = v4668 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const bool v4666 = v4663 && v4567;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4669 = v4668 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4670 = v4669 + v4563;
         const uint v4672 = v4666 ? v4670 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4578 + e] = v4666 ? w[v4672 + e] : half(0);
         }
-        const bool v4690 = v4687 && v4591;  // kernels/gemm/gemv_skinny.hpp:49
-        const uint v4693 = v4692 + v4500;  // kernels/gemm/gemv_skinny.hpp:50
+        const bool v4690 = v4687 && v4591;  // kernels/gemm/gemv_skinny.hpp:50
+        const uint v4693 = v4692 + v4500;  // kernels/gemm/gemv_skinny.hpp:51
         const uint v4694 = v4693 + v4587;
         const uint v4696 = v4690 ? v4694 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm0[v4602 + e] = v4690 ? w[v4696 + e] : half(0);
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:235
+        // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4710 = v4506 + v4708;  // kernels/gemm/gemv_skinny.hpp:250
+        const uint v4710 = v4506 + v4708;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load<false>(v24, shm1, long(v4710), long(264u));
-        iron_frag_load<true>(v26, shm0, long(v4710), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const uint v4718 = v4506 + v4716;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load<true>(v26, shm0, long(v4710), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const uint v4718 = v4506 + v4716;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load<false>(v24, shm1, long(v4718), long(264u));
-        iron_frag_load<true>(v26, shm0, long(v4718), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const uint v4726 = v4506 + v4724;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load<true>(v26, shm0, long(v4718), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const uint v4726 = v4506 + v4724;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load<false>(v24, shm1, long(v4726), long(264u));
-        iron_frag_load<true>(v26, shm0, long(v4726), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
-        const uint v4734 = v4506 + v4732;  // kernels/gemm/gemv_skinny.hpp:250
+        iron_frag_load<true>(v26, shm0, long(v4726), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
+        const uint v4734 = v4506 + v4732;  // kernels/gemm/gemv_skinny.hpp:251
         iron_frag_load<false>(v24, shm1, long(v4734), long(264u));
-        iron_frag_load<true>(v26, shm0, long(v4734), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_load<true>(v26, shm0, long(v4734), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+        iron_frag_mma(v22, v24, v26);  // kernels/gemm/gemv_skinny.hpp:253
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:235
-      const uint v267 = v20 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
+      const uint v267 = v20 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
       iron_frag_store<false>(v22, shm2, long(v267), long(16u));
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:259
-      const uint v272 = v4508 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
+      const uint v272 = v4508 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
       const uint v273 = v16 + v272;
-      const uint v275 = v4508 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+      const uint v275 = v4508 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
       const uint v276 = v19 + v275;
-      const bool v277 = v273 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+      const bool v277 = v273 < v0;  // kernels/gemm/gemv_skinny.hpp:265
       const bool v278 = v276 < v1;
       const bool v279 = v277 && v278;
       if (v279) {
-        const float v280 = shm2[v4508];  // kernels/gemm/gemv_skinny.hpp:265
+        const float v280 = shm2[v4508];  // kernels/gemm/gemv_skinny.hpp:266
         float v281 = v280;
-        const uint v283 = 256u + v4508;  // kernels/gemm/gemv_skinny.hpp:266
+        const uint v283 = 256u + v4508;  // kernels/gemm/gemv_skinny.hpp:267
         const float v284 = shm2[v283];
         const float v285 = v281;
         const float v286 = v285 + v284;
@@ -288,23 +288,23 @@ kernel void iron_gemv_f16(
         const float v295 = v281;
         const float v296 = v295 + v294;
         v281 = v296;
-        const float v297 = v281;  // kernels/gemm/gemv_skinny.hpp:267
+        const float v297 = v281;  // kernels/gemm/gemv_skinny.hpp:268
         const half v298 = half(v297);
         const uint v299 = v273 * v1;
         const uint v300 = v299 + v276;
         out[v300] = v298;
       }
-      const uint v305 = v4533 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+      const uint v305 = v4533 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
       const uint v306 = v16 + v305;
-      const uint v308 = v4533 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+      const uint v308 = v4533 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
       const uint v309 = v19 + v308;
-      const bool v310 = v306 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+      const bool v310 = v306 < v0;  // kernels/gemm/gemv_skinny.hpp:265
       const bool v311 = v309 < v1;
       const bool v312 = v310 && v311;
       if (v312) {
-        const float v313 = shm2[v4533];  // kernels/gemm/gemv_skinny.hpp:265
+        const float v313 = shm2[v4533];  // kernels/gemm/gemv_skinny.hpp:266
         float v314 = v313;
-        const uint v316 = 256u + v4533;  // kernels/gemm/gemv_skinny.hpp:266
+        const uint v316 = 256u + v4533;  // kernels/gemm/gemv_skinny.hpp:267
         const float v317 = shm2[v316];
         const float v318 = v314;
         const float v319 = v318 + v317;
@@ -319,7 +319,7 @@ kernel void iron_gemv_f16(
         const float v328 = v314;
         const float v329 = v328 + v327;
         v314 = v329;
-        const float v330 = v314;  // kernels/gemm/gemv_skinny.hpp:267
+        const float v330 = v314;  // kernels/gemm/gemv_skinny.hpp:268
         const half v331 = half(v330);
         const uint v332 = v306 * v1;
         const uint v333 = v332 + v309;

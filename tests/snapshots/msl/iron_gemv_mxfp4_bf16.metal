@@ -98,83 +98,83 @@ kernel void iron_gemv_mxfp4_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:217
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:218
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:231
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:232
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:233
+    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
     iron_frag_fill(v25, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
     iron_frag_fill(v27, bfloat(bfloat(0.0f)));
-    const uint v18247 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v18250 = v18247 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v18253 = v18247 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18247 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v18250 = v18247 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18253 = v18247 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v18254 = v18253 << 3u;
-    const uint v18255 = v17 + v18250;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v18255 = v17 + v18250;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v18256 = v18255 < v0;
-    const uint v18261 = v18255 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v18261 = v18255 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v18267 = v18250 * 264u;
-    const uint v18272 = v18247 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v18274 = v18272 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v18277 = v18272 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18272 = v18247 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v18274 = v18272 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18277 = v18272 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v18278 = v18277 << 3u;
-    const uint v18279 = v17 + v18274;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v18279 = v17 + v18274;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v18280 = v18279 < v0;
-    const uint v18285 = v18279 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v18285 = v18279 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v18291 = v18274 * 264u;
-    const uint v18296 = v18247 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v18298 = v18296 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v18301 = v18296 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18296 = v18247 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v18298 = v18296 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18301 = v18296 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v18302 = v18301 << 3u;
-    const uint v18303 = v17 + v18298;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v18303 = v17 + v18298;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v18304 = v18303 < v0;
-    const uint v18309 = v18303 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v18309 = v18303 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v18315 = v18298 * 264u;
-    const uint v18320 = v18247 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
-    const uint v18322 = v18320 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v18325 = v18320 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18320 = v18247 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v18322 = v18320 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
+    const uint v18325 = v18320 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
     const uint v18326 = v18325 << 3u;
-    const uint v18327 = v17 + v18322;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v18327 = v17 + v18322;  // kernels/gemm/gemv_skinny.hpp:50
     const bool v18328 = v18327 < v0;
-    const uint v18333 = v18327 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v18333 = v18327 * v2;  // kernels/gemm/gemv_skinny.hpp:51
     const uint v18339 = v18322 * 264u;
-    const uint v18347 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:193
-    const uint v18352 = v18247 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
-    const uint v18355 = v18247 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v18347 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:194
+    const uint v18352 = v18247 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v18355 = v18247 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v18356 = v18355 << 2u;
-    const uint v18357 = v20 + v18352;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v18357 = v20 + v18352;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v18358 = v18357 < v1;
-    const uint v18360 = v18357 * v18347;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v18366 = v18352 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
-    const uint v18374 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:194
-    const uint v18382 = v18247 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
+    const uint v18360 = v18357 * v18347;  // kernels/gemm/gemv_skinny.hpp:73
+    const uint v18366 = v18352 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v18374 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
+    const uint v18382 = v18247 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
     const uint v18383 = v18382 << 3u;
-    const uint v18384 = v20 + v18247;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v18384 = v20 + v18247;  // kernels/gemm/gemv_skinny.hpp:70
     const bool v18385 = v18384 < v1;
-    const bool v18387 = v18247 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
-    const uint v18406 = v18250 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const uint v18413 = v18253 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const bool v18387 = v18247 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+    const uint v18406 = v18250 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const uint v18413 = v18253 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const uint v18415 = v18250 << 3u;
-    const uint v18605 = v18267 + v18254;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v18614 = v18274 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const uint v18621 = v18277 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const uint v18605 = v18267 + v18254;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v18614 = v18274 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const uint v18621 = v18277 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const uint v18623 = v18274 << 3u;
-    const uint v18813 = v18291 + v18278;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v18822 = v18298 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const uint v18829 = v18301 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const uint v18813 = v18291 + v18278;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v18822 = v18298 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const uint v18829 = v18301 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const uint v18831 = v18298 << 3u;
-    const uint v19021 = v18315 + v18302;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v19030 = v18322 << 5u;  // kernels/gemm/gemv_skinny.hpp:201
-    const uint v19037 = v18325 >> 2u;  // kernels/gemm/gemv_skinny.hpp:203
+    const uint v19021 = v18315 + v18302;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v19030 = v18322 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
+    const uint v19037 = v18325 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
     const uint v19039 = v18322 << 3u;
-    const uint v19229 = v18339 + v18326;  // kernels/gemm/gemv_skinny.hpp:126
-    const uint v19236 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:249
+    const uint v19229 = v18339 + v18326;  // kernels/gemm/gemv_skinny.hpp:127
+    const uint v19236 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
     const uint v19243 = v21 + 4u;
     const uint v19244 = v19243 << 4u;
     const uint v19251 = v21 + 8u;
@@ -182,15 +182,15 @@ kernel void iron_gemv_mxfp4_bf16(
     const uint v19259 = v21 + 12u;
     const uint v19260 = v19259 << 4u;
 
-    for (uint v18239 = 0u; v18239 < v2; v18239 += 256u) {  // kernels/gemm/gemv_skinny.hpp:235
+    for (uint v18239 = 0u; v18239 < v2; v18239 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
       const uint v18241 = v18239 >> 8u;
       const uint v18243 = v18241 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v18245 = v18243 * 4224u;  // kernels/gemm/gemv_skinny.hpp:238
-      const uint v18257 = v18239 + v18254;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v18245 = v18243 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
+      const uint v18257 = v18239 + v18254;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v18258 = v18257 < v2;
       const bool v18259 = v18256 && v18258;
-      const uint v18262 = v18261 + v18239;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v18262 = v18261 + v18239;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v18263 = v18262 + v18254;
       const uint v18265 = v18259 ? v18263 : 0u;
       const uint v18268 = v18245 + v18267;
@@ -198,10 +198,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v18269 + e] = v18259 ? x[v18265 + e] : bfloat(0);
       }
-      const uint v18281 = v18239 + v18278;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v18281 = v18239 + v18278;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v18282 = v18281 < v2;
       const bool v18283 = v18280 && v18282;
-      const uint v18286 = v18285 + v18239;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v18286 = v18285 + v18239;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v18287 = v18286 + v18278;
       const uint v18289 = v18283 ? v18287 : 0u;
       const uint v18292 = v18245 + v18291;
@@ -209,10 +209,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v18293 + e] = v18283 ? x[v18289 + e] : bfloat(0);
       }
-      const uint v18305 = v18239 + v18302;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v18305 = v18239 + v18302;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v18306 = v18305 < v2;
       const bool v18307 = v18304 && v18306;
-      const uint v18310 = v18309 + v18239;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v18310 = v18309 + v18239;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v18311 = v18310 + v18302;
       const uint v18313 = v18307 ? v18311 : 0u;
       const uint v18316 = v18245 + v18315;
@@ -220,10 +220,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v18317 + e] = v18307 ? x[v18313 + e] : bfloat(0);
       }
-      const uint v18329 = v18239 + v18326;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v18329 = v18239 + v18326;  // kernels/gemm/gemv_skinny.hpp:50
       const bool v18330 = v18329 < v2;
       const bool v18331 = v18328 && v18330;
-      const uint v18334 = v18333 + v18239;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v18334 = v18333 + v18239;  // kernels/gemm/gemv_skinny.hpp:51
       const uint v18335 = v18334 + v18326;
       const uint v18337 = v18331 ? v18335 : 0u;
       const uint v18340 = v18245 + v18339;
@@ -231,37 +231,37 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v18341 + e] = v18331 ? x[v18337 + e] : bfloat(0);
       }
-      const uint v18343 = v18243 << 9u;  // kernels/gemm/gemv_skinny.hpp:193
+      const uint v18343 = v18243 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
       const uint v18345 = v18239 >> 3u;
-      const uint v18361 = v18360 + v18345;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v18361 = v18360 + v18345;  // kernels/gemm/gemv_skinny.hpp:73
       const uint v18362 = v18361 + v18356;
       const uint v18364 = v18358 ? v18362 : 0u;
-      const uint v18367 = v18343 + v18366;  // kernels/gemm/gemv_skinny.hpp:71
+      const uint v18367 = v18343 + v18366;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v18368 = v18367 + v18356;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v18368 + e] = v18358 ? packed[v18364 + e] : uint(0);
       }
-      const uint v18370 = v18243 << 7u;  // kernels/gemm/gemv_skinny.hpp:195
-      const uint v18372 = v18239 >> 5u;  // kernels/gemm/gemv_skinny.hpp:194
-      if (v18387) {  // kernels/gemm/gemv_skinny.hpp:77
-        const uint v18389 = v18384 * v18374;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v18370 = v18243 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
+      const uint v18372 = v18239 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
+      if (v18387) {  // kernels/gemm/gemv_skinny.hpp:78
+        const uint v18389 = v18384 * v18374;  // kernels/gemm/gemv_skinny.hpp:73
         const uint v18390 = v18389 + v18372;
         const uint v18391 = v18390 + v18383;
         const uint v18393 = v18385 ? v18391 : 0u;
-        const uint v18395 = v18247 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
+        const uint v18395 = v18247 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v18396 = v18370 + v18395;
         const uint v18397 = v18396 + v18383;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v18397 + e] = v18385 ? scales[v18393 + e] : uchar(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:235
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v18409 = v18343 + v18406;  // kernels/gemm/gemv_skinny.hpp:201
+      const uint v18409 = v18343 + v18406;  // kernels/gemm/gemv_skinny.hpp:202
       const uint v18410 = v18409 + v18253;
       const uint v18411 = shm0[v18410];
-      const uint v18418 = v18370 + v18415;  // kernels/gemm/gemv_skinny.hpp:203
+      const uint v18418 = v18370 + v18415;  // kernels/gemm/gemv_skinny.hpp:204
       const uint v18419 = v18418 + v18413;
       const uchar v18420 = shm1[v18419];
       const uint v18421 = uint(v18420);
@@ -271,7 +271,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v18429 = v18421 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v18431 = v18429 ? 4194304u : v18427;
       const float v18432 = as_type<float>(v18431);
-      const uint v18434 = v18411 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const uint v18434 = v18411 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18436 = v18434 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18438 = v18436 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v18440 = v18438 << 22u;
@@ -282,7 +282,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18449 = v18447 << 28u;
       const uint v18450 = v18445 | v18449;
       const float v18451 = as_type<float>(v18450);
-      const float v18452 = v18451 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18452 = v18451 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18454 = v18411 >> 4u;
       const uint v18456 = v18454 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18458 = v18456 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -294,7 +294,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18469 = v18467 << 28u;
       const uint v18470 = v18465 | v18469;
       const float v18471 = as_type<float>(v18470);
-      const float v18472 = v18471 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18472 = v18471 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18474 = v18411 >> 8u;
       const uint v18476 = v18474 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18478 = v18476 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -306,7 +306,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18489 = v18487 << 28u;
       const uint v18490 = v18485 | v18489;
       const float v18491 = as_type<float>(v18490);
-      const float v18492 = v18491 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18492 = v18491 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18494 = v18411 >> 12u;
       const uint v18496 = v18494 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18498 = v18496 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -318,7 +318,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18509 = v18507 << 28u;
       const uint v18510 = v18505 | v18509;
       const float v18511 = as_type<float>(v18510);
-      const float v18512 = v18511 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18512 = v18511 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18514 = v18411 >> 16u;
       const uint v18516 = v18514 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18518 = v18516 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -330,7 +330,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18529 = v18527 << 28u;
       const uint v18530 = v18525 | v18529;
       const float v18531 = as_type<float>(v18530);
-      const float v18532 = v18531 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18532 = v18531 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18534 = v18411 >> 20u;
       const uint v18536 = v18534 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18538 = v18536 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -342,7 +342,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18549 = v18547 << 28u;
       const uint v18550 = v18545 | v18549;
       const float v18551 = as_type<float>(v18550);
-      const float v18552 = v18551 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18552 = v18551 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18554 = v18411 >> 24u;
       const uint v18556 = v18554 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18558 = v18556 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -354,7 +354,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18569 = v18567 << 28u;
       const uint v18570 = v18565 | v18569;
       const float v18571 = as_type<float>(v18570);
-      const float v18572 = v18571 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18572 = v18571 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18574 = v18411 >> 28u;
       const uint v18576 = v18574 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18578 = v18576 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -366,8 +366,8 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18589 = v18587 << 28u;
       const uint v18590 = v18585 | v18589;
       const float v18591 = as_type<float>(v18590);
-      const float v18592 = v18591 * v18432;  // kernels/gemm/gemv_skinny.hpp:205
-      const bfloat v18593 = bfloat(v18452);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v18592 = v18591 * v18432;  // kernels/gemm/gemv_skinny.hpp:206
+      const bfloat v18593 = bfloat(v18452);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v18594 = bfloat(v18472);
       const bfloat v18595 = bfloat(v18492);
       const bfloat v18596 = bfloat(v18512);
@@ -375,11 +375,11 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v18598 = bfloat(v18552);
       const bfloat v18599 = bfloat(v18572);
       const bfloat v18600 = bfloat(v18592);
-      *(threadgroup iron_bf16x8*)(shm2 + v18605) = iron_bf16x8{{bfloat4(v18593, v18594, v18595, v18596), bfloat4(v18597, v18598, v18599, v18600)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v18617 = v18343 + v18614;  // kernels/gemm/gemv_skinny.hpp:201
+      *(threadgroup iron_bf16x8*)(shm2 + v18605) = iron_bf16x8{{bfloat4(v18593, v18594, v18595, v18596), bfloat4(v18597, v18598, v18599, v18600)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v18617 = v18343 + v18614;  // kernels/gemm/gemv_skinny.hpp:202
       const uint v18618 = v18617 + v18277;
       const uint v18619 = shm0[v18618];
-      const uint v18626 = v18370 + v18623;  // kernels/gemm/gemv_skinny.hpp:203
+      const uint v18626 = v18370 + v18623;  // kernels/gemm/gemv_skinny.hpp:204
       const uint v18627 = v18626 + v18621;
       const uchar v18628 = shm1[v18627];
       const uint v18629 = uint(v18628);
@@ -389,7 +389,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v18637 = v18629 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v18639 = v18637 ? 4194304u : v18635;
       const float v18640 = as_type<float>(v18639);
-      const uint v18642 = v18619 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const uint v18642 = v18619 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18644 = v18642 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18646 = v18644 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v18648 = v18646 << 22u;
@@ -400,7 +400,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18657 = v18655 << 28u;
       const uint v18658 = v18653 | v18657;
       const float v18659 = as_type<float>(v18658);
-      const float v18660 = v18659 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18660 = v18659 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18662 = v18619 >> 4u;
       const uint v18664 = v18662 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18666 = v18664 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -412,7 +412,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18677 = v18675 << 28u;
       const uint v18678 = v18673 | v18677;
       const float v18679 = as_type<float>(v18678);
-      const float v18680 = v18679 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18680 = v18679 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18682 = v18619 >> 8u;
       const uint v18684 = v18682 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18686 = v18684 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -424,7 +424,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18697 = v18695 << 28u;
       const uint v18698 = v18693 | v18697;
       const float v18699 = as_type<float>(v18698);
-      const float v18700 = v18699 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18700 = v18699 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18702 = v18619 >> 12u;
       const uint v18704 = v18702 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18706 = v18704 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -436,7 +436,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18717 = v18715 << 28u;
       const uint v18718 = v18713 | v18717;
       const float v18719 = as_type<float>(v18718);
-      const float v18720 = v18719 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18720 = v18719 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18722 = v18619 >> 16u;
       const uint v18724 = v18722 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18726 = v18724 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -448,7 +448,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18737 = v18735 << 28u;
       const uint v18738 = v18733 | v18737;
       const float v18739 = as_type<float>(v18738);
-      const float v18740 = v18739 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18740 = v18739 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18742 = v18619 >> 20u;
       const uint v18744 = v18742 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18746 = v18744 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -460,7 +460,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18757 = v18755 << 28u;
       const uint v18758 = v18753 | v18757;
       const float v18759 = as_type<float>(v18758);
-      const float v18760 = v18759 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18760 = v18759 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18762 = v18619 >> 24u;
       const uint v18764 = v18762 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18766 = v18764 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -472,7 +472,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18777 = v18775 << 28u;
       const uint v18778 = v18773 | v18777;
       const float v18779 = as_type<float>(v18778);
-      const float v18780 = v18779 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18780 = v18779 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18782 = v18619 >> 28u;
       const uint v18784 = v18782 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18786 = v18784 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -484,8 +484,8 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18797 = v18795 << 28u;
       const uint v18798 = v18793 | v18797;
       const float v18799 = as_type<float>(v18798);
-      const float v18800 = v18799 * v18640;  // kernels/gemm/gemv_skinny.hpp:205
-      const bfloat v18801 = bfloat(v18660);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v18800 = v18799 * v18640;  // kernels/gemm/gemv_skinny.hpp:206
+      const bfloat v18801 = bfloat(v18660);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v18802 = bfloat(v18680);
       const bfloat v18803 = bfloat(v18700);
       const bfloat v18804 = bfloat(v18720);
@@ -493,11 +493,11 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v18806 = bfloat(v18760);
       const bfloat v18807 = bfloat(v18780);
       const bfloat v18808 = bfloat(v18800);
-      *(threadgroup iron_bf16x8*)(shm2 + v18813) = iron_bf16x8{{bfloat4(v18801, v18802, v18803, v18804), bfloat4(v18805, v18806, v18807, v18808)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v18825 = v18343 + v18822;  // kernels/gemm/gemv_skinny.hpp:201
+      *(threadgroup iron_bf16x8*)(shm2 + v18813) = iron_bf16x8{{bfloat4(v18801, v18802, v18803, v18804), bfloat4(v18805, v18806, v18807, v18808)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v18825 = v18343 + v18822;  // kernels/gemm/gemv_skinny.hpp:202
       const uint v18826 = v18825 + v18301;
       const uint v18827 = shm0[v18826];
-      const uint v18834 = v18370 + v18831;  // kernels/gemm/gemv_skinny.hpp:203
+      const uint v18834 = v18370 + v18831;  // kernels/gemm/gemv_skinny.hpp:204
       const uint v18835 = v18834 + v18829;
       const uchar v18836 = shm1[v18835];
       const uint v18837 = uint(v18836);
@@ -507,7 +507,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v18845 = v18837 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v18847 = v18845 ? 4194304u : v18843;
       const float v18848 = as_type<float>(v18847);
-      const uint v18850 = v18827 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const uint v18850 = v18827 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18852 = v18850 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18854 = v18852 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v18856 = v18854 << 22u;
@@ -518,7 +518,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18865 = v18863 << 28u;
       const uint v18866 = v18861 | v18865;
       const float v18867 = as_type<float>(v18866);
-      const float v18868 = v18867 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18868 = v18867 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18870 = v18827 >> 4u;
       const uint v18872 = v18870 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18874 = v18872 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -530,7 +530,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18885 = v18883 << 28u;
       const uint v18886 = v18881 | v18885;
       const float v18887 = as_type<float>(v18886);
-      const float v18888 = v18887 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18888 = v18887 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18890 = v18827 >> 8u;
       const uint v18892 = v18890 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18894 = v18892 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -542,7 +542,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18905 = v18903 << 28u;
       const uint v18906 = v18901 | v18905;
       const float v18907 = as_type<float>(v18906);
-      const float v18908 = v18907 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18908 = v18907 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18910 = v18827 >> 12u;
       const uint v18912 = v18910 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18914 = v18912 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -554,7 +554,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18925 = v18923 << 28u;
       const uint v18926 = v18921 | v18925;
       const float v18927 = as_type<float>(v18926);
-      const float v18928 = v18927 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18928 = v18927 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18930 = v18827 >> 16u;
       const uint v18932 = v18930 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18934 = v18932 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -566,7 +566,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18945 = v18943 << 28u;
       const uint v18946 = v18941 | v18945;
       const float v18947 = as_type<float>(v18946);
-      const float v18948 = v18947 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18948 = v18947 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18950 = v18827 >> 20u;
       const uint v18952 = v18950 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18954 = v18952 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -578,7 +578,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18965 = v18963 << 28u;
       const uint v18966 = v18961 | v18965;
       const float v18967 = as_type<float>(v18966);
-      const float v18968 = v18967 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18968 = v18967 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18970 = v18827 >> 24u;
       const uint v18972 = v18970 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18974 = v18972 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -590,7 +590,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v18985 = v18983 << 28u;
       const uint v18986 = v18981 | v18985;
       const float v18987 = as_type<float>(v18986);
-      const float v18988 = v18987 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v18988 = v18987 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v18990 = v18827 >> 28u;
       const uint v18992 = v18990 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v18994 = v18992 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -602,8 +602,8 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19005 = v19003 << 28u;
       const uint v19006 = v19001 | v19005;
       const float v19007 = as_type<float>(v19006);
-      const float v19008 = v19007 * v18848;  // kernels/gemm/gemv_skinny.hpp:205
-      const bfloat v19009 = bfloat(v18868);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v19008 = v19007 * v18848;  // kernels/gemm/gemv_skinny.hpp:206
+      const bfloat v19009 = bfloat(v18868);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v19010 = bfloat(v18888);
       const bfloat v19011 = bfloat(v18908);
       const bfloat v19012 = bfloat(v18928);
@@ -611,11 +611,11 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v19014 = bfloat(v18968);
       const bfloat v19015 = bfloat(v18988);
       const bfloat v19016 = bfloat(v19008);
-      *(threadgroup iron_bf16x8*)(shm2 + v19021) = iron_bf16x8{{bfloat4(v19009, v19010, v19011, v19012), bfloat4(v19013, v19014, v19015, v19016)}};  // kernels/gemm/gemv_skinny.hpp:126
-      const uint v19033 = v18343 + v19030;  // kernels/gemm/gemv_skinny.hpp:201
+      *(threadgroup iron_bf16x8*)(shm2 + v19021) = iron_bf16x8{{bfloat4(v19009, v19010, v19011, v19012), bfloat4(v19013, v19014, v19015, v19016)}};  // kernels/gemm/gemv_skinny.hpp:127
+      const uint v19033 = v18343 + v19030;  // kernels/gemm/gemv_skinny.hpp:202
       const uint v19034 = v19033 + v18325;
       const uint v19035 = shm0[v19034];
-      const uint v19042 = v18370 + v19039;  // kernels/gemm/gemv_skinny.hpp:203
+      const uint v19042 = v18370 + v19039;  // kernels/gemm/gemv_skinny.hpp:204
       const uint v19043 = v19042 + v19037;
       const uchar v19044 = shm1[v19043];
       const uint v19045 = uint(v19044);
@@ -625,7 +625,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v19053 = v19045 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v19055 = v19053 ? 4194304u : v19051;
       const float v19056 = as_type<float>(v19055);
-      const uint v19058 = v19035 >> 0u;  // kernels/gemm/gemv_skinny.hpp:205
+      const uint v19058 = v19035 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19060 = v19058 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19062 = v19060 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v19064 = v19062 << 22u;
@@ -636,7 +636,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19073 = v19071 << 28u;
       const uint v19074 = v19069 | v19073;
       const float v19075 = as_type<float>(v19074);
-      const float v19076 = v19075 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19076 = v19075 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19078 = v19035 >> 4u;
       const uint v19080 = v19078 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19082 = v19080 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -648,7 +648,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19093 = v19091 << 28u;
       const uint v19094 = v19089 | v19093;
       const float v19095 = as_type<float>(v19094);
-      const float v19096 = v19095 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19096 = v19095 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19098 = v19035 >> 8u;
       const uint v19100 = v19098 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19102 = v19100 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -660,7 +660,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19113 = v19111 << 28u;
       const uint v19114 = v19109 | v19113;
       const float v19115 = as_type<float>(v19114);
-      const float v19116 = v19115 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19116 = v19115 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19118 = v19035 >> 12u;
       const uint v19120 = v19118 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19122 = v19120 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -672,7 +672,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19133 = v19131 << 28u;
       const uint v19134 = v19129 | v19133;
       const float v19135 = as_type<float>(v19134);
-      const float v19136 = v19135 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19136 = v19135 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19138 = v19035 >> 16u;
       const uint v19140 = v19138 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19142 = v19140 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -684,7 +684,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19153 = v19151 << 28u;
       const uint v19154 = v19149 | v19153;
       const float v19155 = as_type<float>(v19154);
-      const float v19156 = v19155 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19156 = v19155 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19158 = v19035 >> 20u;
       const uint v19160 = v19158 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19162 = v19160 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -696,7 +696,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19173 = v19171 << 28u;
       const uint v19174 = v19169 | v19173;
       const float v19175 = as_type<float>(v19174);
-      const float v19176 = v19175 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19176 = v19175 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19178 = v19035 >> 24u;
       const uint v19180 = v19178 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19182 = v19180 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -708,7 +708,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19193 = v19191 << 28u;
       const uint v19194 = v19189 | v19193;
       const float v19195 = as_type<float>(v19194);
-      const float v19196 = v19195 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
+      const float v19196 = v19195 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
       const uint v19198 = v19035 >> 28u;
       const uint v19200 = v19198 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v19202 = v19200 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -720,8 +720,8 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v19213 = v19211 << 28u;
       const uint v19214 = v19209 | v19213;
       const float v19215 = as_type<float>(v19214);
-      const float v19216 = v19215 * v19056;  // kernels/gemm/gemv_skinny.hpp:205
-      const bfloat v19217 = bfloat(v19076);  // kernels/gemm/gemv_skinny.hpp:124
+      const float v19216 = v19215 * v19056;  // kernels/gemm/gemv_skinny.hpp:206
+      const bfloat v19217 = bfloat(v19076);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v19218 = bfloat(v19096);
       const bfloat v19219 = bfloat(v19116);
       const bfloat v19220 = bfloat(v19136);
@@ -729,40 +729,40 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v19222 = bfloat(v19176);
       const bfloat v19223 = bfloat(v19196);
       const bfloat v19224 = bfloat(v19216);
-      *(threadgroup iron_bf16x8*)(shm2 + v19229) = iron_bf16x8{{bfloat4(v19217, v19218, v19219, v19220), bfloat4(v19221, v19222, v19223, v19224)}};  // kernels/gemm/gemv_skinny.hpp:126
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:244
-      const uint v19238 = v18245 + v19236;  // kernels/gemm/gemv_skinny.hpp:250
+      *(threadgroup iron_bf16x8*)(shm2 + v19229) = iron_bf16x8{{bfloat4(v19217, v19218, v19219, v19220), bfloat4(v19221, v19222, v19223, v19224)}};  // kernels/gemm/gemv_skinny.hpp:127
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
+      const uint v19238 = v18245 + v19236;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm3, long(v19238), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v19236), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v19246 = v18245 + v19244;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm2, long(v19236), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v19246 = v18245 + v19244;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm3, long(v19246), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v19244), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v19254 = v18245 + v19252;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm2, long(v19244), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v19254 = v18245 + v19252;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm3, long(v19254), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v19252), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
-      const uint v19262 = v18245 + v19260;  // kernels/gemm/gemv_skinny.hpp:250
+      iron_frag_load<true>(v27, shm2, long(v19252), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      const uint v19262 = v18245 + v19260;  // kernels/gemm/gemv_skinny.hpp:251
       iron_frag_load<false>(v25, shm3, long(v19262), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v19260), long(264u));  // kernels/gemm/gemv_skinny.hpp:251
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_load<true>(v27, shm2, long(v19260), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:235
-    const uint v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:258
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
+    const uint v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
     iron_frag_store<false>(v23, shm4, long(v1057), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:259
-    const uint v1062 = v18247 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
+    const uint v1062 = v18247 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v1063 = v17 + v1062;
-    const uint v1065 = v18247 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v1065 = v18247 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const uint v1066 = v20 + v1065;
-    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v1068 = v1066 < v1;
     const bool v1069 = v1067 && v1068;
     if (v1069) {
-      const float v1070 = shm4[v18247];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v1070 = shm4[v18247];  // kernels/gemm/gemv_skinny.hpp:266
       float v1071 = v1070;
-      const uint v1073 = 256u + v18247;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v1073 = 256u + v18247;  // kernels/gemm/gemv_skinny.hpp:267
       const float v1074 = shm4[v1073];
       const float v1075 = v1071;
       const float v1076 = v1075 + v1074;
@@ -777,23 +777,23 @@ kernel void iron_gemv_mxfp4_bf16(
       const float v1085 = v1071;
       const float v1086 = v1085 + v1084;
       v1071 = v1086;
-      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v1088 = bfloat(v1087);
       const uint v1089 = v1063 * v1;
       const uint v1090 = v1089 + v1066;
       out[v1090] = v1088;
     }
-    const uint v1095 = v18272 >> 4u;  // kernels/gemm/gemv_skinny.hpp:262
+    const uint v1095 = v18272 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
     const uint v1096 = v17 + v1095;
-    const uint v1098 = v18272 & 15u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v1098 = v18272 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
     const uint v1099 = v20 + v1098;
-    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:264
+    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:265
     const bool v1101 = v1099 < v1;
     const bool v1102 = v1100 && v1101;
     if (v1102) {
-      const float v1103 = shm4[v18272];  // kernels/gemm/gemv_skinny.hpp:265
+      const float v1103 = shm4[v18272];  // kernels/gemm/gemv_skinny.hpp:266
       float v1104 = v1103;
-      const uint v1106 = 256u + v18272;  // kernels/gemm/gemv_skinny.hpp:266
+      const uint v1106 = 256u + v18272;  // kernels/gemm/gemv_skinny.hpp:267
       const float v1107 = shm4[v1106];
       const float v1108 = v1104;
       const float v1109 = v1108 + v1107;
@@ -808,7 +808,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const float v1118 = v1104;
       const float v1119 = v1118 + v1117;
       v1104 = v1119;
-      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:267
+      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:268
       const bfloat v1121 = bfloat(v1120);
       const uint v1122 = v1096 * v1;
       const uint v1123 = v1122 + v1099;
