@@ -24,13 +24,13 @@
 ///   (or codes, scales and biases) are copied into a 4-stage ring by asynchronous copies; a
 ///   quantized step is decoded into a tile of T by all threads; the four simdgroups split the step
 ///   along k in 16×16×16 fragment products and sum their tiles at the end.
-/// - Otherwise (f32, m ≤ 4, other k): one x row takes the 16 weight rows in one pass, more take
-///   4 × 4 sub-tiles one after another; thread t reads chunks t, t + 128, … of each weight row
-///   of the sub-tile with 16-byte loads (8 values of T, or 4 words of codes), decodes them 8 at a
-///   time and multiplies them with the matching 8 columns of the x rows; the threads' sums then
-///   meet through a simdgroup sum and shared memory. The dense form takes
-///   16-byte chunks when k is a multiple of 8 and single columns otherwise. An affine chunk lies in
-///   one group and an MXFP4 chunk (32 codes) is one block, so each loads one scale (and bias).
+/// - Otherwise (f32, m ≤ 4, other k): sub-tiles one after another, for f16/bf16 one x row
+///   against 8 weight rows, for f32 4 × 4; thread t reads chunks t, t + 128, … of each
+///   weight row of the sub-tile with 16-byte loads (8 values of T, or 4 words of codes), decodes
+///   them 8 at a time and multiplies them with the matching 8 columns of the x rows; the threads'
+///   sums then meet through a simdgroup sum and shared memory. The dense form takes 16-byte chunks
+///   when k is a multiple of 8 and single columns otherwise. An affine chunk lies in one group and
+///   an MXFP4 chunk (32 codes) is one block, so each loads one scale (and bias).
 ///
 /// ## Layout
 /// - `x [m, k]` T
@@ -537,6 +537,10 @@ IRON_TEST(iron_gemv_affine_b4_g32, long_rows_3x5x9600, F32, F16, BF16) {
 }
 IRON_GEMV_AFFINE_TESTS(4, 64)
 IRON_GEMV_AFFINE_TESTS(4, 128)
+// Past 4 rows of x with k not a multiple of 256: the FFMA path, a pass per row of x.
+IRON_TEST(iron_gemv_affine_b4_g64, ffma_rows_6x9x192, F32, F16, BF16) {
+  return affine_setup(4, 64, 6, 9, 192, dt, rng);
+}
 // Two row tiles of x and two steps of k on the tensor-core path (k a multiple of 256).
 IRON_TEST(iron_gemv_affine_b4_g128, two_row_tiles_17x18x512, F32, F16, BF16) {
   return affine_setup(4, 128, 17, 18, 512, dt, rng);
@@ -557,6 +561,9 @@ IRON_TEST(iron_gemv_mxfp4, batch_9x16x4352, F32, F16, BF16) {
 }
 IRON_TEST(iron_gemv_mxfp4, one_block_1x1x32, F32, F16, BF16) {
   return mxfp4_setup(1, 1, 32, dt, rng);
+}
+IRON_TEST(iron_gemv_mxfp4, ffma_rows_5x11x96, F32, F16, BF16) {
+  return mxfp4_setup(5, 11, 96, dt, rng);
 }
 IRON_TEST(iron_gemv_mxfp4, two_row_tiles_17x3x768, F32, F16, BF16) {
   return mxfp4_setup(17, 3, 768, dt, rng);

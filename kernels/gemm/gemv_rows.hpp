@@ -177,14 +177,18 @@ void product(const Format& format, const dsl::Tensor<T>& x, const dsl::Out<T>& o
   }
 }
 
-/// The FFMA path for any m: one row of x takes 16 weight rows a pass (16 chunks in flight a
-/// thread); more rows take 4 × 4 sub-tiles.
+/// The FFMA path for any m. 16-bit T (the decode shape's types, which take tensor cores past 4
+/// rows of x): a pass per row of x and 8 weight rows (8 chunks in flight a thread). f32: 4 × 4
+/// sub-tiles. One shape each keeps the kernels small (they compile at run time).
 template <class T, class Format>
 void product(const Format& format, const dsl::Tensor<T>& x, const dsl::Out<T>& out,
              const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
              const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& chunks) {
-  IRON_IF(m == 1u) { product<T, 16, 1>(format, x, out, m, n, k, chunks); }
-  IRON_ELSE { product<T, 4, 4>(format, x, out, m, n, k, chunks); }
+  if constexpr (dsl::lane_bytes<T>() == 2) {
+    product<T, 8, 1>(format, x, out, m, n, k, chunks);
+  } else {
+    product<T, 4, 4>(format, x, out, m, n, k, chunks);
+  }
 }
 
 /// The grid rule: one group per kGroupRows weight rows and kGroupBatch x rows.
