@@ -18,13 +18,13 @@
 /// ## How it runs
 /// A group of 128 threads owns 16 weight rows and 16 rows of x; groups sharing weight rows are
 /// adjacent in the grid, so a weight row is read from memory once for any m.
-/// - f16/bf16 with more than 4 rows of x and k a multiple of 8 (dense) or of 256 (quantized):
-///   tensor cores
+/// - f16/bf16 with k a multiple of 8 (dense), or more than 4 rows of x and k a multiple of 256
+///   (quantized): tensor cores
 ///   (kernels/gemm/gemv_skinny.hpp). 256 columns a step of the group's x rows and weight rows
 ///   (or codes, scales and biases) are copied into a 4-stage ring by asynchronous copies; a
 ///   quantized step is decoded into a tile of T by all threads; the four simdgroups split the step
 ///   along k in 16×16×16 fragment products and sum their tiles at the end.
-/// - Otherwise (f32, m ≤ 4, other k): sub-tiles one after another, for f16/bf16 one x row
+/// - Otherwise (f32, quantized m ≤ 4, other k): sub-tiles one after another, for f16/bf16 one x row
 ///   against 8 weight rows, for f32 4 × 4; thread t reads chunks t, t + 128, … of each
 ///   weight row of the sub-tile with 16-byte loads (8 values of T, or 4 words of codes), decodes
 ///   them 8 at a time and multiplies them with the matching 8 columns of the x rows; the threads'
@@ -176,8 +176,9 @@ void declare_gemv() {
 /// The weight tensors' copies need whole 16-byte pieces (and the scales whole 4-byte ones): k a
 /// multiple of the tensor-core path's step.
 constexpr u32 kQuantizedStep = gemv::skinny::kStepK;
-/// Up to this many rows of x, the FFMA path is the faster one (bench/NOTES.md §9): a tile of 16
-/// x rows multiplies mostly zeros there, and the decode has no product to hide behind.
+/// Up to this many rows of x, the FFMA path is the faster one for quantized weights
+/// (bench/NOTES.md §9): the decode has no product to hide behind. Dense weights take tensor cores
+/// at any m.
 constexpr u32 kFfmaRows = 4;
 
 }  // namespace
@@ -188,15 +189,11 @@ IRON_KERNEL(iron_gemv, (Tensor<T> x, Tensor<T> w, Out<T> out, Constexpr<u32> m, 
   layout(x, "[m, k]");
   layout(w, "[n, k]");
   layout(out, "[m, n]");
-  const auto chunked = [&] { gemv::product<T>(DenseWeights<T, 8>{w, k}, x, out, m, n, k, k / 8u); };
   IRON_IF(k % 8u == 0u) {
     if constexpr (lane_bytes<T>() == 2) {
-      IRON_IF(m > kFfmaRows) {
-        gemv::skinny::product(x, gemv::skinny::DenseSource<T>{w}, out, m, n, k);
-      }
-      IRON_ELSE { chunked(); }
+      gemv::skinny::product(x, gemv::skinny::DenseSource<T>{w}, out, m, n, k);
     } else {
-      chunked();
+      gemv::product<T>(DenseWeights<T, 8>{w, k}, x, out, m, n, k, k / 8u);
     }
   }
   IRON_ELSE { gemv::product<T>(DenseWeights<T, 1>{w, k}, x, out, m, n, k, k); }
@@ -513,7 +510,7 @@ IRON_TEST(iron_gemv, ones_1x1x1, F32, F16, BF16) { return dense_setup(1, 1, 1, d
 IRON_TEST(iron_gemv, long_rows_2x9x4104, F32, F16, BF16) {
   return dense_setup(2, 9, 4104, dt, rng);
 }
-// One step of k on the tensor-core path (m past kFfmaRows).
+// One step of k on the tensor-core path.
 IRON_TEST(iron_gemv, one_step_5x40x256, F32, F16, BF16) { return dense_setup(5, 40, 256, dt, rng); }
 // Two row tiles of x (m past 16) and a last step of k that is partly outside.
 IRON_TEST(iron_gemv, two_row_tiles_18x33x520, F32, F16, BF16) {
