@@ -13,9 +13,8 @@
 #include <array>
 #include <iron/iron.hpp>
 
-#include "../primitives/affine_quant.hpp"
-#include "../primitives/mxfp4.hpp"
 #include "gemv_rows.hpp"
+#include "quant_b.hpp"
 
 namespace iron::kernels::gemv::skinny {
 
@@ -98,8 +97,9 @@ struct DenseSource {
 };
 
 /// A quantized weight: each step's codes and scales (and biases) are copied into rings, then
-/// decoded by every thread into one tile of T, 8 columns (one piece) at a time. `Format` gives
-/// kWordsPerPiece, kScalesPerStep, the copies, and values(words, scale, bias) of one piece.
+/// decoded by every thread into one tile of T, 8 columns (one piece) at a time. `Format`
+/// (AffineSteps, Mxfp4Steps) gives `start` (the step's copies) and `piece` (the f32 weights of
+/// piece c of row r, decoded as iron_gemm's b sources decode them).
 template <class T, class Format>
 struct DecodedSource {
   static constexpr bool kDecodes = true;
@@ -134,11 +134,12 @@ struct DecodedSource {
 /// MLX affine codes of BITS bits in groups of GROUP (k a multiple of kStepK: every copy whole).
 template <class T, dsl::u32 BITS, dsl::u32 GROUP>
 struct AffineSteps {
+  using Codes = gemm::AffineCodes<T, BITS, GROUP>;  ///< the decode of a piece
   static constexpr dsl::u32 kCodes = codes_per_word<BITS>;
   static constexpr dsl::u32 kWords = kStepK / kCodes;            // words of a row a step
   static constexpr dsl::u32 kGroups = kStepK / GROUP;            // scales of a row a step
   static constexpr dsl::u32 kSideW = kGroups < 8 ? kGroups : 8;  // scales a copy (≤ 16 bytes)
-  static_assert(kStepK % GROUP == 0 && 8 % kCodes == 0, "whole groups a step, whole words a piece");
+  static_assert(kStepK % GROUP == 0 && gemm::kPiece == 8, "whole groups a step, 8 codes a piece");
 
   const dsl::Tensor<dsl::u32>& packed;
   const dsl::Tensor<T>& scales;
@@ -164,16 +165,11 @@ struct AffineSteps {
     using namespace iron::dsl;
     auto first = slot * (kTileN * kWords) + r * kWords + c * (8 / kCodes);
     auto group = slot * (kTileN * kGroups) + r * kGroups + c * 8u / GROUP;
-    auto scale = cast<f32>(load(scale_ring[group]));
+    std::array<Expr<u32>, Codes::kWords> words;
+    for (u32 j = 0; j < Codes::kWords; ++j) words[j] = load(codes[first + j]);
+    auto scale = cast<f32>(load(scale_ring[group]));  // traced in this order, on every compiler
     auto bias = cast<f32>(load(bias_ring[group]));
-    std::array<Expr<u32>, 8 / kCodes> words;
-    for (u32 j = 0; j < 8 / kCodes; ++j) words[j] = load(codes[first + j]);
-    std::array<Expr<f32>, 8> w;
-    for (u32 e = 0; e < 8; ++e) {
-      w[e] =
-          fma(code_value(unpack_code<BITS>(words[e / kCodes], Expr<u32>(e % kCodes))), scale, bias);
-    }
-    return w;
+    return Codes::values(words, scale, bias);
   }
 };
 
@@ -200,11 +196,8 @@ struct Mxfp4Steps {
                                            const dsl::Expr<dsl::u32>& c) const {
     using namespace iron::dsl;
     auto word = load(codes[slot * (kTileN * kWords) + r * kWords + c]);
-    auto scale =
-        decode_e8m0(cast<u32>(load(scale_ring[slot * (kTileN * kBlocks) + r * kBlocks + c / 4u])));
-    std::array<Expr<f32>, 8> w;
-    for (u32 e = 0; e < 8; ++e) w[e] = decode_e2m1(word >> (4 * e)) * scale;
-    return w;
+    return gemm::Mxfp4Codes::values(
+        word, cast<u32>(load(scale_ring[slot * (kTileN * kBlocks) + r * kBlocks + c / 4u])));
   }
 };
 

@@ -36,8 +36,15 @@ struct AffineCodes {
     std::array<Expr<u32>, kWords> words;
     for (u32 j = 0; j < kWords; ++j) words[j] = load(packed[first + j]);
     auto group = row * (k / GROUP) + col / GROUP;
-    auto scale = cast<f32>(load(scales[group]));
+    auto scale = cast<f32>(load(scales[group]));  // traced in this order, on every compiler
     auto bias = cast<f32>(load(biases[group]));
+    return values(words, scale, bias);
+  }
+  /// The f32 weights of one piece from its words and its group's scale and bias.
+  static std::array<dsl::Expr<dsl::f32>, kPiece> values(
+      const std::array<dsl::Expr<dsl::u32>, kWords>& words, const dsl::Expr<dsl::f32>& scale,
+      const dsl::Expr<dsl::f32>& bias) {
+    using namespace iron::dsl;
     std::array<Expr<f32>, kPiece> w;
     for (u32 e = 0; e < kPiece; ++e) {
       w[e] =
@@ -62,7 +69,13 @@ struct Mxfp4Codes {
                                                  const dsl::Expr<dsl::u32>& k) const {
     using namespace iron::dsl;
     auto word = load(packed[row * (k / kPiece) + col / kPiece]);
-    auto scale = decode_e8m0(cast<u32>(load(scales[row * (k / kBlock) + col / kBlock])));
+    return values(word, cast<u32>(load(scales[row * (k / kBlock) + col / kBlock])));
+  }
+  /// The f32 weights of one piece from its word of codes and its block's E8M0 byte.
+  static std::array<dsl::Expr<dsl::f32>, kPiece> values(const dsl::Expr<dsl::u32>& word,
+                                                        const dsl::Expr<dsl::u32>& scale_byte) {
+    using namespace iron::dsl;
+    auto scale = decode_e8m0(scale_byte);
     std::array<Expr<f32>, kPiece> w;
     for (u32 e = 0; e < kPiece; ++e) w[e] = decode_e2m1(word >> (4 * e)) * scale;
     return w;

@@ -322,19 +322,19 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v3914 = v3819 + v3913;
         const unsigned int v3915 = v3914 + v3900;
         iron_copy_async<16>(shm0 + v3915, x + v3911, v3905);
-        const unsigned int v3927 = v26 + v3824;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v3927 = v26 + v3824;  // kernels/gemm/quant_b.hpp:137
         const bool v3928 = v3927 < v1;
         const bool v3931 = v3928 && v3832;
-        const unsigned int v3933 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3933 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
         const unsigned int v3935 = min(v3831, v3933);
         const unsigned int v3937 = v1 - 1u;
         const unsigned int v3939 = min(v3927, v3937);
-        const unsigned int v3941 = v3935 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3941 = v3935 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v3943 = v2 >> 3u;
         const unsigned int v3944 = v3939 * v3943;
         const unsigned int v3945 = v3944 + v3941;
         const unsigned int v3946 = packed[v3945];
-        const unsigned int v3948 = v3935 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3948 = v3935 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v3950 = v2 >> 5u;
         const unsigned int v3951 = v3939 * v3950;
         const unsigned int v3952 = v3951 + v3948;
@@ -346,7 +346,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v3962 = v3954 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v3964 = v3962 ? 4194304u : v3960;
         const float v3965 = __uint_as_float(v3964);
-        const unsigned int v3967 = v3946 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3967 = v3946 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3969 = v3967 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3971 = v3969 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3973 = v3971 << 22u;
@@ -357,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v3982 = v3980 << 28u;
         const unsigned int v3983 = v3978 | v3982;
         const float v3984 = __uint_as_float(v3983);
-        const float v3985 = v3984 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v3985 = v3984 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3987 = v3946 >> 4u;
         const unsigned int v3989 = v3987 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3991 = v3989 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -369,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4002 = v4000 << 28u;
         const unsigned int v4003 = v3998 | v4002;
         const float v4004 = __uint_as_float(v4003);
-        const float v4005 = v4004 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4005 = v4004 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4007 = v3946 >> 8u;
         const unsigned int v4009 = v4007 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4011 = v4009 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -381,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4022 = v4020 << 28u;
         const unsigned int v4023 = v4018 | v4022;
         const float v4024 = __uint_as_float(v4023);
-        const float v4025 = v4024 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4025 = v4024 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4027 = v3946 >> 12u;
         const unsigned int v4029 = v4027 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4031 = v4029 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -393,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4042 = v4040 << 28u;
         const unsigned int v4043 = v4038 | v4042;
         const float v4044 = __uint_as_float(v4043);
-        const float v4045 = v4044 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4045 = v4044 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4047 = v3946 >> 16u;
         const unsigned int v4049 = v4047 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4051 = v4049 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -405,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4062 = v4060 << 28u;
         const unsigned int v4063 = v4058 | v4062;
         const float v4064 = __uint_as_float(v4063);
-        const float v4065 = v4064 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4065 = v4064 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4067 = v3946 >> 20u;
         const unsigned int v4069 = v4067 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4071 = v4069 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4082 = v4080 << 28u;
         const unsigned int v4083 = v4078 | v4082;
         const float v4084 = __uint_as_float(v4083);
-        const float v4085 = v4084 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4085 = v4084 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4087 = v3946 >> 24u;
         const unsigned int v4089 = v4087 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4091 = v4089 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -429,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4102 = v4100 << 28u;
         const unsigned int v4103 = v4098 | v4102;
         const float v4104 = __uint_as_float(v4103);
-        const float v4105 = v4104 * v3965;  // kernels/gemm/quant_b.hpp:67
+        const float v4105 = v4104 * v3965;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4107 = v3946 >> 28u;
         const unsigned int v4109 = v4107 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4111 = v4109 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -441,8 +441,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4122 = v4120 << 28u;
         const unsigned int v4123 = v4118 | v4122;
         const float v4124 = __uint_as_float(v4123);
-        const float v4125 = v4124 * v3965;  // kernels/gemm/quant_b.hpp:67
-        const float v4127 = v3931 ? v3985 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4125 = v4124 * v3965;  // kernels/gemm/quant_b.hpp:80
+        const float v4127 = v3931 ? v3985 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v4128 = __float2bfloat16_rn(v4127);
         const float v4130 = v3931 ? v4005 : 0.0f;
         const __nv_bfloat16 v4131 = __float2bfloat16_rn(v4130);
@@ -458,17 +458,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v4146 = __float2bfloat16_rn(v4145);
         const float v4148 = v3931 ? v4125 : 0.0f;
         const __nv_bfloat16 v4149 = __float2bfloat16_rn(v4148);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v3843) = iron_bf16x8{{v4128, v4131, v4134, v4137, v4140, v4143, v4146, v4149}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v4165 = v26 + v3848;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v3843) = iron_bf16x8{{v4128, v4131, v4134, v4137, v4140, v4143, v4146, v4149}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4165 = v26 + v3848;  // kernels/gemm/quant_b.hpp:137
         const bool v4166 = v4165 < v1;
         const bool v4169 = v4166 && v3856;
-        const unsigned int v4173 = min(v3855, v3933);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4173 = min(v3855, v3933);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v4177 = min(v4165, v3937);
-        const unsigned int v4179 = v4173 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v4179 = v4173 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v4182 = v4177 * v3943;
         const unsigned int v4183 = v4182 + v4179;
         const unsigned int v4184 = packed[v4183];
-        const unsigned int v4186 = v4173 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v4186 = v4173 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v4189 = v4177 * v3950;
         const unsigned int v4190 = v4189 + v4186;
         const unsigned char v4191 = scales[v4190];
@@ -479,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v4200 = v4192 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v4202 = v4200 ? 4194304u : v4198;
         const float v4203 = __uint_as_float(v4202);
-        const unsigned int v4205 = v4184 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v4205 = v4184 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4207 = v4205 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4209 = v4207 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v4211 = v4209 << 22u;
@@ -490,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4220 = v4218 << 28u;
         const unsigned int v4221 = v4216 | v4220;
         const float v4222 = __uint_as_float(v4221);
-        const float v4223 = v4222 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4223 = v4222 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4225 = v4184 >> 4u;
         const unsigned int v4227 = v4225 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4229 = v4227 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -502,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4240 = v4238 << 28u;
         const unsigned int v4241 = v4236 | v4240;
         const float v4242 = __uint_as_float(v4241);
-        const float v4243 = v4242 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4243 = v4242 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4245 = v4184 >> 8u;
         const unsigned int v4247 = v4245 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4249 = v4247 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -514,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4260 = v4258 << 28u;
         const unsigned int v4261 = v4256 | v4260;
         const float v4262 = __uint_as_float(v4261);
-        const float v4263 = v4262 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4263 = v4262 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4265 = v4184 >> 12u;
         const unsigned int v4267 = v4265 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4269 = v4267 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -526,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4280 = v4278 << 28u;
         const unsigned int v4281 = v4276 | v4280;
         const float v4282 = __uint_as_float(v4281);
-        const float v4283 = v4282 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4283 = v4282 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4285 = v4184 >> 16u;
         const unsigned int v4287 = v4285 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4289 = v4287 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -538,7 +538,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4300 = v4298 << 28u;
         const unsigned int v4301 = v4296 | v4300;
         const float v4302 = __uint_as_float(v4301);
-        const float v4303 = v4302 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4303 = v4302 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4305 = v4184 >> 20u;
         const unsigned int v4307 = v4305 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4309 = v4307 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -550,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4320 = v4318 << 28u;
         const unsigned int v4321 = v4316 | v4320;
         const float v4322 = __uint_as_float(v4321);
-        const float v4323 = v4322 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4323 = v4322 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4325 = v4184 >> 24u;
         const unsigned int v4327 = v4325 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4329 = v4327 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4340 = v4338 << 28u;
         const unsigned int v4341 = v4336 | v4340;
         const float v4342 = __uint_as_float(v4341);
-        const float v4343 = v4342 * v4203;  // kernels/gemm/quant_b.hpp:67
+        const float v4343 = v4342 * v4203;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4345 = v4184 >> 28u;
         const unsigned int v4347 = v4345 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4349 = v4347 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -574,8 +574,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4360 = v4358 << 28u;
         const unsigned int v4361 = v4356 | v4360;
         const float v4362 = __uint_as_float(v4361);
-        const float v4363 = v4362 * v4203;  // kernels/gemm/quant_b.hpp:67
-        const float v4365 = v4169 ? v4223 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4363 = v4362 * v4203;  // kernels/gemm/quant_b.hpp:80
+        const float v4365 = v4169 ? v4223 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v4366 = __float2bfloat16_rn(v4365);
         const float v4368 = v4169 ? v4243 : 0.0f;
         const __nv_bfloat16 v4369 = __float2bfloat16_rn(v4368);
@@ -591,17 +591,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v4384 = __float2bfloat16_rn(v4383);
         const float v4386 = v4169 ? v4363 : 0.0f;
         const __nv_bfloat16 v4387 = __float2bfloat16_rn(v4386);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v3867) = iron_bf16x8{{v4366, v4369, v4372, v4375, v4378, v4381, v4384, v4387}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v4403 = v26 + v3872;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v3867) = iron_bf16x8{{v4366, v4369, v4372, v4375, v4378, v4381, v4384, v4387}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4403 = v26 + v3872;  // kernels/gemm/quant_b.hpp:137
         const bool v4404 = v4403 < v1;
         const bool v4407 = v4404 && v3880;
-        const unsigned int v4411 = min(v3879, v3933);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4411 = min(v3879, v3933);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v4415 = min(v4403, v3937);
-        const unsigned int v4417 = v4411 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v4417 = v4411 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v4420 = v4415 * v3943;
         const unsigned int v4421 = v4420 + v4417;
         const unsigned int v4422 = packed[v4421];
-        const unsigned int v4424 = v4411 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v4424 = v4411 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v4427 = v4415 * v3950;
         const unsigned int v4428 = v4427 + v4424;
         const unsigned char v4429 = scales[v4428];
@@ -612,7 +612,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v4438 = v4430 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v4440 = v4438 ? 4194304u : v4436;
         const float v4441 = __uint_as_float(v4440);
-        const unsigned int v4443 = v4422 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v4443 = v4422 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4445 = v4443 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4447 = v4445 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v4449 = v4447 << 22u;
@@ -623,7 +623,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4458 = v4456 << 28u;
         const unsigned int v4459 = v4454 | v4458;
         const float v4460 = __uint_as_float(v4459);
-        const float v4461 = v4460 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4461 = v4460 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4463 = v4422 >> 4u;
         const unsigned int v4465 = v4463 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4467 = v4465 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -635,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4478 = v4476 << 28u;
         const unsigned int v4479 = v4474 | v4478;
         const float v4480 = __uint_as_float(v4479);
-        const float v4481 = v4480 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4481 = v4480 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4483 = v4422 >> 8u;
         const unsigned int v4485 = v4483 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4487 = v4485 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -647,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4498 = v4496 << 28u;
         const unsigned int v4499 = v4494 | v4498;
         const float v4500 = __uint_as_float(v4499);
-        const float v4501 = v4500 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4501 = v4500 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4503 = v4422 >> 12u;
         const unsigned int v4505 = v4503 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4507 = v4505 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -659,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4518 = v4516 << 28u;
         const unsigned int v4519 = v4514 | v4518;
         const float v4520 = __uint_as_float(v4519);
-        const float v4521 = v4520 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4521 = v4520 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4523 = v4422 >> 16u;
         const unsigned int v4525 = v4523 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4527 = v4525 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -671,7 +671,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4538 = v4536 << 28u;
         const unsigned int v4539 = v4534 | v4538;
         const float v4540 = __uint_as_float(v4539);
-        const float v4541 = v4540 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4541 = v4540 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4543 = v4422 >> 20u;
         const unsigned int v4545 = v4543 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4547 = v4545 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -683,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4558 = v4556 << 28u;
         const unsigned int v4559 = v4554 | v4558;
         const float v4560 = __uint_as_float(v4559);
-        const float v4561 = v4560 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4561 = v4560 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4563 = v4422 >> 24u;
         const unsigned int v4565 = v4563 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4567 = v4565 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -695,7 +695,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4578 = v4576 << 28u;
         const unsigned int v4579 = v4574 | v4578;
         const float v4580 = __uint_as_float(v4579);
-        const float v4581 = v4580 * v4441;  // kernels/gemm/quant_b.hpp:67
+        const float v4581 = v4580 * v4441;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4583 = v4422 >> 28u;
         const unsigned int v4585 = v4583 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4587 = v4585 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -707,8 +707,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4598 = v4596 << 28u;
         const unsigned int v4599 = v4594 | v4598;
         const float v4600 = __uint_as_float(v4599);
-        const float v4601 = v4600 * v4441;  // kernels/gemm/quant_b.hpp:67
-        const float v4603 = v4407 ? v4461 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4601 = v4600 * v4441;  // kernels/gemm/quant_b.hpp:80
+        const float v4603 = v4407 ? v4461 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v4604 = __float2bfloat16_rn(v4603);
         const float v4606 = v4407 ? v4481 : 0.0f;
         const __nv_bfloat16 v4607 = __float2bfloat16_rn(v4606);
@@ -724,17 +724,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v4622 = __float2bfloat16_rn(v4621);
         const float v4624 = v4407 ? v4601 : 0.0f;
         const __nv_bfloat16 v4625 = __float2bfloat16_rn(v4624);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v3891) = iron_bf16x8{{v4604, v4607, v4610, v4613, v4616, v4619, v4622, v4625}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v4641 = v26 + v3896;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v3891) = iron_bf16x8{{v4604, v4607, v4610, v4613, v4616, v4619, v4622, v4625}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4641 = v26 + v3896;  // kernels/gemm/quant_b.hpp:137
         const bool v4642 = v4641 < v1;
         const bool v4645 = v4642 && v3904;
-        const unsigned int v4649 = min(v3903, v3933);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v4649 = min(v3903, v3933);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v4653 = min(v4641, v3937);
-        const unsigned int v4655 = v4649 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v4655 = v4649 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v4658 = v4653 * v3943;
         const unsigned int v4659 = v4658 + v4655;
         const unsigned int v4660 = packed[v4659];
-        const unsigned int v4662 = v4649 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v4662 = v4649 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v4665 = v4653 * v3950;
         const unsigned int v4666 = v4665 + v4662;
         const unsigned char v4667 = scales[v4666];
@@ -745,7 +745,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v4676 = v4668 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v4678 = v4676 ? 4194304u : v4674;
         const float v4679 = __uint_as_float(v4678);
-        const unsigned int v4681 = v4660 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v4681 = v4660 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4683 = v4681 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4685 = v4683 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v4687 = v4685 << 22u;
@@ -756,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4696 = v4694 << 28u;
         const unsigned int v4697 = v4692 | v4696;
         const float v4698 = __uint_as_float(v4697);
-        const float v4699 = v4698 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4699 = v4698 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4701 = v4660 >> 4u;
         const unsigned int v4703 = v4701 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4705 = v4703 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -768,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4716 = v4714 << 28u;
         const unsigned int v4717 = v4712 | v4716;
         const float v4718 = __uint_as_float(v4717);
-        const float v4719 = v4718 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4719 = v4718 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4721 = v4660 >> 8u;
         const unsigned int v4723 = v4721 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4725 = v4723 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -780,7 +780,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4736 = v4734 << 28u;
         const unsigned int v4737 = v4732 | v4736;
         const float v4738 = __uint_as_float(v4737);
-        const float v4739 = v4738 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4739 = v4738 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4741 = v4660 >> 12u;
         const unsigned int v4743 = v4741 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4745 = v4743 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -792,7 +792,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4756 = v4754 << 28u;
         const unsigned int v4757 = v4752 | v4756;
         const float v4758 = __uint_as_float(v4757);
-        const float v4759 = v4758 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4759 = v4758 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4761 = v4660 >> 16u;
         const unsigned int v4763 = v4761 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4765 = v4763 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -804,7 +804,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4776 = v4774 << 28u;
         const unsigned int v4777 = v4772 | v4776;
         const float v4778 = __uint_as_float(v4777);
-        const float v4779 = v4778 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4779 = v4778 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4781 = v4660 >> 20u;
         const unsigned int v4783 = v4781 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4785 = v4783 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -816,7 +816,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4796 = v4794 << 28u;
         const unsigned int v4797 = v4792 | v4796;
         const float v4798 = __uint_as_float(v4797);
-        const float v4799 = v4798 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4799 = v4798 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4801 = v4660 >> 24u;
         const unsigned int v4803 = v4801 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4805 = v4803 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -828,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4816 = v4814 << 28u;
         const unsigned int v4817 = v4812 | v4816;
         const float v4818 = __uint_as_float(v4817);
-        const float v4819 = v4818 * v4679;  // kernels/gemm/quant_b.hpp:67
+        const float v4819 = v4818 * v4679;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4821 = v4660 >> 28u;
         const unsigned int v4823 = v4821 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4825 = v4823 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -840,8 +840,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v4836 = v4834 << 28u;
         const unsigned int v4837 = v4832 | v4836;
         const float v4838 = __uint_as_float(v4837);
-        const float v4839 = v4838 * v4679;  // kernels/gemm/quant_b.hpp:67
-        const float v4841 = v4645 ? v4699 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4839 = v4838 * v4679;  // kernels/gemm/quant_b.hpp:80
+        const float v4841 = v4645 ? v4699 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v4842 = __float2bfloat16_rn(v4841);
         const float v4844 = v4645 ? v4719 : 0.0f;
         const __nv_bfloat16 v4845 = __float2bfloat16_rn(v4844);
@@ -857,7 +857,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v4860 = __float2bfloat16_rn(v4859);
         const float v4862 = v4645 ? v4839 : 0.0f;
         const __nv_bfloat16 v4863 = __float2bfloat16_rn(v4862);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v3915) = iron_bf16x8{{v4842, v4845, v4848, v4851, v4854, v4857, v4860, v4863}};  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v3915) = iron_bf16x8{{v4842, v4845, v4848, v4851, v4854, v4857, v4860, v4863}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -954,19 +954,19 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5006 = v4911 + v5005;
         const unsigned int v5007 = v5006 + v4992;
         iron_copy_async<16>(shm0 + v5007, x + v5003, v4997);
-        const unsigned int v5019 = v26 + v4916;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v5019 = v26 + v4916;  // kernels/gemm/quant_b.hpp:137
         const bool v5020 = v5019 < v1;
         const bool v5023 = v5020 && v4924;
-        const unsigned int v5025 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v5025 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
         const unsigned int v5027 = min(v4923, v5025);
         const unsigned int v5029 = v1 - 1u;
         const unsigned int v5031 = min(v5019, v5029);
-        const unsigned int v5033 = v5027 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v5033 = v5027 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v5035 = v2 >> 3u;
         const unsigned int v5036 = v5031 * v5035;
         const unsigned int v5037 = v5036 + v5033;
         const unsigned int v5038 = packed[v5037];
-        const unsigned int v5040 = v5027 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v5040 = v5027 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v5042 = v2 >> 5u;
         const unsigned int v5043 = v5031 * v5042;
         const unsigned int v5044 = v5043 + v5040;
@@ -978,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v5054 = v5046 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v5056 = v5054 ? 4194304u : v5052;
         const float v5057 = __uint_as_float(v5056);
-        const unsigned int v5059 = v5038 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v5059 = v5038 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5061 = v5059 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5063 = v5061 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v5065 = v5063 << 22u;
@@ -989,7 +989,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5074 = v5072 << 28u;
         const unsigned int v5075 = v5070 | v5074;
         const float v5076 = __uint_as_float(v5075);
-        const float v5077 = v5076 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5077 = v5076 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5079 = v5038 >> 4u;
         const unsigned int v5081 = v5079 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5083 = v5081 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1001,7 +1001,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5094 = v5092 << 28u;
         const unsigned int v5095 = v5090 | v5094;
         const float v5096 = __uint_as_float(v5095);
-        const float v5097 = v5096 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5097 = v5096 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5099 = v5038 >> 8u;
         const unsigned int v5101 = v5099 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5103 = v5101 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1013,7 +1013,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5114 = v5112 << 28u;
         const unsigned int v5115 = v5110 | v5114;
         const float v5116 = __uint_as_float(v5115);
-        const float v5117 = v5116 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5117 = v5116 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5119 = v5038 >> 12u;
         const unsigned int v5121 = v5119 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5123 = v5121 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1025,7 +1025,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5134 = v5132 << 28u;
         const unsigned int v5135 = v5130 | v5134;
         const float v5136 = __uint_as_float(v5135);
-        const float v5137 = v5136 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5137 = v5136 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5139 = v5038 >> 16u;
         const unsigned int v5141 = v5139 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5143 = v5141 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1037,7 +1037,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5154 = v5152 << 28u;
         const unsigned int v5155 = v5150 | v5154;
         const float v5156 = __uint_as_float(v5155);
-        const float v5157 = v5156 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5157 = v5156 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5159 = v5038 >> 20u;
         const unsigned int v5161 = v5159 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5163 = v5161 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1049,7 +1049,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5174 = v5172 << 28u;
         const unsigned int v5175 = v5170 | v5174;
         const float v5176 = __uint_as_float(v5175);
-        const float v5177 = v5176 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5177 = v5176 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5179 = v5038 >> 24u;
         const unsigned int v5181 = v5179 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5183 = v5181 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1061,7 +1061,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5194 = v5192 << 28u;
         const unsigned int v5195 = v5190 | v5194;
         const float v5196 = __uint_as_float(v5195);
-        const float v5197 = v5196 * v5057;  // kernels/gemm/quant_b.hpp:67
+        const float v5197 = v5196 * v5057;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5199 = v5038 >> 28u;
         const unsigned int v5201 = v5199 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5203 = v5201 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1073,8 +1073,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5214 = v5212 << 28u;
         const unsigned int v5215 = v5210 | v5214;
         const float v5216 = __uint_as_float(v5215);
-        const float v5217 = v5216 * v5057;  // kernels/gemm/quant_b.hpp:67
-        const float v5219 = v5023 ? v5077 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v5217 = v5216 * v5057;  // kernels/gemm/quant_b.hpp:80
+        const float v5219 = v5023 ? v5077 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v5220 = __float2bfloat16_rn(v5219);
         const float v5222 = v5023 ? v5097 : 0.0f;
         const __nv_bfloat16 v5223 = __float2bfloat16_rn(v5222);
@@ -1090,17 +1090,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v5238 = __float2bfloat16_rn(v5237);
         const float v5240 = v5023 ? v5217 : 0.0f;
         const __nv_bfloat16 v5241 = __float2bfloat16_rn(v5240);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v4935) = iron_bf16x8{{v5220, v5223, v5226, v5229, v5232, v5235, v5238, v5241}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v5257 = v26 + v4940;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v4935) = iron_bf16x8{{v5220, v5223, v5226, v5229, v5232, v5235, v5238, v5241}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5257 = v26 + v4940;  // kernels/gemm/quant_b.hpp:137
         const bool v5258 = v5257 < v1;
         const bool v5261 = v5258 && v4948;
-        const unsigned int v5265 = min(v4947, v5025);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v5265 = min(v4947, v5025);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v5269 = min(v5257, v5029);
-        const unsigned int v5271 = v5265 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v5271 = v5265 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v5274 = v5269 * v5035;
         const unsigned int v5275 = v5274 + v5271;
         const unsigned int v5276 = packed[v5275];
-        const unsigned int v5278 = v5265 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v5278 = v5265 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v5281 = v5269 * v5042;
         const unsigned int v5282 = v5281 + v5278;
         const unsigned char v5283 = scales[v5282];
@@ -1111,7 +1111,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v5292 = v5284 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v5294 = v5292 ? 4194304u : v5290;
         const float v5295 = __uint_as_float(v5294);
-        const unsigned int v5297 = v5276 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v5297 = v5276 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5299 = v5297 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5301 = v5299 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v5303 = v5301 << 22u;
@@ -1122,7 +1122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5312 = v5310 << 28u;
         const unsigned int v5313 = v5308 | v5312;
         const float v5314 = __uint_as_float(v5313);
-        const float v5315 = v5314 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5315 = v5314 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5317 = v5276 >> 4u;
         const unsigned int v5319 = v5317 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5321 = v5319 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1134,7 +1134,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5332 = v5330 << 28u;
         const unsigned int v5333 = v5328 | v5332;
         const float v5334 = __uint_as_float(v5333);
-        const float v5335 = v5334 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5335 = v5334 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5337 = v5276 >> 8u;
         const unsigned int v5339 = v5337 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5341 = v5339 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1146,7 +1146,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5352 = v5350 << 28u;
         const unsigned int v5353 = v5348 | v5352;
         const float v5354 = __uint_as_float(v5353);
-        const float v5355 = v5354 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5355 = v5354 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5357 = v5276 >> 12u;
         const unsigned int v5359 = v5357 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5361 = v5359 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1158,7 +1158,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5372 = v5370 << 28u;
         const unsigned int v5373 = v5368 | v5372;
         const float v5374 = __uint_as_float(v5373);
-        const float v5375 = v5374 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5375 = v5374 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5377 = v5276 >> 16u;
         const unsigned int v5379 = v5377 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5381 = v5379 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1170,7 +1170,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5392 = v5390 << 28u;
         const unsigned int v5393 = v5388 | v5392;
         const float v5394 = __uint_as_float(v5393);
-        const float v5395 = v5394 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5395 = v5394 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5397 = v5276 >> 20u;
         const unsigned int v5399 = v5397 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5401 = v5399 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1182,7 +1182,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5412 = v5410 << 28u;
         const unsigned int v5413 = v5408 | v5412;
         const float v5414 = __uint_as_float(v5413);
-        const float v5415 = v5414 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5415 = v5414 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5417 = v5276 >> 24u;
         const unsigned int v5419 = v5417 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5421 = v5419 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1194,7 +1194,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5432 = v5430 << 28u;
         const unsigned int v5433 = v5428 | v5432;
         const float v5434 = __uint_as_float(v5433);
-        const float v5435 = v5434 * v5295;  // kernels/gemm/quant_b.hpp:67
+        const float v5435 = v5434 * v5295;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5437 = v5276 >> 28u;
         const unsigned int v5439 = v5437 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5441 = v5439 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1206,8 +1206,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5452 = v5450 << 28u;
         const unsigned int v5453 = v5448 | v5452;
         const float v5454 = __uint_as_float(v5453);
-        const float v5455 = v5454 * v5295;  // kernels/gemm/quant_b.hpp:67
-        const float v5457 = v5261 ? v5315 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v5455 = v5454 * v5295;  // kernels/gemm/quant_b.hpp:80
+        const float v5457 = v5261 ? v5315 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v5458 = __float2bfloat16_rn(v5457);
         const float v5460 = v5261 ? v5335 : 0.0f;
         const __nv_bfloat16 v5461 = __float2bfloat16_rn(v5460);
@@ -1223,17 +1223,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v5476 = __float2bfloat16_rn(v5475);
         const float v5478 = v5261 ? v5455 : 0.0f;
         const __nv_bfloat16 v5479 = __float2bfloat16_rn(v5478);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v4959) = iron_bf16x8{{v5458, v5461, v5464, v5467, v5470, v5473, v5476, v5479}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v5495 = v26 + v4964;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v4959) = iron_bf16x8{{v5458, v5461, v5464, v5467, v5470, v5473, v5476, v5479}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5495 = v26 + v4964;  // kernels/gemm/quant_b.hpp:137
         const bool v5496 = v5495 < v1;
         const bool v5499 = v5496 && v4972;
-        const unsigned int v5503 = min(v4971, v5025);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v5503 = min(v4971, v5025);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v5507 = min(v5495, v5029);
-        const unsigned int v5509 = v5503 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v5509 = v5503 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v5512 = v5507 * v5035;
         const unsigned int v5513 = v5512 + v5509;
         const unsigned int v5514 = packed[v5513];
-        const unsigned int v5516 = v5503 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v5516 = v5503 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v5519 = v5507 * v5042;
         const unsigned int v5520 = v5519 + v5516;
         const unsigned char v5521 = scales[v5520];
@@ -1244,7 +1244,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v5530 = v5522 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v5532 = v5530 ? 4194304u : v5528;
         const float v5533 = __uint_as_float(v5532);
-        const unsigned int v5535 = v5514 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v5535 = v5514 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5537 = v5535 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5539 = v5537 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v5541 = v5539 << 22u;
@@ -1255,7 +1255,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5550 = v5548 << 28u;
         const unsigned int v5551 = v5546 | v5550;
         const float v5552 = __uint_as_float(v5551);
-        const float v5553 = v5552 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5553 = v5552 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5555 = v5514 >> 4u;
         const unsigned int v5557 = v5555 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5559 = v5557 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1267,7 +1267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5570 = v5568 << 28u;
         const unsigned int v5571 = v5566 | v5570;
         const float v5572 = __uint_as_float(v5571);
-        const float v5573 = v5572 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5573 = v5572 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5575 = v5514 >> 8u;
         const unsigned int v5577 = v5575 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5579 = v5577 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1279,7 +1279,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5590 = v5588 << 28u;
         const unsigned int v5591 = v5586 | v5590;
         const float v5592 = __uint_as_float(v5591);
-        const float v5593 = v5592 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5593 = v5592 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5595 = v5514 >> 12u;
         const unsigned int v5597 = v5595 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5599 = v5597 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1291,7 +1291,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5610 = v5608 << 28u;
         const unsigned int v5611 = v5606 | v5610;
         const float v5612 = __uint_as_float(v5611);
-        const float v5613 = v5612 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5613 = v5612 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5615 = v5514 >> 16u;
         const unsigned int v5617 = v5615 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5619 = v5617 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1303,7 +1303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5630 = v5628 << 28u;
         const unsigned int v5631 = v5626 | v5630;
         const float v5632 = __uint_as_float(v5631);
-        const float v5633 = v5632 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5633 = v5632 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5635 = v5514 >> 20u;
         const unsigned int v5637 = v5635 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5639 = v5637 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1315,7 +1315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5650 = v5648 << 28u;
         const unsigned int v5651 = v5646 | v5650;
         const float v5652 = __uint_as_float(v5651);
-        const float v5653 = v5652 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5653 = v5652 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5655 = v5514 >> 24u;
         const unsigned int v5657 = v5655 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5659 = v5657 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1327,7 +1327,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5670 = v5668 << 28u;
         const unsigned int v5671 = v5666 | v5670;
         const float v5672 = __uint_as_float(v5671);
-        const float v5673 = v5672 * v5533;  // kernels/gemm/quant_b.hpp:67
+        const float v5673 = v5672 * v5533;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5675 = v5514 >> 28u;
         const unsigned int v5677 = v5675 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5679 = v5677 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1339,8 +1339,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5690 = v5688 << 28u;
         const unsigned int v5691 = v5686 | v5690;
         const float v5692 = __uint_as_float(v5691);
-        const float v5693 = v5692 * v5533;  // kernels/gemm/quant_b.hpp:67
-        const float v5695 = v5499 ? v5553 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v5693 = v5692 * v5533;  // kernels/gemm/quant_b.hpp:80
+        const float v5695 = v5499 ? v5553 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v5696 = __float2bfloat16_rn(v5695);
         const float v5698 = v5499 ? v5573 : 0.0f;
         const __nv_bfloat16 v5699 = __float2bfloat16_rn(v5698);
@@ -1356,17 +1356,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v5714 = __float2bfloat16_rn(v5713);
         const float v5716 = v5499 ? v5693 : 0.0f;
         const __nv_bfloat16 v5717 = __float2bfloat16_rn(v5716);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v4983) = iron_bf16x8{{v5696, v5699, v5702, v5705, v5708, v5711, v5714, v5717}};  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v5733 = v26 + v4988;  // kernels/gemm/quant_b.hpp:124
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v4983) = iron_bf16x8{{v5696, v5699, v5702, v5705, v5708, v5711, v5714, v5717}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5733 = v26 + v4988;  // kernels/gemm/quant_b.hpp:137
         const bool v5734 = v5733 < v1;
         const bool v5737 = v5734 && v4996;
-        const unsigned int v5741 = min(v4995, v5025);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v5741 = min(v4995, v5025);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v5745 = min(v5733, v5029);
-        const unsigned int v5747 = v5741 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v5747 = v5741 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v5750 = v5745 * v5035;
         const unsigned int v5751 = v5750 + v5747;
         const unsigned int v5752 = packed[v5751];
-        const unsigned int v5754 = v5741 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v5754 = v5741 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v5757 = v5745 * v5042;
         const unsigned int v5758 = v5757 + v5754;
         const unsigned char v5759 = scales[v5758];
@@ -1377,7 +1377,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v5768 = v5760 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v5770 = v5768 ? 4194304u : v5766;
         const float v5771 = __uint_as_float(v5770);
-        const unsigned int v5773 = v5752 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v5773 = v5752 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5775 = v5773 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5777 = v5775 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v5779 = v5777 << 22u;
@@ -1388,7 +1388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5788 = v5786 << 28u;
         const unsigned int v5789 = v5784 | v5788;
         const float v5790 = __uint_as_float(v5789);
-        const float v5791 = v5790 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5791 = v5790 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5793 = v5752 >> 4u;
         const unsigned int v5795 = v5793 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5797 = v5795 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1400,7 +1400,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5808 = v5806 << 28u;
         const unsigned int v5809 = v5804 | v5808;
         const float v5810 = __uint_as_float(v5809);
-        const float v5811 = v5810 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5811 = v5810 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5813 = v5752 >> 8u;
         const unsigned int v5815 = v5813 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5817 = v5815 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1412,7 +1412,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5828 = v5826 << 28u;
         const unsigned int v5829 = v5824 | v5828;
         const float v5830 = __uint_as_float(v5829);
-        const float v5831 = v5830 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5831 = v5830 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5833 = v5752 >> 12u;
         const unsigned int v5835 = v5833 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5837 = v5835 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1424,7 +1424,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5848 = v5846 << 28u;
         const unsigned int v5849 = v5844 | v5848;
         const float v5850 = __uint_as_float(v5849);
-        const float v5851 = v5850 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5851 = v5850 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5853 = v5752 >> 16u;
         const unsigned int v5855 = v5853 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5857 = v5855 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1436,7 +1436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5868 = v5866 << 28u;
         const unsigned int v5869 = v5864 | v5868;
         const float v5870 = __uint_as_float(v5869);
-        const float v5871 = v5870 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5871 = v5870 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5873 = v5752 >> 20u;
         const unsigned int v5875 = v5873 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5877 = v5875 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1448,7 +1448,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5888 = v5886 << 28u;
         const unsigned int v5889 = v5884 | v5888;
         const float v5890 = __uint_as_float(v5889);
-        const float v5891 = v5890 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5891 = v5890 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5893 = v5752 >> 24u;
         const unsigned int v5895 = v5893 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5897 = v5895 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1460,7 +1460,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5908 = v5906 << 28u;
         const unsigned int v5909 = v5904 | v5908;
         const float v5910 = __uint_as_float(v5909);
-        const float v5911 = v5910 * v5771;  // kernels/gemm/quant_b.hpp:67
+        const float v5911 = v5910 * v5771;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v5913 = v5752 >> 28u;
         const unsigned int v5915 = v5913 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v5917 = v5915 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1472,8 +1472,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v5928 = v5926 << 28u;
         const unsigned int v5929 = v5924 | v5928;
         const float v5930 = __uint_as_float(v5929);
-        const float v5931 = v5930 * v5771;  // kernels/gemm/quant_b.hpp:67
-        const float v5933 = v5737 ? v5791 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v5931 = v5930 * v5771;  // kernels/gemm/quant_b.hpp:80
+        const float v5933 = v5737 ? v5791 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const __nv_bfloat16 v5934 = __float2bfloat16_rn(v5933);
         const float v5936 = v5737 ? v5811 : 0.0f;
         const __nv_bfloat16 v5937 = __float2bfloat16_rn(v5936);
@@ -1489,7 +1489,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const __nv_bfloat16 v5952 = __float2bfloat16_rn(v5951);
         const float v5954 = v5737 ? v5931 : 0.0f;
         const __nv_bfloat16 v5955 = __float2bfloat16_rn(v5954);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v5007) = iron_bf16x8{{v5934, v5937, v5940, v5943, v5946, v5949, v5952, v5955}};  // kernels/gemm/quant_b.hpp:133
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v5007) = iron_bf16x8{{v5934, v5937, v5940, v5943, v5946, v5949, v5952, v5955}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
     }
@@ -1497,52 +1497,52 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   } else {
     const unsigned int v1142 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
     const unsigned int v1143 = threadIdx.x;
-    const unsigned int v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v1177 = v1176 << 3u;
-    const unsigned int v1178 = v26 + v1173;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v1178 = v26 + v1173;  // kernels/gemm/quant_b.hpp:137
     const bool v1179 = v1178 < v1;
-    const unsigned int v1184 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v1184 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const unsigned int v1188 = v1 - 1u;
     const unsigned int v1190 = min(v1178, v1188);
-    const unsigned int v1194 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const unsigned int v1194 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const unsigned int v1195 = v1190 * v1194;
-    const unsigned int v1201 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const unsigned int v1201 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v1202 = v1190 * v1201;
-    const unsigned int v1403 = v1173 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1403 = v1173 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1405 = v1403 + v1177;
-    const unsigned int v1409 = v1143 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v1409 = v1143 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v1415 = v1414 << 3u;
-    const unsigned int v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:137
     const bool v1417 = v1416 < v1;
-    const unsigned int v1428 = min(v1416, v1188);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v1433 = v1428 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v1440 = v1428 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v1641 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1428 = min(v1416, v1188);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1433 = v1428 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v1440 = v1428 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v1641 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1643 = v1641 + v1415;
-    const unsigned int v1647 = v1143 + 256u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v1649 = v1647 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v1652 = v1647 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v1647 = v1143 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1649 = v1647 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1652 = v1647 & 3u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v1653 = v1652 << 3u;
-    const unsigned int v1654 = v26 + v1649;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v1654 = v26 + v1649;  // kernels/gemm/quant_b.hpp:137
     const bool v1655 = v1654 < v1;
-    const unsigned int v1666 = min(v1654, v1188);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v1671 = v1666 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v1678 = v1666 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v1879 = v1649 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1666 = min(v1654, v1188);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1671 = v1666 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v1678 = v1666 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v1879 = v1649 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1881 = v1879 + v1653;
-    const unsigned int v1885 = v1143 + 384u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v1887 = v1885 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v1890 = v1885 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v1885 = v1143 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1887 = v1885 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1890 = v1885 & 3u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v1891 = v1890 << 3u;
-    const unsigned int v1892 = v26 + v1887;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v1892 = v26 + v1887;  // kernels/gemm/quant_b.hpp:137
     const bool v1893 = v1892 < v1;
-    const unsigned int v1904 = min(v1892, v1188);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v1909 = v1904 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1904 = min(v1892, v1188);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1909 = v1904 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2119 = v2117 + v1891;
     const unsigned int v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
     const unsigned int v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
@@ -1572,14 +1572,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
           shm0[v1166] = __float2bfloat16_rn(0.0f);
         }
       }
-      const unsigned int v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:124
+      const unsigned int v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:137
       const bool v1181 = v1180 < v2;
       const bool v1182 = v1179 && v1181;
-      const unsigned int v1186 = min(v1180, v1184);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v1192 = v1186 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v1186 = min(v1180, v1184);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1192 = v1186 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v1196 = v1195 + v1192;
       const unsigned int v1197 = packed[v1196];
-      const unsigned int v1199 = v1186 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v1199 = v1186 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v1203 = v1202 + v1199;
       const unsigned char v1204 = scales[v1203];
       const unsigned int v1205 = static_cast<unsigned int>(v1204);
@@ -1589,7 +1589,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const bool v1213 = v1205 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v1215 = v1213 ? 4194304u : v1211;
       const float v1216 = __uint_as_float(v1215);
-      const unsigned int v1218 = v1197 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1218 = v1197 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1220 = v1218 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1222 = v1220 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v1224 = v1222 << 22u;
@@ -1600,7 +1600,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1233 = v1231 << 28u;
       const unsigned int v1234 = v1229 | v1233;
       const float v1235 = __uint_as_float(v1234);
-      const float v1236 = v1235 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1236 = v1235 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1238 = v1197 >> 4u;
       const unsigned int v1240 = v1238 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1242 = v1240 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1612,7 +1612,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1253 = v1251 << 28u;
       const unsigned int v1254 = v1249 | v1253;
       const float v1255 = __uint_as_float(v1254);
-      const float v1256 = v1255 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1256 = v1255 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1258 = v1197 >> 8u;
       const unsigned int v1260 = v1258 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1262 = v1260 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1624,7 +1624,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1273 = v1271 << 28u;
       const unsigned int v1274 = v1269 | v1273;
       const float v1275 = __uint_as_float(v1274);
-      const float v1276 = v1275 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1276 = v1275 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1278 = v1197 >> 12u;
       const unsigned int v1280 = v1278 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1282 = v1280 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1636,7 +1636,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1293 = v1291 << 28u;
       const unsigned int v1294 = v1289 | v1293;
       const float v1295 = __uint_as_float(v1294);
-      const float v1296 = v1295 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1296 = v1295 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1298 = v1197 >> 16u;
       const unsigned int v1300 = v1298 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1302 = v1300 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1648,7 +1648,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1313 = v1311 << 28u;
       const unsigned int v1314 = v1309 | v1313;
       const float v1315 = __uint_as_float(v1314);
-      const float v1316 = v1315 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1316 = v1315 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1318 = v1197 >> 20u;
       const unsigned int v1320 = v1318 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1322 = v1320 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1660,7 +1660,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1333 = v1331 << 28u;
       const unsigned int v1334 = v1329 | v1333;
       const float v1335 = __uint_as_float(v1334);
-      const float v1336 = v1335 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1336 = v1335 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1338 = v1197 >> 24u;
       const unsigned int v1340 = v1338 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1342 = v1340 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1672,7 +1672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1353 = v1351 << 28u;
       const unsigned int v1354 = v1349 | v1353;
       const float v1355 = __uint_as_float(v1354);
-      const float v1356 = v1355 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1356 = v1355 * v1216;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1358 = v1197 >> 28u;
       const unsigned int v1360 = v1358 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1362 = v1360 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1684,8 +1684,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1373 = v1371 << 28u;
       const unsigned int v1374 = v1369 | v1373;
       const float v1375 = __uint_as_float(v1374);
-      const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:67
-      const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:80
+      const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const __nv_bfloat16 v1379 = __float2bfloat16_rn(v1378);
       const float v1381 = v1182 ? v1256 : 0.0f;
       const __nv_bfloat16 v1382 = __float2bfloat16_rn(v1381);
@@ -1701,15 +1701,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const __nv_bfloat16 v1397 = __float2bfloat16_rn(v1396);
       const float v1399 = v1182 ? v1376 : 0.0f;
       const __nv_bfloat16 v1400 = __float2bfloat16_rn(v1399);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1405) = iron_bf16x8{{v1379, v1382, v1385, v1388, v1391, v1394, v1397, v1400}};  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:124
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1405) = iron_bf16x8{{v1379, v1382, v1385, v1388, v1391, v1394, v1397, v1400}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:137
       const bool v1419 = v1418 < v2;
       const bool v1420 = v1417 && v1419;
-      const unsigned int v1424 = min(v1418, v1184);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v1430 = v1424 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v1424 = min(v1418, v1184);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1430 = v1424 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v1434 = v1433 + v1430;
       const unsigned int v1435 = packed[v1434];
-      const unsigned int v1437 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v1437 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v1441 = v1440 + v1437;
       const unsigned char v1442 = scales[v1441];
       const unsigned int v1443 = static_cast<unsigned int>(v1442);
@@ -1719,7 +1719,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const bool v1451 = v1443 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v1453 = v1451 ? 4194304u : v1449;
       const float v1454 = __uint_as_float(v1453);
-      const unsigned int v1456 = v1435 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1456 = v1435 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1458 = v1456 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1460 = v1458 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v1462 = v1460 << 22u;
@@ -1730,7 +1730,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1471 = v1469 << 28u;
       const unsigned int v1472 = v1467 | v1471;
       const float v1473 = __uint_as_float(v1472);
-      const float v1474 = v1473 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1474 = v1473 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1476 = v1435 >> 4u;
       const unsigned int v1478 = v1476 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1480 = v1478 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1742,7 +1742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1491 = v1489 << 28u;
       const unsigned int v1492 = v1487 | v1491;
       const float v1493 = __uint_as_float(v1492);
-      const float v1494 = v1493 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1494 = v1493 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1496 = v1435 >> 8u;
       const unsigned int v1498 = v1496 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1500 = v1498 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1754,7 +1754,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1511 = v1509 << 28u;
       const unsigned int v1512 = v1507 | v1511;
       const float v1513 = __uint_as_float(v1512);
-      const float v1514 = v1513 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1514 = v1513 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1516 = v1435 >> 12u;
       const unsigned int v1518 = v1516 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1520 = v1518 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1766,7 +1766,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1531 = v1529 << 28u;
       const unsigned int v1532 = v1527 | v1531;
       const float v1533 = __uint_as_float(v1532);
-      const float v1534 = v1533 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1534 = v1533 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1536 = v1435 >> 16u;
       const unsigned int v1538 = v1536 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1540 = v1538 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1778,7 +1778,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1551 = v1549 << 28u;
       const unsigned int v1552 = v1547 | v1551;
       const float v1553 = __uint_as_float(v1552);
-      const float v1554 = v1553 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1554 = v1553 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1556 = v1435 >> 20u;
       const unsigned int v1558 = v1556 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1560 = v1558 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1790,7 +1790,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1571 = v1569 << 28u;
       const unsigned int v1572 = v1567 | v1571;
       const float v1573 = __uint_as_float(v1572);
-      const float v1574 = v1573 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1574 = v1573 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1576 = v1435 >> 24u;
       const unsigned int v1578 = v1576 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1580 = v1578 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1802,7 +1802,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1591 = v1589 << 28u;
       const unsigned int v1592 = v1587 | v1591;
       const float v1593 = __uint_as_float(v1592);
-      const float v1594 = v1593 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1594 = v1593 * v1454;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1596 = v1435 >> 28u;
       const unsigned int v1598 = v1596 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1600 = v1598 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1814,8 +1814,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1611 = v1609 << 28u;
       const unsigned int v1612 = v1607 | v1611;
       const float v1613 = __uint_as_float(v1612);
-      const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:67
-      const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:80
+      const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const __nv_bfloat16 v1617 = __float2bfloat16_rn(v1616);
       const float v1619 = v1420 ? v1494 : 0.0f;
       const __nv_bfloat16 v1620 = __float2bfloat16_rn(v1619);
@@ -1831,15 +1831,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const __nv_bfloat16 v1635 = __float2bfloat16_rn(v1634);
       const float v1637 = v1420 ? v1614 : 0.0f;
       const __nv_bfloat16 v1638 = __float2bfloat16_rn(v1637);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1643) = iron_bf16x8{{v1617, v1620, v1623, v1626, v1629, v1632, v1635, v1638}};  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:124
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1643) = iron_bf16x8{{v1617, v1620, v1623, v1626, v1629, v1632, v1635, v1638}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:137
       const bool v1657 = v1656 < v2;
       const bool v1658 = v1655 && v1657;
-      const unsigned int v1662 = min(v1656, v1184);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v1668 = v1662 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v1662 = min(v1656, v1184);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1668 = v1662 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v1672 = v1671 + v1668;
       const unsigned int v1673 = packed[v1672];
-      const unsigned int v1675 = v1662 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v1675 = v1662 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v1679 = v1678 + v1675;
       const unsigned char v1680 = scales[v1679];
       const unsigned int v1681 = static_cast<unsigned int>(v1680);
@@ -1849,7 +1849,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const bool v1689 = v1681 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v1691 = v1689 ? 4194304u : v1687;
       const float v1692 = __uint_as_float(v1691);
-      const unsigned int v1694 = v1673 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1694 = v1673 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1696 = v1694 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1698 = v1696 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v1700 = v1698 << 22u;
@@ -1860,7 +1860,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1709 = v1707 << 28u;
       const unsigned int v1710 = v1705 | v1709;
       const float v1711 = __uint_as_float(v1710);
-      const float v1712 = v1711 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1712 = v1711 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1714 = v1673 >> 4u;
       const unsigned int v1716 = v1714 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1718 = v1716 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1872,7 +1872,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1729 = v1727 << 28u;
       const unsigned int v1730 = v1725 | v1729;
       const float v1731 = __uint_as_float(v1730);
-      const float v1732 = v1731 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1732 = v1731 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1734 = v1673 >> 8u;
       const unsigned int v1736 = v1734 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1738 = v1736 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1884,7 +1884,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1749 = v1747 << 28u;
       const unsigned int v1750 = v1745 | v1749;
       const float v1751 = __uint_as_float(v1750);
-      const float v1752 = v1751 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1752 = v1751 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1754 = v1673 >> 12u;
       const unsigned int v1756 = v1754 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1758 = v1756 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1896,7 +1896,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1769 = v1767 << 28u;
       const unsigned int v1770 = v1765 | v1769;
       const float v1771 = __uint_as_float(v1770);
-      const float v1772 = v1771 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1772 = v1771 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1774 = v1673 >> 16u;
       const unsigned int v1776 = v1774 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1778 = v1776 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1908,7 +1908,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1789 = v1787 << 28u;
       const unsigned int v1790 = v1785 | v1789;
       const float v1791 = __uint_as_float(v1790);
-      const float v1792 = v1791 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1792 = v1791 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1794 = v1673 >> 20u;
       const unsigned int v1796 = v1794 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1798 = v1796 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1920,7 +1920,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1809 = v1807 << 28u;
       const unsigned int v1810 = v1805 | v1809;
       const float v1811 = __uint_as_float(v1810);
-      const float v1812 = v1811 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1812 = v1811 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1814 = v1673 >> 24u;
       const unsigned int v1816 = v1814 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1818 = v1816 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1932,7 +1932,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1829 = v1827 << 28u;
       const unsigned int v1830 = v1825 | v1829;
       const float v1831 = __uint_as_float(v1830);
-      const float v1832 = v1831 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1832 = v1831 * v1692;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1834 = v1673 >> 28u;
       const unsigned int v1836 = v1834 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1838 = v1836 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1944,8 +1944,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1849 = v1847 << 28u;
       const unsigned int v1850 = v1845 | v1849;
       const float v1851 = __uint_as_float(v1850);
-      const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:67
-      const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:80
+      const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const __nv_bfloat16 v1855 = __float2bfloat16_rn(v1854);
       const float v1857 = v1658 ? v1732 : 0.0f;
       const __nv_bfloat16 v1858 = __float2bfloat16_rn(v1857);
@@ -1961,15 +1961,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const __nv_bfloat16 v1873 = __float2bfloat16_rn(v1872);
       const float v1875 = v1658 ? v1852 : 0.0f;
       const __nv_bfloat16 v1876 = __float2bfloat16_rn(v1875);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1881) = iron_bf16x8{{v1855, v1858, v1861, v1864, v1867, v1870, v1873, v1876}};  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:124
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1881) = iron_bf16x8{{v1855, v1858, v1861, v1864, v1867, v1870, v1873, v1876}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:137
       const bool v1895 = v1894 < v2;
       const bool v1896 = v1893 && v1895;
-      const unsigned int v1900 = min(v1894, v1184);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v1906 = v1900 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v1900 = min(v1894, v1184);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1906 = v1900 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v1910 = v1909 + v1906;
       const unsigned int v1911 = packed[v1910];
-      const unsigned int v1913 = v1900 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v1913 = v1900 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v1917 = v1916 + v1913;
       const unsigned char v1918 = scales[v1917];
       const unsigned int v1919 = static_cast<unsigned int>(v1918);
@@ -1979,7 +1979,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const bool v1927 = v1919 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v1929 = v1927 ? 4194304u : v1925;
       const float v1930 = __uint_as_float(v1929);
-      const unsigned int v1932 = v1911 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v1932 = v1911 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1934 = v1932 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1936 = v1934 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v1938 = v1936 << 22u;
@@ -1990,7 +1990,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1947 = v1945 << 28u;
       const unsigned int v1948 = v1943 | v1947;
       const float v1949 = __uint_as_float(v1948);
-      const float v1950 = v1949 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1950 = v1949 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1952 = v1911 >> 4u;
       const unsigned int v1954 = v1952 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1956 = v1954 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2002,7 +2002,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1967 = v1965 << 28u;
       const unsigned int v1968 = v1963 | v1967;
       const float v1969 = __uint_as_float(v1968);
-      const float v1970 = v1969 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1970 = v1969 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1972 = v1911 >> 8u;
       const unsigned int v1974 = v1972 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1976 = v1974 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2014,7 +2014,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v1987 = v1985 << 28u;
       const unsigned int v1988 = v1983 | v1987;
       const float v1989 = __uint_as_float(v1988);
-      const float v1990 = v1989 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1990 = v1989 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1992 = v1911 >> 12u;
       const unsigned int v1994 = v1992 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1996 = v1994 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2026,7 +2026,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v2007 = v2005 << 28u;
       const unsigned int v2008 = v2003 | v2007;
       const float v2009 = __uint_as_float(v2008);
-      const float v2010 = v2009 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2010 = v2009 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v2012 = v1911 >> 16u;
       const unsigned int v2014 = v2012 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v2016 = v2014 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2038,7 +2038,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v2027 = v2025 << 28u;
       const unsigned int v2028 = v2023 | v2027;
       const float v2029 = __uint_as_float(v2028);
-      const float v2030 = v2029 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2030 = v2029 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v2032 = v1911 >> 20u;
       const unsigned int v2034 = v2032 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v2036 = v2034 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2050,7 +2050,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v2047 = v2045 << 28u;
       const unsigned int v2048 = v2043 | v2047;
       const float v2049 = __uint_as_float(v2048);
-      const float v2050 = v2049 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2050 = v2049 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v2052 = v1911 >> 24u;
       const unsigned int v2054 = v2052 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v2056 = v2054 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2062,7 +2062,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v2067 = v2065 << 28u;
       const unsigned int v2068 = v2063 | v2067;
       const float v2069 = __uint_as_float(v2068);
-      const float v2070 = v2069 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2070 = v2069 * v1930;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v2072 = v1911 >> 28u;
       const unsigned int v2074 = v2072 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v2076 = v2074 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -2074,8 +2074,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const unsigned int v2087 = v2085 << 28u;
       const unsigned int v2088 = v2083 | v2087;
       const float v2089 = __uint_as_float(v2088);
-      const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:67
-      const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:80
+      const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const __nv_bfloat16 v2093 = __float2bfloat16_rn(v2092);
       const float v2095 = v1896 ? v1970 : 0.0f;
       const __nv_bfloat16 v2096 = __float2bfloat16_rn(v2095);
@@ -2091,7 +2091,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const __nv_bfloat16 v2111 = __float2bfloat16_rn(v2110);
       const float v2113 = v1896 ? v2090 : 0.0f;
       const __nv_bfloat16 v2114 = __float2bfloat16_rn(v2113);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v2119) = iron_bf16x8{{v2093, v2096, v2099, v2102, v2105, v2108, v2111, v2114}};  // kernels/gemm/quant_b.hpp:133
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v2119) = iron_bf16x8{{v2093, v2096, v2099, v2102, v2105, v2108, v2111, v2114}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load_shared<true>(v41, shm1, v2132, 40u);  // kernels/gemm/gemm_tiles.hpp:203

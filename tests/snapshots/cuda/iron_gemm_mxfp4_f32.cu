@@ -320,24 +320,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v2962 = v2867 + v2961;
         const unsigned int v2963 = v2962 + v2948;
         iron_copy_async<16>(shm0 + v2963, x + v2959, v2953);
-        const unsigned int v2970 = v2869 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v2973 = v2869 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v2970 = v2869 >> 1u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v2973 = v2869 & 1u;  // kernels/gemm/quant_b.hpp:136
         const unsigned int v2974 = v2973 << 3u;
-        const unsigned int v2975 = v26 + v2970;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v2975 = v26 + v2970;  // kernels/gemm/quant_b.hpp:137
         const bool v2976 = v2975 < v1;
         const unsigned int v2977 = v2863 + v2974;
         const bool v2978 = v2977 < v2;
         const bool v2979 = v2976 && v2978;
-        const unsigned int v2981 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v2981 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
         const unsigned int v2983 = min(v2977, v2981);
         const unsigned int v2985 = v1 - 1u;
         const unsigned int v2987 = min(v2975, v2985);
-        const unsigned int v2989 = v2983 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v2989 = v2983 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v2991 = v2 >> 3u;
         const unsigned int v2992 = v2987 * v2991;
         const unsigned int v2993 = v2992 + v2989;
         const unsigned int v2994 = packed[v2993];
-        const unsigned int v2996 = v2983 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v2996 = v2983 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v2998 = v2 >> 5u;
         const unsigned int v2999 = v2987 * v2998;
         const unsigned int v3000 = v2999 + v2996;
@@ -349,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const bool v3010 = v3002 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v3012 = v3010 ? 4194304u : v3008;
         const float v3013 = __uint_as_float(v3012);
-        const unsigned int v3015 = v2994 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3015 = v2994 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3017 = v3015 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3019 = v3017 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3021 = v3019 << 22u;
@@ -360,7 +360,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3030 = v3028 << 28u;
         const unsigned int v3031 = v3026 | v3030;
         const float v3032 = __uint_as_float(v3031);
-        const float v3033 = v3032 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3033 = v3032 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3035 = v2994 >> 4u;
         const unsigned int v3037 = v3035 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3039 = v3037 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -372,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3050 = v3048 << 28u;
         const unsigned int v3051 = v3046 | v3050;
         const float v3052 = __uint_as_float(v3051);
-        const float v3053 = v3052 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3053 = v3052 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3055 = v2994 >> 8u;
         const unsigned int v3057 = v3055 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3059 = v3057 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -384,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3070 = v3068 << 28u;
         const unsigned int v3071 = v3066 | v3070;
         const float v3072 = __uint_as_float(v3071);
-        const float v3073 = v3072 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3073 = v3072 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3075 = v2994 >> 12u;
         const unsigned int v3077 = v3075 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3079 = v3077 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -396,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3090 = v3088 << 28u;
         const unsigned int v3091 = v3086 | v3090;
         const float v3092 = __uint_as_float(v3091);
-        const float v3093 = v3092 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3093 = v3092 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3095 = v2994 >> 16u;
         const unsigned int v3097 = v3095 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3099 = v3097 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -408,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3110 = v3108 << 28u;
         const unsigned int v3111 = v3106 | v3110;
         const float v3112 = __uint_as_float(v3111);
-        const float v3113 = v3112 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3113 = v3112 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3115 = v2994 >> 20u;
         const unsigned int v3117 = v3115 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3119 = v3117 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3130 = v3128 << 28u;
         const unsigned int v3131 = v3126 | v3130;
         const float v3132 = __uint_as_float(v3131);
-        const float v3133 = v3132 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3133 = v3132 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3135 = v2994 >> 24u;
         const unsigned int v3137 = v3135 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3139 = v3137 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -432,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3150 = v3148 << 28u;
         const unsigned int v3151 = v3146 | v3150;
         const float v3152 = __uint_as_float(v3151);
-        const float v3153 = v3152 * v3013;  // kernels/gemm/quant_b.hpp:67
+        const float v3153 = v3152 * v3013;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3155 = v2994 >> 28u;
         const unsigned int v3157 = v3155 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3159 = v3157 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -444,36 +444,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3170 = v3168 << 28u;
         const unsigned int v3171 = v3166 | v3170;
         const float v3172 = __uint_as_float(v3171);
-        const float v3173 = v3172 * v3013;  // kernels/gemm/quant_b.hpp:67
-        const float v3175 = v2979 ? v3033 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3173 = v3172 * v3013;  // kernels/gemm/quant_b.hpp:80
+        const float v3175 = v2979 ? v3033 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3178 = v2979 ? v3053 : 0.0f;
         const float v3181 = v2979 ? v3073 : 0.0f;
         const float v3184 = v2979 ? v3093 : 0.0f;
-        const unsigned int v3188 = v2970 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3188 = v2970 * 20u;  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3189 = v2867 + v3188;
         const unsigned int v3190 = v3189 + v2974;
         *reinterpret_cast<iron_f32x4*>(shm1 + v3190) = iron_f32x4{{v3175, v3178, v3181, v3184}};
-        const float v3193 = v2979 ? v3113 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3193 = v2979 ? v3113 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3196 = v2979 ? v3133 : 0.0f;
         const float v3199 = v2979 ? v3153 : 0.0f;
         const float v3202 = v2979 ? v3173 : 0.0f;
-        const unsigned int v3209 = v3190 + 4u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3209 = v3190 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3209) = iron_f32x4{{v3193, v3196, v3199, v3202}};
-        const unsigned int v3214 = v2894 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3217 = v2894 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3214 = v2894 >> 1u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v3217 = v2894 & 1u;  // kernels/gemm/quant_b.hpp:136
         const unsigned int v3218 = v3217 << 3u;
-        const unsigned int v3219 = v26 + v3214;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v3219 = v26 + v3214;  // kernels/gemm/quant_b.hpp:137
         const bool v3220 = v3219 < v1;
         const unsigned int v3221 = v2863 + v3218;
         const bool v3222 = v3221 < v2;
         const bool v3223 = v3220 && v3222;
-        const unsigned int v3227 = min(v3221, v2981);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3227 = min(v3221, v2981);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v3231 = min(v3219, v2985);
-        const unsigned int v3233 = v3227 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3233 = v3227 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v3236 = v3231 * v2991;
         const unsigned int v3237 = v3236 + v3233;
         const unsigned int v3238 = packed[v3237];
-        const unsigned int v3240 = v3227 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3240 = v3227 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v3243 = v3231 * v2998;
         const unsigned int v3244 = v3243 + v3240;
         const unsigned char v3245 = scales[v3244];
@@ -484,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const bool v3254 = v3246 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v3256 = v3254 ? 4194304u : v3252;
         const float v3257 = __uint_as_float(v3256);
-        const unsigned int v3259 = v3238 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3259 = v3238 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3261 = v3259 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3263 = v3261 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3265 = v3263 << 22u;
@@ -495,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3274 = v3272 << 28u;
         const unsigned int v3275 = v3270 | v3274;
         const float v3276 = __uint_as_float(v3275);
-        const float v3277 = v3276 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3277 = v3276 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3279 = v3238 >> 4u;
         const unsigned int v3281 = v3279 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3283 = v3281 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -507,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3294 = v3292 << 28u;
         const unsigned int v3295 = v3290 | v3294;
         const float v3296 = __uint_as_float(v3295);
-        const float v3297 = v3296 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3297 = v3296 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3299 = v3238 >> 8u;
         const unsigned int v3301 = v3299 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3303 = v3301 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -519,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3314 = v3312 << 28u;
         const unsigned int v3315 = v3310 | v3314;
         const float v3316 = __uint_as_float(v3315);
-        const float v3317 = v3316 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3317 = v3316 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3319 = v3238 >> 12u;
         const unsigned int v3321 = v3319 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3323 = v3321 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -531,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3334 = v3332 << 28u;
         const unsigned int v3335 = v3330 | v3334;
         const float v3336 = __uint_as_float(v3335);
-        const float v3337 = v3336 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3337 = v3336 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3339 = v3238 >> 16u;
         const unsigned int v3341 = v3339 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3343 = v3341 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -543,7 +543,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3354 = v3352 << 28u;
         const unsigned int v3355 = v3350 | v3354;
         const float v3356 = __uint_as_float(v3355);
-        const float v3357 = v3356 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3357 = v3356 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3359 = v3238 >> 20u;
         const unsigned int v3361 = v3359 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3363 = v3361 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3374 = v3372 << 28u;
         const unsigned int v3375 = v3370 | v3374;
         const float v3376 = __uint_as_float(v3375);
-        const float v3377 = v3376 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3377 = v3376 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3379 = v3238 >> 24u;
         const unsigned int v3381 = v3379 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3383 = v3381 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -567,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3394 = v3392 << 28u;
         const unsigned int v3395 = v3390 | v3394;
         const float v3396 = __uint_as_float(v3395);
-        const float v3397 = v3396 * v3257;  // kernels/gemm/quant_b.hpp:67
+        const float v3397 = v3396 * v3257;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3399 = v3238 >> 28u;
         const unsigned int v3401 = v3399 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3403 = v3401 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -579,20 +579,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3414 = v3412 << 28u;
         const unsigned int v3415 = v3410 | v3414;
         const float v3416 = __uint_as_float(v3415);
-        const float v3417 = v3416 * v3257;  // kernels/gemm/quant_b.hpp:67
-        const float v3419 = v3223 ? v3277 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3417 = v3416 * v3257;  // kernels/gemm/quant_b.hpp:80
+        const float v3419 = v3223 ? v3277 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3422 = v3223 ? v3297 : 0.0f;
         const float v3425 = v3223 ? v3317 : 0.0f;
         const float v3428 = v3223 ? v3337 : 0.0f;
-        const unsigned int v3432 = v3214 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3432 = v3214 * 20u;  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3433 = v2867 + v3432;
         const unsigned int v3434 = v3433 + v3218;
         *reinterpret_cast<iron_f32x4*>(shm1 + v3434) = iron_f32x4{{v3419, v3422, v3425, v3428}};
-        const float v3437 = v3223 ? v3357 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3437 = v3223 ? v3357 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3440 = v3223 ? v3377 : 0.0f;
         const float v3443 = v3223 ? v3397 : 0.0f;
         const float v3446 = v3223 ? v3417 : 0.0f;
-        const unsigned int v3453 = v3434 + 4u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3453 = v3434 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3453) = iron_f32x4{{v3437, v3440, v3443, v3446}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -685,24 +685,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3578 = v3483 + v3577;
         const unsigned int v3579 = v3578 + v3564;
         iron_copy_async<16>(shm0 + v3579, x + v3575, v3569);
-        const unsigned int v3586 = v3485 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3589 = v3485 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3586 = v3485 >> 1u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v3589 = v3485 & 1u;  // kernels/gemm/quant_b.hpp:136
         const unsigned int v3590 = v3589 << 3u;
-        const unsigned int v3591 = v26 + v3586;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v3591 = v26 + v3586;  // kernels/gemm/quant_b.hpp:137
         const bool v3592 = v3591 < v1;
         const unsigned int v3593 = v3477 + v3590;
         const bool v3594 = v3593 < v2;
         const bool v3595 = v3592 && v3594;
-        const unsigned int v3597 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3597 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
         const unsigned int v3599 = min(v3593, v3597);
         const unsigned int v3601 = v1 - 1u;
         const unsigned int v3603 = min(v3591, v3601);
-        const unsigned int v3605 = v3599 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3605 = v3599 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v3607 = v2 >> 3u;
         const unsigned int v3608 = v3603 * v3607;
         const unsigned int v3609 = v3608 + v3605;
         const unsigned int v3610 = packed[v3609];
-        const unsigned int v3612 = v3599 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3612 = v3599 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v3614 = v2 >> 5u;
         const unsigned int v3615 = v3603 * v3614;
         const unsigned int v3616 = v3615 + v3612;
@@ -714,7 +714,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const bool v3626 = v3618 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v3628 = v3626 ? 4194304u : v3624;
         const float v3629 = __uint_as_float(v3628);
-        const unsigned int v3631 = v3610 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3631 = v3610 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3633 = v3631 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3635 = v3633 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3637 = v3635 << 22u;
@@ -725,7 +725,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3646 = v3644 << 28u;
         const unsigned int v3647 = v3642 | v3646;
         const float v3648 = __uint_as_float(v3647);
-        const float v3649 = v3648 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3649 = v3648 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3651 = v3610 >> 4u;
         const unsigned int v3653 = v3651 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3655 = v3653 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -737,7 +737,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3666 = v3664 << 28u;
         const unsigned int v3667 = v3662 | v3666;
         const float v3668 = __uint_as_float(v3667);
-        const float v3669 = v3668 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3669 = v3668 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3671 = v3610 >> 8u;
         const unsigned int v3673 = v3671 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3675 = v3673 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -749,7 +749,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3686 = v3684 << 28u;
         const unsigned int v3687 = v3682 | v3686;
         const float v3688 = __uint_as_float(v3687);
-        const float v3689 = v3688 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3689 = v3688 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3691 = v3610 >> 12u;
         const unsigned int v3693 = v3691 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3695 = v3693 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -761,7 +761,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3706 = v3704 << 28u;
         const unsigned int v3707 = v3702 | v3706;
         const float v3708 = __uint_as_float(v3707);
-        const float v3709 = v3708 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3709 = v3708 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3711 = v3610 >> 16u;
         const unsigned int v3713 = v3711 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3715 = v3713 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -773,7 +773,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3726 = v3724 << 28u;
         const unsigned int v3727 = v3722 | v3726;
         const float v3728 = __uint_as_float(v3727);
-        const float v3729 = v3728 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3729 = v3728 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3731 = v3610 >> 20u;
         const unsigned int v3733 = v3731 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3735 = v3733 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -785,7 +785,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3746 = v3744 << 28u;
         const unsigned int v3747 = v3742 | v3746;
         const float v3748 = __uint_as_float(v3747);
-        const float v3749 = v3748 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3749 = v3748 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3751 = v3610 >> 24u;
         const unsigned int v3753 = v3751 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3755 = v3753 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -797,7 +797,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3766 = v3764 << 28u;
         const unsigned int v3767 = v3762 | v3766;
         const float v3768 = __uint_as_float(v3767);
-        const float v3769 = v3768 * v3629;  // kernels/gemm/quant_b.hpp:67
+        const float v3769 = v3768 * v3629;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3771 = v3610 >> 28u;
         const unsigned int v3773 = v3771 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3775 = v3773 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -809,36 +809,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3786 = v3784 << 28u;
         const unsigned int v3787 = v3782 | v3786;
         const float v3788 = __uint_as_float(v3787);
-        const float v3789 = v3788 * v3629;  // kernels/gemm/quant_b.hpp:67
-        const float v3791 = v3595 ? v3649 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3789 = v3788 * v3629;  // kernels/gemm/quant_b.hpp:80
+        const float v3791 = v3595 ? v3649 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3794 = v3595 ? v3669 : 0.0f;
         const float v3797 = v3595 ? v3689 : 0.0f;
         const float v3800 = v3595 ? v3709 : 0.0f;
-        const unsigned int v3804 = v3586 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3804 = v3586 * 20u;  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3805 = v3483 + v3804;
         const unsigned int v3806 = v3805 + v3590;
         *reinterpret_cast<iron_f32x4*>(shm1 + v3806) = iron_f32x4{{v3791, v3794, v3797, v3800}};
-        const float v3809 = v3595 ? v3729 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v3809 = v3595 ? v3729 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v3812 = v3595 ? v3749 : 0.0f;
         const float v3815 = v3595 ? v3769 : 0.0f;
         const float v3818 = v3595 ? v3789 : 0.0f;
-        const unsigned int v3825 = v3806 + 4u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v3825 = v3806 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v3825) = iron_f32x4{{v3809, v3812, v3815, v3818}};
-        const unsigned int v3830 = v3510 >> 1u;  // kernels/gemm/quant_b.hpp:122
-        const unsigned int v3833 = v3510 & 1u;  // kernels/gemm/quant_b.hpp:123
+        const unsigned int v3830 = v3510 >> 1u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v3833 = v3510 & 1u;  // kernels/gemm/quant_b.hpp:136
         const unsigned int v3834 = v3833 << 3u;
-        const unsigned int v3835 = v26 + v3830;  // kernels/gemm/quant_b.hpp:124
+        const unsigned int v3835 = v26 + v3830;  // kernels/gemm/quant_b.hpp:137
         const bool v3836 = v3835 < v1;
         const unsigned int v3837 = v3477 + v3834;
         const bool v3838 = v3837 < v2;
         const bool v3839 = v3836 && v3838;
-        const unsigned int v3843 = min(v3837, v3597);  // kernels/gemm/quant_b.hpp:125
+        const unsigned int v3843 = min(v3837, v3597);  // kernels/gemm/quant_b.hpp:138
         const unsigned int v3847 = min(v3835, v3601);
-        const unsigned int v3849 = v3843 >> 3u;  // kernels/gemm/quant_b.hpp:64
+        const unsigned int v3849 = v3843 >> 3u;  // kernels/gemm/quant_b.hpp:71
         const unsigned int v3852 = v3847 * v3607;
         const unsigned int v3853 = v3852 + v3849;
         const unsigned int v3854 = packed[v3853];
-        const unsigned int v3856 = v3843 >> 5u;  // kernels/gemm/quant_b.hpp:65
+        const unsigned int v3856 = v3843 >> 5u;  // kernels/gemm/quant_b.hpp:72
         const unsigned int v3859 = v3847 * v3614;
         const unsigned int v3860 = v3859 + v3856;
         const unsigned char v3861 = scales[v3860];
@@ -849,7 +849,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const bool v3870 = v3862 == 0u;  // kernels/primitives/mxfp4.hpp:30
         const unsigned int v3872 = v3870 ? 4194304u : v3868;
         const float v3873 = __uint_as_float(v3872);
-        const unsigned int v3875 = v3854 >> 0u;  // kernels/gemm/quant_b.hpp:67
+        const unsigned int v3875 = v3854 >> 0u;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3877 = v3875 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3879 = v3877 + 252u;  // kernels/primitives/mxfp4.hpp:21
         const unsigned int v3881 = v3879 << 22u;
@@ -860,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3890 = v3888 << 28u;
         const unsigned int v3891 = v3886 | v3890;
         const float v3892 = __uint_as_float(v3891);
-        const float v3893 = v3892 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3893 = v3892 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3895 = v3854 >> 4u;
         const unsigned int v3897 = v3895 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3899 = v3897 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -872,7 +872,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3910 = v3908 << 28u;
         const unsigned int v3911 = v3906 | v3910;
         const float v3912 = __uint_as_float(v3911);
-        const float v3913 = v3912 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3913 = v3912 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3915 = v3854 >> 8u;
         const unsigned int v3917 = v3915 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3919 = v3917 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -884,7 +884,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3930 = v3928 << 28u;
         const unsigned int v3931 = v3926 | v3930;
         const float v3932 = __uint_as_float(v3931);
-        const float v3933 = v3932 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3933 = v3932 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3935 = v3854 >> 12u;
         const unsigned int v3937 = v3935 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3939 = v3937 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -896,7 +896,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3950 = v3948 << 28u;
         const unsigned int v3951 = v3946 | v3950;
         const float v3952 = __uint_as_float(v3951);
-        const float v3953 = v3952 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3953 = v3952 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3955 = v3854 >> 16u;
         const unsigned int v3957 = v3955 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3959 = v3957 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -908,7 +908,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3970 = v3968 << 28u;
         const unsigned int v3971 = v3966 | v3970;
         const float v3972 = __uint_as_float(v3971);
-        const float v3973 = v3972 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3973 = v3972 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3975 = v3854 >> 20u;
         const unsigned int v3977 = v3975 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3979 = v3977 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -920,7 +920,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v3990 = v3988 << 28u;
         const unsigned int v3991 = v3986 | v3990;
         const float v3992 = __uint_as_float(v3991);
-        const float v3993 = v3992 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v3993 = v3992 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v3995 = v3854 >> 24u;
         const unsigned int v3997 = v3995 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v3999 = v3997 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -932,7 +932,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4010 = v4008 << 28u;
         const unsigned int v4011 = v4006 | v4010;
         const float v4012 = __uint_as_float(v4011);
-        const float v4013 = v4012 * v3873;  // kernels/gemm/quant_b.hpp:67
+        const float v4013 = v4012 * v3873;  // kernels/gemm/quant_b.hpp:80
         const unsigned int v4015 = v3854 >> 28u;
         const unsigned int v4017 = v4015 & 7u;  // kernels/primitives/mxfp4.hpp:17
         const unsigned int v4019 = v4017 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -944,20 +944,20 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
         const unsigned int v4030 = v4028 << 28u;
         const unsigned int v4031 = v4026 | v4030;
         const float v4032 = __uint_as_float(v4031);
-        const float v4033 = v4032 * v3873;  // kernels/gemm/quant_b.hpp:67
-        const float v4035 = v3839 ? v3893 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4033 = v4032 * v3873;  // kernels/gemm/quant_b.hpp:80
+        const float v4035 = v3839 ? v3893 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v4038 = v3839 ? v3913 : 0.0f;
         const float v4041 = v3839 ? v3933 : 0.0f;
         const float v4044 = v3839 ? v3953 : 0.0f;
-        const unsigned int v4048 = v3830 * 20u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v4048 = v3830 * 20u;  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4049 = v3483 + v4048;
         const unsigned int v4050 = v4049 + v3834;
         *reinterpret_cast<iron_f32x4*>(shm1 + v4050) = iron_f32x4{{v4035, v4038, v4041, v4044}};
-        const float v4053 = v3839 ? v3973 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+        const float v4053 = v3839 ? v3973 : 0.0f;  // kernels/gemm/quant_b.hpp:144
         const float v4056 = v3839 ? v3993 : 0.0f;
         const float v4059 = v3839 ? v4013 : 0.0f;
         const float v4062 = v3839 ? v4033 : 0.0f;
-        const unsigned int v4069 = v4050 + 4u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v4069 = v4050 + 4u;  // kernels/gemm/quant_b.hpp:146
         *reinterpret_cast<iron_f32x4*>(shm1 + v4069) = iron_f32x4{{v4053, v4056, v4059, v4062}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -966,31 +966,31 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
   } else {
     const unsigned int v666 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:92
     const unsigned int v667 = threadIdx.x;
-    const unsigned int v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v701 = v700 << 3u;
-    const unsigned int v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:137
     const bool v703 = v702 < v1;
-    const unsigned int v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const unsigned int v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const unsigned int v712 = v1 - 1u;
     const unsigned int v714 = min(v702, v712);
-    const unsigned int v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const unsigned int v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const unsigned int v719 = v714 * v718;
-    const unsigned int v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const unsigned int v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v726 = v714 * v725;
-    const unsigned int v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v917 = v915 + v701;
     const unsigned int v936 = v917 + 4u;
-    const unsigned int v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const unsigned int v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const unsigned int v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const unsigned int v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:136
     const unsigned int v945 = v944 << 3u;
-    const unsigned int v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:124
+    const unsigned int v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:137
     const bool v947 = v946 < v1;
-    const unsigned int v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:125
-    const unsigned int v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:64
-    const unsigned int v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:65
-    const unsigned int v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1161 = v1159 + v945;
     const unsigned int v1180 = v1161 + 4u;
     const unsigned int v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -1019,14 +1019,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
           shm0[v690] = 0.0f;
         }
       }
-      const unsigned int v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:124
+      const unsigned int v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:137
       const bool v705 = v704 < v2;
       const bool v706 = v703 && v705;
-      const unsigned int v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v720 = v719 + v716;
       const unsigned int v721 = packed[v720];
-      const unsigned int v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v727 = v726 + v723;
       const unsigned char v728 = scales[v727];
       const unsigned int v729 = static_cast<unsigned int>(v728);
@@ -1036,7 +1036,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const bool v737 = v729 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v739 = v737 ? 4194304u : v735;
       const float v740 = __uint_as_float(v739);
-      const unsigned int v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v744 = v742 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v746 = v744 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v748 = v746 << 22u;
@@ -1047,7 +1047,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v757 = v755 << 28u;
       const unsigned int v758 = v753 | v757;
       const float v759 = __uint_as_float(v758);
-      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v762 = v721 >> 4u;
       const unsigned int v764 = v762 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v766 = v764 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1059,7 +1059,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v777 = v775 << 28u;
       const unsigned int v778 = v773 | v777;
       const float v779 = __uint_as_float(v778);
-      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v782 = v721 >> 8u;
       const unsigned int v784 = v782 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v786 = v784 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1071,7 +1071,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v797 = v795 << 28u;
       const unsigned int v798 = v793 | v797;
       const float v799 = __uint_as_float(v798);
-      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v802 = v721 >> 12u;
       const unsigned int v804 = v802 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v806 = v804 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1083,7 +1083,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v817 = v815 << 28u;
       const unsigned int v818 = v813 | v817;
       const float v819 = __uint_as_float(v818);
-      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v822 = v721 >> 16u;
       const unsigned int v824 = v822 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v826 = v824 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1095,7 +1095,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v837 = v835 << 28u;
       const unsigned int v838 = v833 | v837;
       const float v839 = __uint_as_float(v838);
-      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v842 = v721 >> 20u;
       const unsigned int v844 = v842 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v846 = v844 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1107,7 +1107,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v857 = v855 << 28u;
       const unsigned int v858 = v853 | v857;
       const float v859 = __uint_as_float(v858);
-      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v862 = v721 >> 24u;
       const unsigned int v864 = v862 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v866 = v864 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1119,7 +1119,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v877 = v875 << 28u;
       const unsigned int v878 = v873 | v877;
       const float v879 = __uint_as_float(v878);
-      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v882 = v721 >> 28u;
       const unsigned int v884 = v882 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v886 = v884 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1131,25 +1131,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v897 = v895 << 28u;
       const unsigned int v898 = v893 | v897;
       const float v899 = __uint_as_float(v898);
-      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:67
-      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:80
+      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v905 = v706 ? v780 : 0.0f;
       const float v908 = v706 ? v800 : 0.0f;
       const float v911 = v706 ? v820 : 0.0f;
-      *reinterpret_cast<iron_f32x4*>(shm1 + v917) = iron_f32x4{{v902, v905, v908, v911}};  // kernels/gemm/quant_b.hpp:133
-      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      *reinterpret_cast<iron_f32x4*>(shm1 + v917) = iron_f32x4{{v902, v905, v908, v911}};  // kernels/gemm/quant_b.hpp:146
+      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v923 = v706 ? v860 : 0.0f;
       const float v926 = v706 ? v880 : 0.0f;
       const float v929 = v706 ? v900 : 0.0f;
-      *reinterpret_cast<iron_f32x4*>(shm1 + v936) = iron_f32x4{{v920, v923, v926, v929}};  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:124
+      *reinterpret_cast<iron_f32x4*>(shm1 + v936) = iron_f32x4{{v920, v923, v926, v929}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:137
       const bool v949 = v948 < v2;
       const bool v950 = v947 && v949;
-      const unsigned int v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:125
-      const unsigned int v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const unsigned int v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const unsigned int v964 = v963 + v960;
       const unsigned int v965 = packed[v964];
-      const unsigned int v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const unsigned int v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v971 = v970 + v967;
       const unsigned char v972 = scales[v971];
       const unsigned int v973 = static_cast<unsigned int>(v972);
@@ -1159,7 +1159,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const bool v981 = v973 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v983 = v981 ? 4194304u : v979;
       const float v984 = __uint_as_float(v983);
-      const unsigned int v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const unsigned int v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v988 = v986 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v990 = v988 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v992 = v990 << 22u;
@@ -1170,7 +1170,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1001 = v999 << 28u;
       const unsigned int v1002 = v997 | v1001;
       const float v1003 = __uint_as_float(v1002);
-      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1006 = v965 >> 4u;
       const unsigned int v1008 = v1006 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1010 = v1008 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1182,7 +1182,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1021 = v1019 << 28u;
       const unsigned int v1022 = v1017 | v1021;
       const float v1023 = __uint_as_float(v1022);
-      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1026 = v965 >> 8u;
       const unsigned int v1028 = v1026 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1030 = v1028 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1194,7 +1194,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1041 = v1039 << 28u;
       const unsigned int v1042 = v1037 | v1041;
       const float v1043 = __uint_as_float(v1042);
-      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1046 = v965 >> 12u;
       const unsigned int v1048 = v1046 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1050 = v1048 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1206,7 +1206,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1061 = v1059 << 28u;
       const unsigned int v1062 = v1057 | v1061;
       const float v1063 = __uint_as_float(v1062);
-      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1066 = v965 >> 16u;
       const unsigned int v1068 = v1066 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1070 = v1068 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1218,7 +1218,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1081 = v1079 << 28u;
       const unsigned int v1082 = v1077 | v1081;
       const float v1083 = __uint_as_float(v1082);
-      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1086 = v965 >> 20u;
       const unsigned int v1088 = v1086 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1090 = v1088 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1230,7 +1230,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1101 = v1099 << 28u;
       const unsigned int v1102 = v1097 | v1101;
       const float v1103 = __uint_as_float(v1102);
-      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1106 = v965 >> 24u;
       const unsigned int v1108 = v1106 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1110 = v1108 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1242,7 +1242,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1121 = v1119 << 28u;
       const unsigned int v1122 = v1117 | v1121;
       const float v1123 = __uint_as_float(v1122);
-      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v1126 = v965 >> 28u;
       const unsigned int v1128 = v1126 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v1130 = v1128 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1254,17 +1254,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_f32(
       const unsigned int v1141 = v1139 << 28u;
       const unsigned int v1142 = v1137 | v1141;
       const float v1143 = __uint_as_float(v1142);
-      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:67
-      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:80
+      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v1149 = v950 ? v1024 : 0.0f;
       const float v1152 = v950 ? v1044 : 0.0f;
       const float v1155 = v950 ? v1064 : 0.0f;
-      *reinterpret_cast<iron_f32x4*>(shm1 + v1161) = iron_f32x4{{v1146, v1149, v1152, v1155}};  // kernels/gemm/quant_b.hpp:133
-      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      *reinterpret_cast<iron_f32x4*>(shm1 + v1161) = iron_f32x4{{v1146, v1149, v1152, v1155}};  // kernels/gemm/quant_b.hpp:146
+      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v1167 = v950 ? v1104 : 0.0f;
       const float v1170 = v950 ? v1124 : 0.0f;
       const float v1173 = v950 ? v1144 : 0.0f;
-      *reinterpret_cast<iron_f32x4*>(shm1 + v1180) = iron_f32x4{{v1164, v1167, v1170, v1173}};  // kernels/gemm/quant_b.hpp:133
+      *reinterpret_cast<iron_f32x4*>(shm1 + v1180) = iron_f32x4{{v1164, v1167, v1170, v1173}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load_shared<false>(v39, shm0, v1186, 20u);  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load_shared<true>(v41, shm1, v1192, 20u);  // kernels/gemm/gemm_tiles.hpp:203

@@ -251,36 +251,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, __float2half_rn(0.0f));
 
-    for (unsigned int v4447 = 0u; v4447 < 3u; v4447 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v4447 = 0u; v4447 < 3u; v4447 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v4448 = v4447 << 8u;
       const bool v4450 = v4448 < v2;
       if (v4450) {
-        const unsigned int v4452 = v4447 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v4454 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v4457 = v4454 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v4460 = v4454 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v4452 = v4447 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v4454 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v4457 = v4454 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v4460 = v4454 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v4461 = v4460 << 3u;
-        const unsigned int v4462 = v17 + v4457;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v4462 = v17 + v4457;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v4463 = v4462 < v0;
         const unsigned int v4464 = v4448 + v4461;
         const bool v4465 = v4464 < v2;
         const bool v4466 = v4463 && v4465;
-        const unsigned int v4468 = v4462 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v4468 = v4462 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v4469 = v4468 + v4448;
         const unsigned int v4470 = v4469 + v4461;
         const unsigned int v4472 = v4466 ? v4470 : 0u;
@@ -288,16 +288,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
         const unsigned int v4475 = v4452 + v4474;
         const unsigned int v4476 = v4475 + v4461;
         iron_copy_async<16>(shm4 + v4476, x + v4472, v4466);
-        const unsigned int v4479 = v4454 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v4481 = v4479 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v4484 = v4479 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v4479 = v4454 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v4481 = v4479 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v4484 = v4479 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v4485 = v4484 << 3u;
-        const unsigned int v4486 = v17 + v4481;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v4486 = v17 + v4481;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v4487 = v4486 < v0;
         const unsigned int v4488 = v4448 + v4485;
         const bool v4489 = v4488 < v2;
         const bool v4490 = v4487 && v4489;
-        const unsigned int v4492 = v4486 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v4492 = v4486 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v4493 = v4492 + v4448;
         const unsigned int v4494 = v4493 + v4485;
         const unsigned int v4496 = v4490 ? v4494 : 0u;
@@ -305,16 +305,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
         const unsigned int v4499 = v4452 + v4498;
         const unsigned int v4500 = v4499 + v4485;
         iron_copy_async<16>(shm4 + v4500, x + v4496, v4490);
-        const unsigned int v4503 = v4454 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v4505 = v4503 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v4508 = v4503 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v4503 = v4454 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v4505 = v4503 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v4508 = v4503 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v4509 = v4508 << 3u;
-        const unsigned int v4510 = v17 + v4505;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v4510 = v17 + v4505;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v4511 = v4510 < v0;
         const unsigned int v4512 = v4448 + v4509;
         const bool v4513 = v4512 < v2;
         const bool v4514 = v4511 && v4513;
-        const unsigned int v4516 = v4510 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v4516 = v4510 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v4517 = v4516 + v4448;
         const unsigned int v4518 = v4517 + v4509;
         const unsigned int v4520 = v4514 ? v4518 : 0u;
@@ -322,16 +322,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
         const unsigned int v4523 = v4452 + v4522;
         const unsigned int v4524 = v4523 + v4509;
         iron_copy_async<16>(shm4 + v4524, x + v4520, v4514);
-        const unsigned int v4527 = v4454 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v4529 = v4527 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v4532 = v4527 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v4527 = v4454 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v4529 = v4527 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v4532 = v4527 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v4533 = v4532 << 3u;
-        const unsigned int v4534 = v17 + v4529;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v4534 = v17 + v4529;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v4535 = v4534 < v0;
         const unsigned int v4536 = v4448 + v4533;
         const bool v4537 = v4536 < v2;
         const bool v4538 = v4535 && v4537;
-        const unsigned int v4540 = v4534 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v4540 = v4534 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v4541 = v4540 + v4448;
         const unsigned int v4542 = v4541 + v4533;
         const unsigned int v4544 = v4538 ? v4542 : 0u;
@@ -339,58 +339,58 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
         const unsigned int v4547 = v4452 + v4546;
         const unsigned int v4548 = v4547 + v4533;
         iron_copy_async<16>(shm4 + v4548, x + v4544, v4538);
-        const unsigned int v4550 = v4447 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
+        const unsigned int v4550 = v4447 << 9u;  // kernels/gemm/gemv_skinny.hpp:154
         const unsigned int v4552 = v4448 >> 3u;
         const unsigned int v4554 = v2 >> 3u;
-        const unsigned int v4559 = v4454 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v4562 = v4454 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v4559 = v4454 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v4562 = v4454 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v4563 = v4562 << 2u;
-        const unsigned int v4564 = v20 + v4559;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v4564 = v20 + v4559;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v4565 = v4564 < v1;
-        const unsigned int v4567 = v4564 * v4554;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v4567 = v4564 * v4554;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v4568 = v4567 + v4552;
         const unsigned int v4569 = v4568 + v4563;
         const unsigned int v4571 = v4565 ? v4569 : 0u;
-        const unsigned int v4573 = v4559 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v4573 = v4559 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v4574 = v4550 + v4573;
         const unsigned int v4575 = v4574 + v4563;
         iron_copy_async<16>(shm0 + v4575, packed + v4571, v4565);
-        const unsigned int v4577 = v4447 << 7u;  // kernels/gemm/gemv_skinny.hpp:156
-        const unsigned int v4579 = v4448 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
+        const unsigned int v4577 = v4447 << 7u;  // kernels/gemm/gemv_skinny.hpp:157
+        const unsigned int v4579 = v4448 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
         const unsigned int v4581 = v2 >> 5u;
-        const unsigned int v4589 = v4454 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v4589 = v4454 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v4590 = v4589 << 3u;
-        const unsigned int v4591 = v20 + v4454;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v4591 = v20 + v4454;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v4592 = v4591 < v1;
-        const bool v4594 = v4454 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v4594 = v4454 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v4594) {
-          const unsigned int v4596 = v4591 * v4581;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v4596 = v4591 * v4581;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v4597 = v4596 + v4579;
           const unsigned int v4598 = v4597 + v4590;
           const unsigned int v4600 = v4592 ? v4598 : 0u;
-          const unsigned int v4602 = v4454 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v4602 = v4454 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v4603 = v4577 + v4602;
           const unsigned int v4604 = v4603 + v4590;
           iron_copy_async<16>(shm1 + v4604, scales + v4600, v4592);
         }
-        if (v4594) {  // kernels/gemm/gemv_skinny.hpp:78
-          const unsigned int v4625 = v4591 * v4581;  // kernels/gemm/gemv_skinny.hpp:73
+        if (v4594) {  // kernels/gemm/gemv_skinny.hpp:77
+          const unsigned int v4625 = v4591 * v4581;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v4626 = v4625 + v4579;
           const unsigned int v4627 = v4626 + v4590;
           const unsigned int v4629 = v4592 ? v4627 : 0u;
-          const unsigned int v4631 = v4454 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v4631 = v4454 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v4632 = v4577 + v4631;
           const unsigned int v4633 = v4632 + v4590;
           iron_copy_async<16>(shm2 + v4633, biases + v4629, v4592);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     const unsigned int v4640 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v4643 = v4640 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v4645 = v4640 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v4649 = v4643 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const unsigned int v4656 = v4645 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4649 = v4643 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4656 = v4645 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v4657 = v4656 >> 5u;
     const unsigned int v4659 = v4643 << 3u;
     const unsigned int v4778 = v4643 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -398,8 +398,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
     const unsigned int v4782 = v4640 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v4784 = v4782 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v4786 = v4782 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v4790 = v4784 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const unsigned int v4797 = v4786 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4790 = v4784 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4797 = v4786 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v4798 = v4797 >> 5u;
     const unsigned int v4800 = v4784 << 3u;
     const unsigned int v4919 = v4784 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -407,8 +407,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
     const unsigned int v4923 = v4640 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v4925 = v4923 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v4927 = v4923 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v4931 = v4925 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const unsigned int v4938 = v4927 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4931 = v4925 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v4938 = v4927 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v4939 = v4938 >> 5u;
     const unsigned int v4941 = v4925 << 3u;
     const unsigned int v5060 = v4925 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -416,13 +416,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
     const unsigned int v5064 = v4640 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v5066 = v5064 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v5068 = v5064 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v5072 = v5066 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const unsigned int v5079 = v5068 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v5072 = v5066 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v5079 = v5068 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v5080 = v5079 >> 5u;
     const unsigned int v5082 = v5066 << 3u;
     const unsigned int v5201 = v5066 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v5202 = v5201 + v5079;
-    const unsigned int v5209 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const unsigned int v5209 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const unsigned int v5216 = v21 + 4u;
     const unsigned int v5217 = v5216 << 4u;
     const unsigned int v5224 = v21 + 8u;
@@ -430,70 +430,70 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
     const unsigned int v5232 = v21 + 12u;
     const unsigned int v5233 = v5232 << 4u;
 
-    for (unsigned int v4634 = 0u; v4634 < v2; v4634 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v4634 = 0u; v4634 < v2; v4634 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v4636 = v4634 >> 8u;
       const unsigned int v4638 = v4636 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v4651 = v4638 << 9u;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v4651 = v4638 << 9u;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v4652 = v4651 + v4649;
       const unsigned int v4653 = v4652 + v4645;
-      const unsigned int v4661 = v4638 << 7u;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v4661 = v4638 << 7u;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v4662 = v4661 + v4659;
       const unsigned int v4663 = v4662 + v4657;
-      const __half v4664 = shm1[v4663];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4665 = __half2float(v4664);
-      const __half v4666 = shm2[v4663];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4667 = __half2float(v4666);
-      const unsigned int v4670 = shm0[v4653];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v4675 = v4670 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4666 = shm0[v4653];  // kernels/gemm/gemv_skinny.hpp:169
+      const __half v4667 = shm1[v4663];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4668 = __half2float(v4667);
+      const __half v4669 = shm2[v4663];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4670 = __half2float(v4669);
+      const unsigned int v4675 = v4666 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4676 = v4675 & 15u;
       const unsigned int v4679 = v4676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4680 = __uint_as_float(v4679);
       const float v4681 = v4680 - 8388608.0f;
-      const float v4682 = fmaf(v4681, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4687 = v4670 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4682 = fmaf(v4681, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4687 = v4666 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4688 = v4687 & 15u;
       const unsigned int v4691 = v4688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4692 = __uint_as_float(v4691);
       const float v4693 = v4692 - 8388608.0f;
-      const float v4694 = fmaf(v4693, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4699 = v4670 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4694 = fmaf(v4693, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4699 = v4666 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4700 = v4699 & 15u;
       const unsigned int v4703 = v4700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4704 = __uint_as_float(v4703);
       const float v4705 = v4704 - 8388608.0f;
-      const float v4706 = fmaf(v4705, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4711 = v4670 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4706 = fmaf(v4705, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4711 = v4666 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4712 = v4711 & 15u;
       const unsigned int v4715 = v4712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4716 = __uint_as_float(v4715);
       const float v4717 = v4716 - 8388608.0f;
-      const float v4718 = fmaf(v4717, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4723 = v4670 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4718 = fmaf(v4717, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4723 = v4666 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4724 = v4723 & 15u;
       const unsigned int v4727 = v4724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4728 = __uint_as_float(v4727);
       const float v4729 = v4728 - 8388608.0f;
-      const float v4730 = fmaf(v4729, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4735 = v4670 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4730 = fmaf(v4729, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4735 = v4666 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4736 = v4735 & 15u;
       const unsigned int v4739 = v4736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4740 = __uint_as_float(v4739);
       const float v4741 = v4740 - 8388608.0f;
-      const float v4742 = fmaf(v4741, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4747 = v4670 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4742 = fmaf(v4741, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4747 = v4666 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4748 = v4747 & 15u;
       const unsigned int v4751 = v4748 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4752 = __uint_as_float(v4751);
       const float v4753 = v4752 - 8388608.0f;
-      const float v4754 = fmaf(v4753, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4759 = v4670 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4754 = fmaf(v4753, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4759 = v4666 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4760 = v4759 & 15u;
       const unsigned int v4763 = v4760 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4764 = __uint_as_float(v4763);
       const float v4765 = v4764 - 8388608.0f;
-      const float v4766 = fmaf(v4765, v4665, v4667);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v4766 = fmaf(v4765, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
       const __half v4767 = __float2half_rn(v4682);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v4768 = __float2half_rn(v4694);
       const __half v4769 = __float2half_rn(v4706);
@@ -503,63 +503,63 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const __half v4773 = __float2half_rn(v4754);
       const __half v4774 = __float2half_rn(v4766);
       *reinterpret_cast<iron_f16x8*>(shm3 + v4779) = iron_f16x8{{v4767, v4768, v4769, v4770, v4771, v4772, v4773, v4774}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v4793 = v4651 + v4790;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v4793 = v4651 + v4790;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v4794 = v4793 + v4786;
-      const unsigned int v4803 = v4661 + v4800;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v4803 = v4661 + v4800;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v4804 = v4803 + v4798;
-      const __half v4805 = shm1[v4804];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4806 = __half2float(v4805);
-      const __half v4807 = shm2[v4804];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4808 = __half2float(v4807);
-      const unsigned int v4811 = shm0[v4794];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v4816 = v4811 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4807 = shm0[v4794];  // kernels/gemm/gemv_skinny.hpp:169
+      const __half v4808 = shm1[v4804];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4809 = __half2float(v4808);
+      const __half v4810 = shm2[v4804];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4811 = __half2float(v4810);
+      const unsigned int v4816 = v4807 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4817 = v4816 & 15u;
       const unsigned int v4820 = v4817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4821 = __uint_as_float(v4820);
       const float v4822 = v4821 - 8388608.0f;
-      const float v4823 = fmaf(v4822, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4828 = v4811 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4823 = fmaf(v4822, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4828 = v4807 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4829 = v4828 & 15u;
       const unsigned int v4832 = v4829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4833 = __uint_as_float(v4832);
       const float v4834 = v4833 - 8388608.0f;
-      const float v4835 = fmaf(v4834, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4840 = v4811 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4835 = fmaf(v4834, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4840 = v4807 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4841 = v4840 & 15u;
       const unsigned int v4844 = v4841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4845 = __uint_as_float(v4844);
       const float v4846 = v4845 - 8388608.0f;
-      const float v4847 = fmaf(v4846, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4852 = v4811 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4847 = fmaf(v4846, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4852 = v4807 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4853 = v4852 & 15u;
       const unsigned int v4856 = v4853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4857 = __uint_as_float(v4856);
       const float v4858 = v4857 - 8388608.0f;
-      const float v4859 = fmaf(v4858, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4864 = v4811 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4859 = fmaf(v4858, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4864 = v4807 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4865 = v4864 & 15u;
       const unsigned int v4868 = v4865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4869 = __uint_as_float(v4868);
       const float v4870 = v4869 - 8388608.0f;
-      const float v4871 = fmaf(v4870, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4876 = v4811 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4871 = fmaf(v4870, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4876 = v4807 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4877 = v4876 & 15u;
       const unsigned int v4880 = v4877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4881 = __uint_as_float(v4880);
       const float v4882 = v4881 - 8388608.0f;
-      const float v4883 = fmaf(v4882, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4888 = v4811 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4883 = fmaf(v4882, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4888 = v4807 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4889 = v4888 & 15u;
       const unsigned int v4892 = v4889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4893 = __uint_as_float(v4892);
       const float v4894 = v4893 - 8388608.0f;
-      const float v4895 = fmaf(v4894, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4900 = v4811 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4895 = fmaf(v4894, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4900 = v4807 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4901 = v4900 & 15u;
       const unsigned int v4904 = v4901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4905 = __uint_as_float(v4904);
       const float v4906 = v4905 - 8388608.0f;
-      const float v4907 = fmaf(v4906, v4806, v4808);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v4907 = fmaf(v4906, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
       const __half v4908 = __float2half_rn(v4823);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v4909 = __float2half_rn(v4835);
       const __half v4910 = __float2half_rn(v4847);
@@ -569,63 +569,63 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const __half v4914 = __float2half_rn(v4895);
       const __half v4915 = __float2half_rn(v4907);
       *reinterpret_cast<iron_f16x8*>(shm3 + v4920) = iron_f16x8{{v4908, v4909, v4910, v4911, v4912, v4913, v4914, v4915}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v4934 = v4651 + v4931;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v4934 = v4651 + v4931;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v4935 = v4934 + v4927;
-      const unsigned int v4944 = v4661 + v4941;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v4944 = v4661 + v4941;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v4945 = v4944 + v4939;
-      const __half v4946 = shm1[v4945];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4947 = __half2float(v4946);
-      const __half v4948 = shm2[v4945];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4949 = __half2float(v4948);
-      const unsigned int v4952 = shm0[v4935];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v4957 = v4952 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v4948 = shm0[v4935];  // kernels/gemm/gemv_skinny.hpp:169
+      const __half v4949 = shm1[v4945];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4950 = __half2float(v4949);
+      const __half v4951 = shm2[v4945];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4952 = __half2float(v4951);
+      const unsigned int v4957 = v4948 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4958 = v4957 & 15u;
       const unsigned int v4961 = v4958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4962 = __uint_as_float(v4961);
       const float v4963 = v4962 - 8388608.0f;
-      const float v4964 = fmaf(v4963, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4969 = v4952 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4964 = fmaf(v4963, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4969 = v4948 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4970 = v4969 & 15u;
       const unsigned int v4973 = v4970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4974 = __uint_as_float(v4973);
       const float v4975 = v4974 - 8388608.0f;
-      const float v4976 = fmaf(v4975, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4981 = v4952 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4976 = fmaf(v4975, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4981 = v4948 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4982 = v4981 & 15u;
       const unsigned int v4985 = v4982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4986 = __uint_as_float(v4985);
       const float v4987 = v4986 - 8388608.0f;
-      const float v4988 = fmaf(v4987, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v4993 = v4952 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4988 = fmaf(v4987, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v4993 = v4948 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4994 = v4993 & 15u;
       const unsigned int v4997 = v4994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4998 = __uint_as_float(v4997);
       const float v4999 = v4998 - 8388608.0f;
-      const float v5000 = fmaf(v4999, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5005 = v4952 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5000 = fmaf(v4999, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5005 = v4948 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5006 = v5005 & 15u;
       const unsigned int v5009 = v5006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5010 = __uint_as_float(v5009);
       const float v5011 = v5010 - 8388608.0f;
-      const float v5012 = fmaf(v5011, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5017 = v4952 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5012 = fmaf(v5011, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5017 = v4948 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5018 = v5017 & 15u;
       const unsigned int v5021 = v5018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5022 = __uint_as_float(v5021);
       const float v5023 = v5022 - 8388608.0f;
-      const float v5024 = fmaf(v5023, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5029 = v4952 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5024 = fmaf(v5023, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5029 = v4948 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5030 = v5029 & 15u;
       const unsigned int v5033 = v5030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5034 = __uint_as_float(v5033);
       const float v5035 = v5034 - 8388608.0f;
-      const float v5036 = fmaf(v5035, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5041 = v4952 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5036 = fmaf(v5035, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5041 = v4948 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5042 = v5041 & 15u;
       const unsigned int v5045 = v5042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5046 = __uint_as_float(v5045);
       const float v5047 = v5046 - 8388608.0f;
-      const float v5048 = fmaf(v5047, v4947, v4949);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v5048 = fmaf(v5047, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
       const __half v5049 = __float2half_rn(v4964);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v5050 = __float2half_rn(v4976);
       const __half v5051 = __float2half_rn(v4988);
@@ -635,63 +635,63 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const __half v5055 = __float2half_rn(v5036);
       const __half v5056 = __float2half_rn(v5048);
       *reinterpret_cast<iron_f16x8*>(shm3 + v5061) = iron_f16x8{{v5049, v5050, v5051, v5052, v5053, v5054, v5055, v5056}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v5075 = v4651 + v5072;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v5075 = v4651 + v5072;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v5076 = v5075 + v5068;
-      const unsigned int v5085 = v4661 + v5082;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v5085 = v4661 + v5082;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v5086 = v5085 + v5080;
-      const __half v5087 = shm1[v5086];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v5088 = __half2float(v5087);
-      const __half v5089 = shm2[v5086];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v5090 = __half2float(v5089);
-      const unsigned int v5093 = shm0[v5076];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v5098 = v5093 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v5089 = shm0[v5076];  // kernels/gemm/gemv_skinny.hpp:169
+      const __half v5090 = shm1[v5086];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v5091 = __half2float(v5090);
+      const __half v5092 = shm2[v5086];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v5093 = __half2float(v5092);
+      const unsigned int v5098 = v5089 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5099 = v5098 & 15u;
       const unsigned int v5102 = v5099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5103 = __uint_as_float(v5102);
       const float v5104 = v5103 - 8388608.0f;
-      const float v5105 = fmaf(v5104, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5110 = v5093 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5105 = fmaf(v5104, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5110 = v5089 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5111 = v5110 & 15u;
       const unsigned int v5114 = v5111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5115 = __uint_as_float(v5114);
       const float v5116 = v5115 - 8388608.0f;
-      const float v5117 = fmaf(v5116, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5122 = v5093 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5117 = fmaf(v5116, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5122 = v5089 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5123 = v5122 & 15u;
       const unsigned int v5126 = v5123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5127 = __uint_as_float(v5126);
       const float v5128 = v5127 - 8388608.0f;
-      const float v5129 = fmaf(v5128, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5134 = v5093 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5129 = fmaf(v5128, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5134 = v5089 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5135 = v5134 & 15u;
       const unsigned int v5138 = v5135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5139 = __uint_as_float(v5138);
       const float v5140 = v5139 - 8388608.0f;
-      const float v5141 = fmaf(v5140, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5146 = v5093 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5141 = fmaf(v5140, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5146 = v5089 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5147 = v5146 & 15u;
       const unsigned int v5150 = v5147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5151 = __uint_as_float(v5150);
       const float v5152 = v5151 - 8388608.0f;
-      const float v5153 = fmaf(v5152, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5158 = v5093 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5153 = fmaf(v5152, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5158 = v5089 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5159 = v5158 & 15u;
       const unsigned int v5162 = v5159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5163 = __uint_as_float(v5162);
       const float v5164 = v5163 - 8388608.0f;
-      const float v5165 = fmaf(v5164, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5170 = v5093 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5165 = fmaf(v5164, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5170 = v5089 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5171 = v5170 & 15u;
       const unsigned int v5174 = v5171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5175 = __uint_as_float(v5174);
       const float v5176 = v5175 - 8388608.0f;
-      const float v5177 = fmaf(v5176, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v5182 = v5093 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5177 = fmaf(v5176, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v5182 = v5089 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5183 = v5182 & 15u;
       const unsigned int v5186 = v5183 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5187 = __uint_as_float(v5186);
       const float v5188 = v5187 - 8388608.0f;
-      const float v5189 = fmaf(v5188, v5088, v5090);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v5189 = fmaf(v5188, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
       const __half v5190 = __float2half_rn(v5105);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v5191 = __float2half_rn(v5117);
       const __half v5192 = __float2half_rn(v5129);
@@ -701,140 +701,140 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const __half v5196 = __float2half_rn(v5177);
       const __half v5197 = __float2half_rn(v5189);
       *reinterpret_cast<iron_f16x8*>(shm3 + v5202) = iron_f16x8{{v5190, v5191, v5192, v5193, v5194, v5195, v5196, v5197}};  // kernels/gemm/gemv_skinny.hpp:127
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
-      const unsigned int v5204 = v4638 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
-      const unsigned int v5211 = v5204 + v5209;  // kernels/gemm/gemv_skinny.hpp:251
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
+      const unsigned int v5204 = v4638 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
+      const unsigned int v5211 = v5204 + v5209;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v5211, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v5209, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v5219 = v5204 + v5217;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v5209, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v5219 = v5204 + v5217;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v5219, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v5217, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v5227 = v5204 + v5225;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v5217, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v5227 = v5204 + v5225;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v5227, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v5225, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v5235 = v5204 + v5233;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v5225, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v5235 = v5204 + v5233;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v5235, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v5233, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v5240 = v4634 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
+      iron_frag_load_shared<true>(v27, shm3, v5233, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v5240 = v4634 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v5242 = v4636 + 3u;
       const unsigned int v5243 = v5242 & 3u;
       const bool v5244 = v5240 < v2;
       if (v5244) {
-        const unsigned int v5246 = v5243 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v5256 = v17 + v4643;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v5246 = v5243 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v5256 = v17 + v4643;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v5257 = v5256 < v0;
         const unsigned int v5258 = v5240 + v4656;
         const bool v5259 = v5258 < v2;
         const bool v5260 = v5257 && v5259;
-        const unsigned int v5262 = v5256 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v5262 = v5256 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v5263 = v5262 + v5240;
         const unsigned int v5264 = v5263 + v4656;
         const unsigned int v5266 = v5260 ? v5264 : 0u;
         const unsigned int v5269 = v5246 + v4778;
         const unsigned int v5270 = v5269 + v4656;
         iron_copy_async<16>(shm4 + v5270, x + v5266, v5260);
-        const unsigned int v5280 = v17 + v4784;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v5280 = v17 + v4784;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v5281 = v5280 < v0;
         const unsigned int v5282 = v5240 + v4797;
         const bool v5283 = v5282 < v2;
         const bool v5284 = v5281 && v5283;
-        const unsigned int v5286 = v5280 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v5286 = v5280 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v5287 = v5286 + v5240;
         const unsigned int v5288 = v5287 + v4797;
         const unsigned int v5290 = v5284 ? v5288 : 0u;
         const unsigned int v5293 = v5246 + v4919;
         const unsigned int v5294 = v5293 + v4797;
         iron_copy_async<16>(shm4 + v5294, x + v5290, v5284);
-        const unsigned int v5304 = v17 + v4925;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v5304 = v17 + v4925;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v5305 = v5304 < v0;
         const unsigned int v5306 = v5240 + v4938;
         const bool v5307 = v5306 < v2;
         const bool v5308 = v5305 && v5307;
-        const unsigned int v5310 = v5304 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v5310 = v5304 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v5311 = v5310 + v5240;
         const unsigned int v5312 = v5311 + v4938;
         const unsigned int v5314 = v5308 ? v5312 : 0u;
         const unsigned int v5317 = v5246 + v5060;
         const unsigned int v5318 = v5317 + v4938;
         iron_copy_async<16>(shm4 + v5318, x + v5314, v5308);
-        const unsigned int v5328 = v17 + v5066;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v5328 = v17 + v5066;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v5329 = v5328 < v0;
         const unsigned int v5330 = v5240 + v5079;
         const bool v5331 = v5330 < v2;
         const bool v5332 = v5329 && v5331;
-        const unsigned int v5334 = v5328 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v5334 = v5328 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v5335 = v5334 + v5240;
         const unsigned int v5336 = v5335 + v5079;
         const unsigned int v5338 = v5332 ? v5336 : 0u;
         const unsigned int v5341 = v5246 + v5201;
         const unsigned int v5342 = v5341 + v5079;
         iron_copy_async<16>(shm4 + v5342, x + v5338, v5332);
-        const unsigned int v5344 = v5243 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
+        const unsigned int v5344 = v5243 << 9u;  // kernels/gemm/gemv_skinny.hpp:154
         const unsigned int v5346 = v5240 >> 3u;
         const unsigned int v5348 = v2 >> 3u;
-        const unsigned int v5353 = v4640 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v5356 = v4640 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v5353 = v4640 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v5356 = v4640 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v5357 = v5356 << 2u;
-        const unsigned int v5358 = v20 + v5353;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v5358 = v20 + v5353;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v5359 = v5358 < v1;
-        const unsigned int v5361 = v5358 * v5348;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v5361 = v5358 * v5348;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v5362 = v5361 + v5346;
         const unsigned int v5363 = v5362 + v5357;
         const unsigned int v5365 = v5359 ? v5363 : 0u;
-        const unsigned int v5367 = v5353 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v5367 = v5353 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v5368 = v5344 + v5367;
         const unsigned int v5369 = v5368 + v5357;
         iron_copy_async<16>(shm0 + v5369, packed + v5365, v5359);
-        const unsigned int v5371 = v5243 << 7u;  // kernels/gemm/gemv_skinny.hpp:156
-        const unsigned int v5373 = v5240 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
+        const unsigned int v5371 = v5243 << 7u;  // kernels/gemm/gemv_skinny.hpp:157
+        const unsigned int v5373 = v5240 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
         const unsigned int v5375 = v2 >> 5u;
-        const unsigned int v5383 = v4640 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v5383 = v4640 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v5384 = v5383 << 3u;
-        const unsigned int v5385 = v20 + v4640;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v5385 = v20 + v4640;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v5386 = v5385 < v1;
-        const bool v5388 = v4640 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v5388 = v4640 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v5388) {
-          const unsigned int v5390 = v5385 * v5375;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v5390 = v5385 * v5375;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v5391 = v5390 + v5373;
           const unsigned int v5392 = v5391 + v5384;
           const unsigned int v5394 = v5386 ? v5392 : 0u;
-          const unsigned int v5396 = v4640 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v5396 = v4640 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v5397 = v5371 + v5396;
           const unsigned int v5398 = v5397 + v5384;
           iron_copy_async<16>(shm1 + v5398, scales + v5394, v5386);
         }
-        if (v5388) {  // kernels/gemm/gemv_skinny.hpp:78
-          const unsigned int v5419 = v5385 * v5375;  // kernels/gemm/gemv_skinny.hpp:73
+        if (v5388) {  // kernels/gemm/gemv_skinny.hpp:77
+          const unsigned int v5419 = v5385 * v5375;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v5420 = v5419 + v5373;
           const unsigned int v5421 = v5420 + v5384;
           const unsigned int v5423 = v5386 ? v5421 : 0u;
-          const unsigned int v5425 = v4640 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v5425 = v4640 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v5426 = v5371 + v5425;
           const unsigned int v5427 = v5426 + v5384;
           iron_copy_async<16>(shm2 + v5427, biases + v5423, v5386);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     __syncthreads();
-    const unsigned int v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm5, v818, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
-    const unsigned int v823 = v4640 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:253
+    const unsigned int v823 = v4640 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v824 = v17 + v823;
-    const unsigned int v826 = v4640 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v826 = v4640 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v827 = v20 + v826;
-    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v829 = v827 < v1;
     const bool v830 = v828 && v829;
     if (v830) {
-      const float v831 = shm5[v4640];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v831 = shm5[v4640];  // kernels/gemm/gemv_skinny.hpp:259
       float v832 = v831;
-      const unsigned int v834 = 256u + v4640;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v834 = 256u + v4640;  // kernels/gemm/gemv_skinny.hpp:260
       const float v835 = shm5[v834];
       const float v836 = v832;
       const float v837 = v836 + v835;
@@ -849,23 +849,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const float v846 = v832;
       const float v847 = v846 + v845;
       v832 = v847;
-      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v849 = __float2half_rn(v848);
       const unsigned int v850 = v824 * v1;
       const unsigned int v851 = v850 + v827;
       out[v851] = v849;
     }
-    const unsigned int v856 = v4782 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v856 = v4782 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v857 = v17 + v856;
-    const unsigned int v859 = v4782 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v859 = v4782 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v4782];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v864 = shm5[v4782];  // kernels/gemm/gemv_skinny.hpp:259
       float v865 = v864;
-      const unsigned int v867 = 256u + v4782;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v867 = 256u + v4782;  // kernels/gemm/gemv_skinny.hpp:260
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -880,7 +880,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g32_f16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v882 = __float2half_rn(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;

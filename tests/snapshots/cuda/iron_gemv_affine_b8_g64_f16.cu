@@ -251,36 +251,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, __float2half_rn(0.0f));
 
-    for (unsigned int v3030 = 0u; v3030 < 3u; v3030 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v3030 = 0u; v3030 < 3u; v3030 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v3031 = v3030 << 8u;
       const bool v3033 = v3031 < v2;
       if (v3033) {
-        const unsigned int v3035 = v3030 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v3037 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v3040 = v3037 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v3043 = v3037 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v3035 = v3030 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v3037 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v3040 = v3037 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v3043 = v3037 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v3044 = v3043 << 3u;
-        const unsigned int v3045 = v17 + v3040;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3045 = v17 + v3040;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3046 = v3045 < v0;
         const unsigned int v3047 = v3031 + v3044;
         const bool v3048 = v3047 < v2;
         const bool v3049 = v3046 && v3048;
-        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3051 = v3045 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3052 = v3051 + v3031;
         const unsigned int v3053 = v3052 + v3044;
         const unsigned int v3055 = v3049 ? v3053 : 0u;
@@ -288,16 +288,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v3058 = v3035 + v3057;
         const unsigned int v3059 = v3058 + v3044;
         iron_copy_async<16>(shm4 + v3059, x + v3055, v3049);
-        const unsigned int v3062 = v3037 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v3064 = v3062 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v3067 = v3062 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v3062 = v3037 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v3064 = v3062 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v3067 = v3062 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v3068 = v3067 << 3u;
-        const unsigned int v3069 = v17 + v3064;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3069 = v17 + v3064;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3070 = v3069 < v0;
         const unsigned int v3071 = v3031 + v3068;
         const bool v3072 = v3071 < v2;
         const bool v3073 = v3070 && v3072;
-        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3075 = v3069 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3076 = v3075 + v3031;
         const unsigned int v3077 = v3076 + v3068;
         const unsigned int v3079 = v3073 ? v3077 : 0u;
@@ -305,16 +305,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v3082 = v3035 + v3081;
         const unsigned int v3083 = v3082 + v3068;
         iron_copy_async<16>(shm4 + v3083, x + v3079, v3073);
-        const unsigned int v3086 = v3037 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v3088 = v3086 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v3091 = v3086 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v3086 = v3037 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v3088 = v3086 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v3091 = v3086 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v3092 = v3091 << 3u;
-        const unsigned int v3093 = v17 + v3088;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3093 = v17 + v3088;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3094 = v3093 < v0;
         const unsigned int v3095 = v3031 + v3092;
         const bool v3096 = v3095 < v2;
         const bool v3097 = v3094 && v3096;
-        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3099 = v3093 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3100 = v3099 + v3031;
         const unsigned int v3101 = v3100 + v3092;
         const unsigned int v3103 = v3097 ? v3101 : 0u;
@@ -322,16 +322,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v3106 = v3035 + v3105;
         const unsigned int v3107 = v3106 + v3092;
         iron_copy_async<16>(shm4 + v3107, x + v3103, v3097);
-        const unsigned int v3110 = v3037 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v3112 = v3110 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v3115 = v3110 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v3110 = v3037 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v3112 = v3110 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v3115 = v3110 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v3116 = v3115 << 3u;
-        const unsigned int v3117 = v17 + v3112;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3117 = v17 + v3112;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3118 = v3117 < v0;
         const unsigned int v3119 = v3031 + v3116;
         const bool v3120 = v3119 < v2;
         const bool v3121 = v3118 && v3120;
-        const unsigned int v3123 = v3117 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3123 = v3117 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3124 = v3123 + v3031;
         const unsigned int v3125 = v3124 + v3116;
         const unsigned int v3127 = v3121 ? v3125 : 0u;
@@ -339,72 +339,72 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
         const unsigned int v3130 = v3035 + v3129;
         const unsigned int v3131 = v3130 + v3116;
         iron_copy_async<16>(shm4 + v3131, x + v3127, v3121);
-        const unsigned int v3133 = v3030 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
+        const unsigned int v3133 = v3030 << 10u;  // kernels/gemm/gemv_skinny.hpp:154
         const unsigned int v3135 = v3031 >> 2u;
         const unsigned int v3137 = v2 >> 2u;
-        const unsigned int v3142 = v3037 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v3145 = v3037 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v3142 = v3037 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v3145 = v3037 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v3146 = v3145 << 2u;
-        const unsigned int v3147 = v20 + v3142;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v3147 = v20 + v3142;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v3148 = v3147 < v1;
-        const unsigned int v3150 = v3147 * v3137;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v3150 = v3147 * v3137;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v3151 = v3150 + v3135;
         const unsigned int v3152 = v3151 + v3146;
         const unsigned int v3154 = v3148 ? v3152 : 0u;
-        const unsigned int v3156 = v3142 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v3156 = v3142 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v3157 = v3133 + v3156;
         const unsigned int v3158 = v3157 + v3146;
         iron_copy_async<16>(shm0 + v3158, packed + v3154, v3148);
-        const unsigned int v3163 = v3062 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v3166 = v3062 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v3163 = v3062 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v3166 = v3062 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v3167 = v3166 << 2u;
-        const unsigned int v3168 = v20 + v3163;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v3168 = v20 + v3163;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v3169 = v3168 < v1;
-        const unsigned int v3171 = v3168 * v3137;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v3171 = v3168 * v3137;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v3172 = v3171 + v3135;
         const unsigned int v3173 = v3172 + v3167;
         const unsigned int v3175 = v3169 ? v3173 : 0u;
-        const unsigned int v3177 = v3163 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v3177 = v3163 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v3178 = v3133 + v3177;
         const unsigned int v3179 = v3178 + v3167;
         iron_copy_async<16>(shm0 + v3179, packed + v3175, v3169);
-        const unsigned int v3181 = v3030 << 6u;  // kernels/gemm/gemv_skinny.hpp:156
-        const unsigned int v3183 = v3031 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
+        const unsigned int v3181 = v3030 << 6u;  // kernels/gemm/gemv_skinny.hpp:157
+        const unsigned int v3183 = v3031 >> 6u;  // kernels/gemm/gemv_skinny.hpp:156
         const unsigned int v3185 = v2 >> 6u;
-        const unsigned int v3193 = v3037 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v3193 = v3037 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v3194 = v3193 << 2u;
-        const unsigned int v3195 = v20 + v3037;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v3195 = v20 + v3037;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v3196 = v3195 < v1;
-        const bool v3198 = v3037 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v3198 = v3037 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v3198) {
-          const unsigned int v3200 = v3195 * v3185;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v3200 = v3195 * v3185;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v3201 = v3200 + v3183;
           const unsigned int v3202 = v3201 + v3194;
           const unsigned int v3204 = v3196 ? v3202 : 0u;
-          const unsigned int v3206 = v3037 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v3206 = v3037 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v3207 = v3181 + v3206;
           const unsigned int v3208 = v3207 + v3194;
           iron_copy_async<8>(shm1 + v3208, scales + v3204, v3196);
         }
-        if (v3198) {  // kernels/gemm/gemv_skinny.hpp:78
-          const unsigned int v3229 = v3195 * v3185;  // kernels/gemm/gemv_skinny.hpp:73
+        if (v3198) {  // kernels/gemm/gemv_skinny.hpp:77
+          const unsigned int v3229 = v3195 * v3185;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v3230 = v3229 + v3183;
           const unsigned int v3231 = v3230 + v3194;
           const unsigned int v3233 = v3196 ? v3231 : 0u;
-          const unsigned int v3235 = v3037 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v3235 = v3037 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v3236 = v3181 + v3235;
           const unsigned int v3237 = v3236 + v3194;
           iron_copy_async<8>(shm2 + v3237, biases + v3233, v3196);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     const unsigned int v3244 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v3247 = v3244 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v3249 = v3244 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v3251 = v3249 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v3251 = v3249 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v3253 = v3247 << 6u;
-    const unsigned int v3260 = v3249 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v3260 = v3249 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v3261 = v3260 >> 6u;
     const unsigned int v3263 = v3247 << 2u;
     const unsigned int v3385 = v3247 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -412,9 +412,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
     const unsigned int v3389 = v3244 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v3391 = v3389 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v3393 = v3389 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v3395 = v3393 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v3395 = v3393 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v3397 = v3391 << 6u;
-    const unsigned int v3404 = v3393 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v3404 = v3393 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v3405 = v3404 >> 6u;
     const unsigned int v3407 = v3391 << 2u;
     const unsigned int v3529 = v3391 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -422,9 +422,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
     const unsigned int v3533 = v3244 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v3535 = v3533 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v3537 = v3533 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v3539 = v3537 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v3539 = v3537 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v3541 = v3535 << 6u;
-    const unsigned int v3548 = v3537 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v3548 = v3537 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v3549 = v3548 >> 6u;
     const unsigned int v3551 = v3535 << 2u;
     const unsigned int v3673 = v3535 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
@@ -432,14 +432,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
     const unsigned int v3677 = v3244 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v3679 = v3677 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v3681 = v3677 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v3683 = v3681 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const unsigned int v3683 = v3681 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const unsigned int v3685 = v3679 << 6u;
-    const unsigned int v3692 = v3681 << 3u;  // kernels/gemm/gemv_skinny.hpp:166
+    const unsigned int v3692 = v3681 << 3u;  // kernels/gemm/gemv_skinny.hpp:167
     const unsigned int v3693 = v3692 >> 6u;
     const unsigned int v3695 = v3679 << 2u;
     const unsigned int v3817 = v3679 * 264u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v3818 = v3817 + v3692;
-    const unsigned int v3825 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const unsigned int v3825 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const unsigned int v3832 = v21 + 4u;
     const unsigned int v3833 = v3832 << 4u;
     const unsigned int v3840 = v21 + 8u;
@@ -447,72 +447,72 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
     const unsigned int v3848 = v21 + 12u;
     const unsigned int v3849 = v3848 << 4u;
 
-    for (unsigned int v3238 = 0u; v3238 < v2; v3238 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v3238 = 0u; v3238 < v2; v3238 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v3240 = v3238 >> 8u;
       const unsigned int v3242 = v3240 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v3255 = v3242 << 10u;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v3255 = v3242 << 10u;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3256 = v3255 + v3253;
       const unsigned int v3257 = v3256 + v3251;
-      const unsigned int v3265 = v3242 << 6u;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v3265 = v3242 << 6u;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3266 = v3265 + v3263;
       const unsigned int v3267 = v3266 + v3261;
-      const __half v3268 = shm1[v3267];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3269 = __half2float(v3268);
-      const __half v3270 = shm2[v3267];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3271 = __half2float(v3270);
-      const unsigned int v3274 = shm0[v3257];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v3276 = v3257 + 1u;
-      const unsigned int v3277 = shm0[v3276];
-      const unsigned int v3282 = v3274 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3270 = shm0[v3257];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3272 = v3257 + 1u;
+      const unsigned int v3273 = shm0[v3272];
+      const __half v3274 = shm1[v3267];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3275 = __half2float(v3274);
+      const __half v3276 = shm2[v3267];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3277 = __half2float(v3276);
+      const unsigned int v3282 = v3270 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3283 = v3282 & 255u;
       const unsigned int v3286 = v3283 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3287 = __uint_as_float(v3286);
       const float v3288 = v3287 - 8388608.0f;
-      const float v3289 = fmaf(v3288, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3294 = v3274 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3289 = fmaf(v3288, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3294 = v3270 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3295 = v3294 & 255u;
       const unsigned int v3298 = v3295 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3299 = __uint_as_float(v3298);
       const float v3300 = v3299 - 8388608.0f;
-      const float v3301 = fmaf(v3300, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3306 = v3274 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3301 = fmaf(v3300, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3306 = v3270 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3307 = v3306 & 255u;
       const unsigned int v3310 = v3307 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3311 = __uint_as_float(v3310);
       const float v3312 = v3311 - 8388608.0f;
-      const float v3313 = fmaf(v3312, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3318 = v3274 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3313 = fmaf(v3312, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3318 = v3270 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3319 = v3318 & 255u;
       const unsigned int v3322 = v3319 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3323 = __uint_as_float(v3322);
       const float v3324 = v3323 - 8388608.0f;
-      const float v3325 = fmaf(v3324, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3330 = v3277 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3325 = fmaf(v3324, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3330 = v3273 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3331 = v3330 & 255u;
       const unsigned int v3334 = v3331 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3335 = __uint_as_float(v3334);
       const float v3336 = v3335 - 8388608.0f;
-      const float v3337 = fmaf(v3336, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3342 = v3277 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3337 = fmaf(v3336, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3342 = v3273 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3343 = v3342 & 255u;
       const unsigned int v3346 = v3343 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3347 = __uint_as_float(v3346);
       const float v3348 = v3347 - 8388608.0f;
-      const float v3349 = fmaf(v3348, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3354 = v3277 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3349 = fmaf(v3348, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3354 = v3273 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3355 = v3354 & 255u;
       const unsigned int v3358 = v3355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3359 = __uint_as_float(v3358);
       const float v3360 = v3359 - 8388608.0f;
-      const float v3361 = fmaf(v3360, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3366 = v3277 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3361 = fmaf(v3360, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3366 = v3273 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3367 = v3366 & 255u;
       const unsigned int v3370 = v3367 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3371 = __uint_as_float(v3370);
       const float v3372 = v3371 - 8388608.0f;
-      const float v3373 = fmaf(v3372, v3269, v3271);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3373 = fmaf(v3372, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
       const __half v3374 = __float2half_rn(v3289);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v3375 = __float2half_rn(v3301);
       const __half v3376 = __float2half_rn(v3313);
@@ -522,65 +522,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v3380 = __float2half_rn(v3361);
       const __half v3381 = __float2half_rn(v3373);
       *reinterpret_cast<iron_f16x8*>(shm3 + v3386) = iron_f16x8{{v3374, v3375, v3376, v3377, v3378, v3379, v3380, v3381}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v3400 = v3255 + v3397;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v3400 = v3255 + v3397;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3401 = v3400 + v3395;
-      const unsigned int v3410 = v3265 + v3407;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v3410 = v3265 + v3407;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3411 = v3410 + v3405;
-      const __half v3412 = shm1[v3411];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3413 = __half2float(v3412);
-      const __half v3414 = shm2[v3411];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3415 = __half2float(v3414);
-      const unsigned int v3418 = shm0[v3401];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v3420 = v3401 + 1u;
-      const unsigned int v3421 = shm0[v3420];
-      const unsigned int v3426 = v3418 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3414 = shm0[v3401];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3416 = v3401 + 1u;
+      const unsigned int v3417 = shm0[v3416];
+      const __half v3418 = shm1[v3411];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3419 = __half2float(v3418);
+      const __half v3420 = shm2[v3411];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3421 = __half2float(v3420);
+      const unsigned int v3426 = v3414 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3427 = v3426 & 255u;
       const unsigned int v3430 = v3427 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3431 = __uint_as_float(v3430);
       const float v3432 = v3431 - 8388608.0f;
-      const float v3433 = fmaf(v3432, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3438 = v3418 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3433 = fmaf(v3432, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3438 = v3414 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3439 = v3438 & 255u;
       const unsigned int v3442 = v3439 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3443 = __uint_as_float(v3442);
       const float v3444 = v3443 - 8388608.0f;
-      const float v3445 = fmaf(v3444, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3450 = v3418 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3445 = fmaf(v3444, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3450 = v3414 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3451 = v3450 & 255u;
       const unsigned int v3454 = v3451 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3455 = __uint_as_float(v3454);
       const float v3456 = v3455 - 8388608.0f;
-      const float v3457 = fmaf(v3456, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3462 = v3418 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3457 = fmaf(v3456, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3462 = v3414 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3463 = v3462 & 255u;
       const unsigned int v3466 = v3463 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3467 = __uint_as_float(v3466);
       const float v3468 = v3467 - 8388608.0f;
-      const float v3469 = fmaf(v3468, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3474 = v3421 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3469 = fmaf(v3468, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3474 = v3417 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3475 = v3474 & 255u;
       const unsigned int v3478 = v3475 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3479 = __uint_as_float(v3478);
       const float v3480 = v3479 - 8388608.0f;
-      const float v3481 = fmaf(v3480, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3486 = v3421 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3481 = fmaf(v3480, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3486 = v3417 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3487 = v3486 & 255u;
       const unsigned int v3490 = v3487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3491 = __uint_as_float(v3490);
       const float v3492 = v3491 - 8388608.0f;
-      const float v3493 = fmaf(v3492, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3498 = v3421 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3493 = fmaf(v3492, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3498 = v3417 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3499 = v3498 & 255u;
       const unsigned int v3502 = v3499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3503 = __uint_as_float(v3502);
       const float v3504 = v3503 - 8388608.0f;
-      const float v3505 = fmaf(v3504, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3510 = v3421 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3505 = fmaf(v3504, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3510 = v3417 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3511 = v3510 & 255u;
       const unsigned int v3514 = v3511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3515 = __uint_as_float(v3514);
       const float v3516 = v3515 - 8388608.0f;
-      const float v3517 = fmaf(v3516, v3413, v3415);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3517 = fmaf(v3516, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
       const __half v3518 = __float2half_rn(v3433);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v3519 = __float2half_rn(v3445);
       const __half v3520 = __float2half_rn(v3457);
@@ -590,65 +590,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v3524 = __float2half_rn(v3505);
       const __half v3525 = __float2half_rn(v3517);
       *reinterpret_cast<iron_f16x8*>(shm3 + v3530) = iron_f16x8{{v3518, v3519, v3520, v3521, v3522, v3523, v3524, v3525}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v3544 = v3255 + v3541;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v3544 = v3255 + v3541;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3545 = v3544 + v3539;
-      const unsigned int v3554 = v3265 + v3551;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v3554 = v3265 + v3551;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3555 = v3554 + v3549;
-      const __half v3556 = shm1[v3555];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3557 = __half2float(v3556);
-      const __half v3558 = shm2[v3555];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3559 = __half2float(v3558);
-      const unsigned int v3562 = shm0[v3545];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v3564 = v3545 + 1u;
-      const unsigned int v3565 = shm0[v3564];
-      const unsigned int v3570 = v3562 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3558 = shm0[v3545];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3560 = v3545 + 1u;
+      const unsigned int v3561 = shm0[v3560];
+      const __half v3562 = shm1[v3555];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3563 = __half2float(v3562);
+      const __half v3564 = shm2[v3555];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3565 = __half2float(v3564);
+      const unsigned int v3570 = v3558 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3571 = v3570 & 255u;
       const unsigned int v3574 = v3571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3575 = __uint_as_float(v3574);
       const float v3576 = v3575 - 8388608.0f;
-      const float v3577 = fmaf(v3576, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3582 = v3562 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3577 = fmaf(v3576, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3582 = v3558 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3583 = v3582 & 255u;
       const unsigned int v3586 = v3583 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3587 = __uint_as_float(v3586);
       const float v3588 = v3587 - 8388608.0f;
-      const float v3589 = fmaf(v3588, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3594 = v3562 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3589 = fmaf(v3588, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3594 = v3558 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3595 = v3594 & 255u;
       const unsigned int v3598 = v3595 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3599 = __uint_as_float(v3598);
       const float v3600 = v3599 - 8388608.0f;
-      const float v3601 = fmaf(v3600, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3606 = v3562 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3601 = fmaf(v3600, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3606 = v3558 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3607 = v3606 & 255u;
       const unsigned int v3610 = v3607 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3611 = __uint_as_float(v3610);
       const float v3612 = v3611 - 8388608.0f;
-      const float v3613 = fmaf(v3612, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3618 = v3565 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3613 = fmaf(v3612, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3618 = v3561 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3619 = v3618 & 255u;
       const unsigned int v3622 = v3619 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3623 = __uint_as_float(v3622);
       const float v3624 = v3623 - 8388608.0f;
-      const float v3625 = fmaf(v3624, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3630 = v3565 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3625 = fmaf(v3624, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3630 = v3561 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3631 = v3630 & 255u;
       const unsigned int v3634 = v3631 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3635 = __uint_as_float(v3634);
       const float v3636 = v3635 - 8388608.0f;
-      const float v3637 = fmaf(v3636, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3642 = v3565 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3637 = fmaf(v3636, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3642 = v3561 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3643 = v3642 & 255u;
       const unsigned int v3646 = v3643 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3647 = __uint_as_float(v3646);
       const float v3648 = v3647 - 8388608.0f;
-      const float v3649 = fmaf(v3648, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3654 = v3565 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3649 = fmaf(v3648, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3654 = v3561 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3655 = v3654 & 255u;
       const unsigned int v3658 = v3655 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3659 = __uint_as_float(v3658);
       const float v3660 = v3659 - 8388608.0f;
-      const float v3661 = fmaf(v3660, v3557, v3559);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3661 = fmaf(v3660, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
       const __half v3662 = __float2half_rn(v3577);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v3663 = __float2half_rn(v3589);
       const __half v3664 = __float2half_rn(v3601);
@@ -658,65 +658,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v3668 = __float2half_rn(v3649);
       const __half v3669 = __float2half_rn(v3661);
       *reinterpret_cast<iron_f16x8*>(shm3 + v3674) = iron_f16x8{{v3662, v3663, v3664, v3665, v3666, v3667, v3668, v3669}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v3688 = v3255 + v3685;  // kernels/gemm/gemv_skinny.hpp:165
+      const unsigned int v3688 = v3255 + v3685;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3689 = v3688 + v3683;
-      const unsigned int v3698 = v3265 + v3695;  // kernels/gemm/gemv_skinny.hpp:166
+      const unsigned int v3698 = v3265 + v3695;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3699 = v3698 + v3693;
-      const __half v3700 = shm1[v3699];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3701 = __half2float(v3700);
-      const __half v3702 = shm2[v3699];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3703 = __half2float(v3702);
-      const unsigned int v3706 = shm0[v3689];  // kernels/gemm/gemv_skinny.hpp:170
-      const unsigned int v3708 = v3689 + 1u;
-      const unsigned int v3709 = shm0[v3708];
-      const unsigned int v3714 = v3706 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v3702 = shm0[v3689];  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3704 = v3689 + 1u;
+      const unsigned int v3705 = shm0[v3704];
+      const __half v3706 = shm1[v3699];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3707 = __half2float(v3706);
+      const __half v3708 = shm2[v3699];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3709 = __half2float(v3708);
+      const unsigned int v3714 = v3702 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3715 = v3714 & 255u;
       const unsigned int v3718 = v3715 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3719 = __uint_as_float(v3718);
       const float v3720 = v3719 - 8388608.0f;
-      const float v3721 = fmaf(v3720, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3726 = v3706 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3721 = fmaf(v3720, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3726 = v3702 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3727 = v3726 & 255u;
       const unsigned int v3730 = v3727 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3731 = __uint_as_float(v3730);
       const float v3732 = v3731 - 8388608.0f;
-      const float v3733 = fmaf(v3732, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3738 = v3706 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3733 = fmaf(v3732, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3738 = v3702 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3739 = v3738 & 255u;
       const unsigned int v3742 = v3739 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3743 = __uint_as_float(v3742);
       const float v3744 = v3743 - 8388608.0f;
-      const float v3745 = fmaf(v3744, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3750 = v3706 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3745 = fmaf(v3744, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3750 = v3702 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3751 = v3750 & 255u;
       const unsigned int v3754 = v3751 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3755 = __uint_as_float(v3754);
       const float v3756 = v3755 - 8388608.0f;
-      const float v3757 = fmaf(v3756, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3762 = v3709 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3757 = fmaf(v3756, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3762 = v3705 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3763 = v3762 & 255u;
       const unsigned int v3766 = v3763 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3767 = __uint_as_float(v3766);
       const float v3768 = v3767 - 8388608.0f;
-      const float v3769 = fmaf(v3768, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3774 = v3709 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3769 = fmaf(v3768, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3774 = v3705 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3775 = v3774 & 255u;
       const unsigned int v3778 = v3775 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3779 = __uint_as_float(v3778);
       const float v3780 = v3779 - 8388608.0f;
-      const float v3781 = fmaf(v3780, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3786 = v3709 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3781 = fmaf(v3780, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3786 = v3705 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3787 = v3786 & 255u;
       const unsigned int v3790 = v3787 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3791 = __uint_as_float(v3790);
       const float v3792 = v3791 - 8388608.0f;
-      const float v3793 = fmaf(v3792, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
-      const unsigned int v3798 = v3709 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3793 = fmaf(v3792, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v3798 = v3705 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3799 = v3798 & 255u;
       const unsigned int v3802 = v3799 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3803 = __uint_as_float(v3802);
       const float v3804 = v3803 - 8388608.0f;
-      const float v3805 = fmaf(v3804, v3701, v3703);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3805 = fmaf(v3804, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
       const __half v3806 = __float2half_rn(v3721);  // kernels/gemm/gemv_skinny.hpp:125
       const __half v3807 = __float2half_rn(v3733);
       const __half v3808 = __float2half_rn(v3745);
@@ -726,153 +726,153 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const __half v3812 = __float2half_rn(v3793);
       const __half v3813 = __float2half_rn(v3805);
       *reinterpret_cast<iron_f16x8*>(shm3 + v3818) = iron_f16x8{{v3806, v3807, v3808, v3809, v3810, v3811, v3812, v3813}};  // kernels/gemm/gemv_skinny.hpp:127
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
-      const unsigned int v3820 = v3242 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
-      const unsigned int v3827 = v3820 + v3825;  // kernels/gemm/gemv_skinny.hpp:251
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
+      const unsigned int v3820 = v3242 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
+      const unsigned int v3827 = v3820 + v3825;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v3827, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v3825, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v3835 = v3820 + v3833;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v3825, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v3835 = v3820 + v3833;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v3835, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v3833, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v3843 = v3820 + v3841;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v3833, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v3843 = v3820 + v3841;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v3843, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v3841, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v3851 = v3820 + v3849;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm3, v3841, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v3851 = v3820 + v3849;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm4, v3851, 264u);
-      iron_frag_load_shared<true>(v27, shm3, v3849, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v3856 = v3238 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
+      iron_frag_load_shared<true>(v27, shm3, v3849, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v3856 = v3238 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v3858 = v3240 + 3u;
       const unsigned int v3859 = v3858 & 3u;
       const bool v3860 = v3856 < v2;
       if (v3860) {
-        const unsigned int v3862 = v3859 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v3872 = v17 + v3247;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3862 = v3859 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v3872 = v17 + v3247;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3873 = v3872 < v0;
         const unsigned int v3874 = v3856 + v3260;
         const bool v3875 = v3874 < v2;
         const bool v3876 = v3873 && v3875;
-        const unsigned int v3878 = v3872 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3878 = v3872 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3879 = v3878 + v3856;
         const unsigned int v3880 = v3879 + v3260;
         const unsigned int v3882 = v3876 ? v3880 : 0u;
         const unsigned int v3885 = v3862 + v3385;
         const unsigned int v3886 = v3885 + v3260;
         iron_copy_async<16>(shm4 + v3886, x + v3882, v3876);
-        const unsigned int v3896 = v17 + v3391;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3896 = v17 + v3391;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3897 = v3896 < v0;
         const unsigned int v3898 = v3856 + v3404;
         const bool v3899 = v3898 < v2;
         const bool v3900 = v3897 && v3899;
-        const unsigned int v3902 = v3896 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3902 = v3896 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3903 = v3902 + v3856;
         const unsigned int v3904 = v3903 + v3404;
         const unsigned int v3906 = v3900 ? v3904 : 0u;
         const unsigned int v3909 = v3862 + v3529;
         const unsigned int v3910 = v3909 + v3404;
         iron_copy_async<16>(shm4 + v3910, x + v3906, v3900);
-        const unsigned int v3920 = v17 + v3535;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3920 = v17 + v3535;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3921 = v3920 < v0;
         const unsigned int v3922 = v3856 + v3548;
         const bool v3923 = v3922 < v2;
         const bool v3924 = v3921 && v3923;
-        const unsigned int v3926 = v3920 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3926 = v3920 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3927 = v3926 + v3856;
         const unsigned int v3928 = v3927 + v3548;
         const unsigned int v3930 = v3924 ? v3928 : 0u;
         const unsigned int v3933 = v3862 + v3673;
         const unsigned int v3934 = v3933 + v3548;
         iron_copy_async<16>(shm4 + v3934, x + v3930, v3924);
-        const unsigned int v3944 = v17 + v3679;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v3944 = v17 + v3679;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v3945 = v3944 < v0;
         const unsigned int v3946 = v3856 + v3692;
         const bool v3947 = v3946 < v2;
         const bool v3948 = v3945 && v3947;
-        const unsigned int v3950 = v3944 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v3950 = v3944 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v3951 = v3950 + v3856;
         const unsigned int v3952 = v3951 + v3692;
         const unsigned int v3954 = v3948 ? v3952 : 0u;
         const unsigned int v3957 = v3862 + v3817;
         const unsigned int v3958 = v3957 + v3692;
         iron_copy_async<16>(shm4 + v3958, x + v3954, v3948);
-        const unsigned int v3960 = v3859 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
+        const unsigned int v3960 = v3859 << 10u;  // kernels/gemm/gemv_skinny.hpp:154
         const unsigned int v3962 = v3856 >> 2u;
         const unsigned int v3964 = v2 >> 2u;
-        const unsigned int v3969 = v3244 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v3972 = v3244 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v3969 = v3244 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v3972 = v3244 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v3973 = v3972 << 2u;
-        const unsigned int v3974 = v20 + v3969;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v3974 = v20 + v3969;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v3975 = v3974 < v1;
-        const unsigned int v3977 = v3974 * v3964;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v3977 = v3974 * v3964;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v3978 = v3977 + v3962;
         const unsigned int v3979 = v3978 + v3973;
         const unsigned int v3981 = v3975 ? v3979 : 0u;
-        const unsigned int v3983 = v3969 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v3983 = v3969 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v3984 = v3960 + v3983;
         const unsigned int v3985 = v3984 + v3973;
         iron_copy_async<16>(shm0 + v3985, packed + v3981, v3975);
-        const unsigned int v3990 = v3389 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v3993 = v3389 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v3990 = v3389 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v3993 = v3389 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v3994 = v3993 << 2u;
-        const unsigned int v3995 = v20 + v3990;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v3995 = v20 + v3990;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v3996 = v3995 < v1;
-        const unsigned int v3998 = v3995 * v3964;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v3998 = v3995 * v3964;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v3999 = v3998 + v3962;
         const unsigned int v4000 = v3999 + v3994;
         const unsigned int v4002 = v3996 ? v4000 : 0u;
-        const unsigned int v4004 = v3990 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v4004 = v3990 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v4005 = v3960 + v4004;
         const unsigned int v4006 = v4005 + v3994;
         iron_copy_async<16>(shm0 + v4006, packed + v4002, v3996);
-        const unsigned int v4008 = v3859 << 6u;  // kernels/gemm/gemv_skinny.hpp:156
-        const unsigned int v4010 = v3856 >> 6u;  // kernels/gemm/gemv_skinny.hpp:155
+        const unsigned int v4008 = v3859 << 6u;  // kernels/gemm/gemv_skinny.hpp:157
+        const unsigned int v4010 = v3856 >> 6u;  // kernels/gemm/gemv_skinny.hpp:156
         const unsigned int v4012 = v2 >> 6u;
-        const unsigned int v4020 = v3244 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v4020 = v3244 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v4021 = v4020 << 2u;
-        const unsigned int v4022 = v20 + v3244;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v4022 = v20 + v3244;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v4023 = v4022 < v1;
-        const bool v4025 = v3244 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v4025 = v3244 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v4025) {
-          const unsigned int v4027 = v4022 * v4012;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v4027 = v4022 * v4012;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v4028 = v4027 + v4010;
           const unsigned int v4029 = v4028 + v4021;
           const unsigned int v4031 = v4023 ? v4029 : 0u;
-          const unsigned int v4033 = v3244 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v4033 = v3244 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v4034 = v4008 + v4033;
           const unsigned int v4035 = v4034 + v4021;
           iron_copy_async<8>(shm1 + v4035, scales + v4031, v4023);
         }
-        if (v4025) {  // kernels/gemm/gemv_skinny.hpp:78
-          const unsigned int v4056 = v4022 * v4012;  // kernels/gemm/gemv_skinny.hpp:73
+        if (v4025) {  // kernels/gemm/gemv_skinny.hpp:77
+          const unsigned int v4056 = v4022 * v4012;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v4057 = v4056 + v4010;
           const unsigned int v4058 = v4057 + v4021;
           const unsigned int v4060 = v4023 ? v4058 : 0u;
-          const unsigned int v4062 = v3244 << 2u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v4062 = v3244 << 2u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v4063 = v4008 + v4062;
           const unsigned int v4064 = v4063 + v4021;
           iron_copy_async<8>(shm2 + v4064, biases + v4060, v4023);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     __syncthreads();
-    const unsigned int v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm5, v851, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
-    const unsigned int v856 = v3244 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:253
+    const unsigned int v856 = v3244 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v857 = v17 + v856;
-    const unsigned int v859 = v3244 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v859 = v3244 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v3244];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v864 = shm5[v3244];  // kernels/gemm/gemv_skinny.hpp:259
       float v865 = v864;
-      const unsigned int v867 = 256u + v3244;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v867 = 256u + v3244;  // kernels/gemm/gemv_skinny.hpp:260
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -887,23 +887,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v882 = __float2half_rn(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;
       out[v884] = v882;
     }
-    const unsigned int v889 = v3389 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v889 = v3389 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v890 = v17 + v889;
-    const unsigned int v892 = v3389 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v892 = v3389 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v893 = v20 + v892;
-    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v895 = v893 < v1;
     const bool v896 = v894 && v895;
     if (v896) {
-      const float v897 = shm5[v3389];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v897 = shm5[v3389];  // kernels/gemm/gemv_skinny.hpp:259
       float v898 = v897;
-      const unsigned int v900 = 256u + v3389;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v900 = 256u + v3389;  // kernels/gemm/gemv_skinny.hpp:260
       const float v901 = shm5[v900];
       const float v902 = v898;
       const float v903 = v902 + v901;
@@ -918,7 +918,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_f16(
       const float v912 = v898;
       const float v913 = v912 + v911;
       v898 = v913;
-      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v915 = __float2half_rn(v914);
       const unsigned int v916 = v890 * v1;
       const unsigned int v917 = v916 + v893;

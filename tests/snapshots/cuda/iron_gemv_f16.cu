@@ -234,36 +234,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
   const unsigned int v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:192
   const bool v6 = v5 == 0u;
   if (v6) {
-    const unsigned int v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const unsigned int v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const unsigned int v10 = v9 >> 4u;
-    const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const unsigned int v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:220
+    const unsigned int v11 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const unsigned int v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:213
     const unsigned int v14 = v13 << 4u;
     const unsigned int v16 = v11 / v10;
     const unsigned int v17 = v16 << 4u;
-    const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:233
+    const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v20, 0.0f);
-    iron_frag<__half, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__half, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v22, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<__half, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v24, __float2half_rn(0.0f));
 
-    for (unsigned int v705 = 0u; v705 < 3u; v705 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v705 = 0u; v705 < 3u; v705 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v706 = v705 << 8u;
       const bool v708 = v706 < v2;
       if (v708) {
-        const unsigned int v710 = v705 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v712 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v715 = v712 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v718 = v712 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v710 = v705 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v712 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v715 = v712 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v718 = v712 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v719 = v718 << 3u;
-        const unsigned int v720 = v14 + v715;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v720 = v14 + v715;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v721 = v720 < v0;
         const unsigned int v722 = v706 + v719;
         const bool v723 = v722 < v2;
         const bool v724 = v721 && v723;
-        const unsigned int v726 = v720 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v726 = v720 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v727 = v726 + v706;
         const unsigned int v728 = v727 + v719;
         const unsigned int v730 = v724 ? v728 : 0u;
@@ -271,16 +271,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v733 = v710 + v732;
         const unsigned int v734 = v733 + v719;
         iron_copy_async<16>(shm1 + v734, x + v730, v724);
-        const unsigned int v737 = v712 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v739 = v737 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v742 = v737 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v737 = v712 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v739 = v737 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v742 = v737 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v743 = v742 << 3u;
-        const unsigned int v744 = v14 + v739;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v744 = v14 + v739;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v745 = v744 < v0;
         const unsigned int v746 = v706 + v743;
         const bool v747 = v746 < v2;
         const bool v748 = v745 && v747;
-        const unsigned int v750 = v744 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v750 = v744 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v751 = v750 + v706;
         const unsigned int v752 = v751 + v743;
         const unsigned int v754 = v748 ? v752 : 0u;
@@ -288,16 +288,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v757 = v710 + v756;
         const unsigned int v758 = v757 + v743;
         iron_copy_async<16>(shm1 + v758, x + v754, v748);
-        const unsigned int v761 = v712 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v763 = v761 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v766 = v761 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v761 = v712 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v763 = v761 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v766 = v761 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v767 = v766 << 3u;
-        const unsigned int v768 = v14 + v763;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v768 = v14 + v763;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v769 = v768 < v0;
         const unsigned int v770 = v706 + v767;
         const bool v771 = v770 < v2;
         const bool v772 = v769 && v771;
-        const unsigned int v774 = v768 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v774 = v768 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v775 = v774 + v706;
         const unsigned int v776 = v775 + v767;
         const unsigned int v778 = v772 ? v776 : 0u;
@@ -305,16 +305,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v781 = v710 + v780;
         const unsigned int v782 = v781 + v767;
         iron_copy_async<16>(shm1 + v782, x + v778, v772);
-        const unsigned int v785 = v712 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v787 = v785 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v790 = v785 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v785 = v712 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v787 = v785 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v790 = v785 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v791 = v790 << 3u;
-        const unsigned int v792 = v14 + v787;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v792 = v14 + v787;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v793 = v792 < v0;
         const unsigned int v794 = v706 + v791;
         const bool v795 = v794 < v2;
         const bool v796 = v793 && v795;
-        const unsigned int v798 = v792 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v798 = v792 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v799 = v798 + v706;
         const unsigned int v800 = v799 + v791;
         const unsigned int v802 = v796 ? v800 : 0u;
@@ -322,42 +322,42 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v805 = v710 + v804;
         const unsigned int v806 = v805 + v791;
         iron_copy_async<16>(shm1 + v806, x + v802, v796);
-        const unsigned int v818 = v17 + v715;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v818 = v17 + v715;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v819 = v818 < v1;
         const bool v822 = v819 && v723;
-        const unsigned int v824 = v818 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v824 = v818 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v825 = v824 + v706;
         const unsigned int v826 = v825 + v719;
         const unsigned int v828 = v822 ? v826 : 0u;
         iron_copy_async<16>(shm0 + v734, w + v828, v822);
-        const unsigned int v842 = v17 + v739;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v842 = v17 + v739;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v843 = v842 < v1;
         const bool v846 = v843 && v747;
-        const unsigned int v848 = v842 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v848 = v842 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v849 = v848 + v706;
         const unsigned int v850 = v849 + v743;
         const unsigned int v852 = v846 ? v850 : 0u;
         iron_copy_async<16>(shm0 + v758, w + v852, v846);
-        const unsigned int v866 = v17 + v763;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v866 = v17 + v763;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v867 = v866 < v1;
         const bool v870 = v867 && v771;
-        const unsigned int v872 = v866 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v872 = v866 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v873 = v872 + v706;
         const unsigned int v874 = v873 + v767;
         const unsigned int v876 = v870 ? v874 : 0u;
         iron_copy_async<16>(shm0 + v782, w + v876, v870);
-        const unsigned int v890 = v17 + v787;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v890 = v17 + v787;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v891 = v890 < v1;
         const bool v894 = v891 && v795;
-        const unsigned int v896 = v890 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v896 = v890 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v897 = v896 + v706;
         const unsigned int v898 = v897 + v791;
         const unsigned int v900 = v894 ? v898 : 0u;
         iron_copy_async<16>(shm0 + v806, w + v900, v894);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
-    const unsigned int v917 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const unsigned int v917 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const unsigned int v924 = v18 + 4u;
     const unsigned int v925 = v924 << 4u;
     const unsigned int v932 = v18 + 8u;
@@ -365,44 +365,44 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
     const unsigned int v940 = v18 + 12u;
     const unsigned int v941 = v940 << 4u;
 
-    for (unsigned int v905 = 0u; v905 < v2; v905 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v905 = 0u; v905 < v2; v905 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v907 = v905 >> 8u;
       const unsigned int v909 = v907 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v911 = v909 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
-      const unsigned int v919 = v911 + v917;  // kernels/gemm/gemv_skinny.hpp:251
+      const unsigned int v911 = v909 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
+      const unsigned int v919 = v911 + v917;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v22, shm1, v919, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v919, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v927 = v911 + v925;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v24, shm0, v919, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v927 = v911 + v925;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v22, shm1, v927, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v927, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v935 = v911 + v933;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v24, shm0, v927, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v935 = v911 + v933;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v22, shm1, v935, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v935, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v943 = v911 + v941;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v24, shm0, v935, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v943 = v911 + v941;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v22, shm1, v943, 264u);
-      iron_frag_load_shared<true>(v24, shm0, v943, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v948 = v905 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
+      iron_frag_load_shared<true>(v24, shm0, v943, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v948 = v905 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v950 = v907 + 3u;
       const unsigned int v951 = v950 & 3u;
       const bool v952 = v948 < v2;
       if (v952) {
-        const unsigned int v954 = v951 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v956 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v959 = v956 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v962 = v956 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v954 = v951 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v956 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v959 = v956 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v962 = v956 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v963 = v962 << 3u;
-        const unsigned int v964 = v14 + v959;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v964 = v14 + v959;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v965 = v964 < v0;
         const unsigned int v966 = v948 + v963;
         const bool v967 = v966 < v2;
         const bool v968 = v965 && v967;
-        const unsigned int v970 = v964 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v970 = v964 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v971 = v970 + v948;
         const unsigned int v972 = v971 + v963;
         const unsigned int v974 = v968 ? v972 : 0u;
@@ -410,16 +410,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v977 = v954 + v976;
         const unsigned int v978 = v977 + v963;
         iron_copy_async<16>(shm1 + v978, x + v974, v968);
-        const unsigned int v981 = v956 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v983 = v981 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v986 = v981 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v981 = v956 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v983 = v981 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v986 = v981 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v987 = v986 << 3u;
-        const unsigned int v988 = v14 + v983;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v988 = v14 + v983;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v989 = v988 < v0;
         const unsigned int v990 = v948 + v987;
         const bool v991 = v990 < v2;
         const bool v992 = v989 && v991;
-        const unsigned int v994 = v988 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v994 = v988 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v995 = v994 + v948;
         const unsigned int v996 = v995 + v987;
         const unsigned int v998 = v992 ? v996 : 0u;
@@ -427,16 +427,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v1001 = v954 + v1000;
         const unsigned int v1002 = v1001 + v987;
         iron_copy_async<16>(shm1 + v1002, x + v998, v992);
-        const unsigned int v1005 = v956 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v1007 = v1005 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v1010 = v1005 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v1005 = v956 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v1007 = v1005 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v1010 = v1005 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v1011 = v1010 << 3u;
-        const unsigned int v1012 = v14 + v1007;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1012 = v14 + v1007;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1013 = v1012 < v0;
         const unsigned int v1014 = v948 + v1011;
         const bool v1015 = v1014 < v2;
         const bool v1016 = v1013 && v1015;
-        const unsigned int v1018 = v1012 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1018 = v1012 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1019 = v1018 + v948;
         const unsigned int v1020 = v1019 + v1011;
         const unsigned int v1022 = v1016 ? v1020 : 0u;
@@ -444,16 +444,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v1025 = v954 + v1024;
         const unsigned int v1026 = v1025 + v1011;
         iron_copy_async<16>(shm1 + v1026, x + v1022, v1016);
-        const unsigned int v1029 = v956 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v1031 = v1029 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v1034 = v1029 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v1029 = v956 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v1031 = v1029 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v1034 = v1029 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v1035 = v1034 << 3u;
-        const unsigned int v1036 = v14 + v1031;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1036 = v14 + v1031;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1037 = v1036 < v0;
         const unsigned int v1038 = v948 + v1035;
         const bool v1039 = v1038 < v2;
         const bool v1040 = v1037 && v1039;
-        const unsigned int v1042 = v1036 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1042 = v1036 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1043 = v1042 + v948;
         const unsigned int v1044 = v1043 + v1035;
         const unsigned int v1046 = v1040 ? v1044 : 0u;
@@ -461,57 +461,57 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         const unsigned int v1049 = v954 + v1048;
         const unsigned int v1050 = v1049 + v1035;
         iron_copy_async<16>(shm1 + v1050, x + v1046, v1040);
-        const unsigned int v1062 = v17 + v959;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1062 = v17 + v959;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1063 = v1062 < v1;
         const bool v1066 = v1063 && v967;
-        const unsigned int v1068 = v1062 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1068 = v1062 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1069 = v1068 + v948;
         const unsigned int v1070 = v1069 + v963;
         const unsigned int v1072 = v1066 ? v1070 : 0u;
         iron_copy_async<16>(shm0 + v978, w + v1072, v1066);
-        const unsigned int v1086 = v17 + v983;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1086 = v17 + v983;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1087 = v1086 < v1;
         const bool v1090 = v1087 && v991;
-        const unsigned int v1092 = v1086 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1092 = v1086 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1093 = v1092 + v948;
         const unsigned int v1094 = v1093 + v987;
         const unsigned int v1096 = v1090 ? v1094 : 0u;
         iron_copy_async<16>(shm0 + v1002, w + v1096, v1090);
-        const unsigned int v1110 = v17 + v1007;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1110 = v17 + v1007;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1111 = v1110 < v1;
         const bool v1114 = v1111 && v1015;
-        const unsigned int v1116 = v1110 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1116 = v1110 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1117 = v1116 + v948;
         const unsigned int v1118 = v1117 + v1011;
         const unsigned int v1120 = v1114 ? v1118 : 0u;
         iron_copy_async<16>(shm0 + v1026, w + v1120, v1114);
-        const unsigned int v1134 = v17 + v1031;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v1134 = v17 + v1031;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v1135 = v1134 < v1;
         const bool v1138 = v1135 && v1039;
-        const unsigned int v1140 = v1134 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v1140 = v1134 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v1141 = v1140 + v948;
         const unsigned int v1142 = v1141 + v1035;
         const unsigned int v1144 = v1138 ? v1142 : 0u;
         iron_copy_async<16>(shm0 + v1050, w + v1144, v1138);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     __syncthreads();
-    const unsigned int v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v20, shm2, v265, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
-    const unsigned int v267 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:262
-    const unsigned int v270 = v267 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:253
+    const unsigned int v267 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:255
+    const unsigned int v270 = v267 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v271 = v14 + v270;
-    const unsigned int v273 = v267 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v273 = v267 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v276 = v274 < v1;
     const bool v277 = v275 && v276;
     if (v277) {
-      const float v278 = shm2[v267];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v278 = shm2[v267];  // kernels/gemm/gemv_skinny.hpp:259
       float v279 = v278;
-      const unsigned int v281 = 256u + v267;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v281 = 256u + v267;  // kernels/gemm/gemv_skinny.hpp:260
       const float v282 = shm2[v281];
       const float v283 = v279;
       const float v284 = v283 + v282;
@@ -526,24 +526,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v293 = v279;
       const float v294 = v293 + v292;
       v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v296 = __float2half_rn(v295);
       const unsigned int v297 = v271 * v1;
       const unsigned int v298 = v297 + v274;
       out[v298] = v296;
     }
-    const unsigned int v301 = v267 + 128u;  // kernels/gemm/gemv_skinny.hpp:262
-    const unsigned int v303 = v301 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v301 = v267 + 128u;  // kernels/gemm/gemv_skinny.hpp:255
+    const unsigned int v303 = v301 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v304 = v14 + v303;
-    const unsigned int v306 = v301 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v306 = v301 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v309 = v307 < v1;
     const bool v310 = v308 && v309;
     if (v310) {
-      const float v311 = shm2[v301];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v311 = shm2[v301];  // kernels/gemm/gemv_skinny.hpp:259
       float v312 = v311;
-      const unsigned int v314 = 256u + v301;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v314 = 256u + v301;  // kernels/gemm/gemv_skinny.hpp:260
       const float v315 = shm2[v314];
       const float v316 = v312;
       const float v317 = v316 + v315;
@@ -558,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v326 = v312;
       const float v327 = v326 + v325;
       v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:261
       const __half v329 = __float2half_rn(v328);
       const unsigned int v330 = v304 * v1;
       const unsigned int v331 = v330 + v307;

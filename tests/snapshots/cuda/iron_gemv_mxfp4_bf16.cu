@@ -248,36 +248,36 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const unsigned int v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const unsigned int v13 = v12 >> 4u;
-    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const unsigned int v14 = blockIdx.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const unsigned int v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const unsigned int v17 = v16 << 4u;
     const unsigned int v19 = v14 / v13;
     const unsigned int v20 = v19 << 4u;
-    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
 
-    for (unsigned int v7390 = 0u; v7390 < 3u; v7390 += 1u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v7390 = 0u; v7390 < 3u; v7390 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v7391 = v7390 << 8u;
       const bool v7393 = v7391 < v2;
       if (v7393) {
-        const unsigned int v7395 = v7390 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v7397 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7400 = v7397 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v7403 = v7397 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7395 = v7390 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v7397 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v7400 = v7397 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7403 = v7397 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v7404 = v7403 << 3u;
-        const unsigned int v7405 = v17 + v7400;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7405 = v17 + v7400;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v7406 = v7405 < v0;
         const unsigned int v7407 = v7391 + v7404;
         const bool v7408 = v7407 < v2;
         const bool v7409 = v7406 && v7408;
-        const unsigned int v7411 = v7405 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v7411 = v7405 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v7412 = v7411 + v7391;
         const unsigned int v7413 = v7412 + v7404;
         const unsigned int v7415 = v7409 ? v7413 : 0u;
@@ -285,16 +285,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v7418 = v7395 + v7417;
         const unsigned int v7419 = v7418 + v7404;
         iron_copy_async<16>(shm3 + v7419, x + v7415, v7409);
-        const unsigned int v7422 = v7397 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7424 = v7422 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v7427 = v7422 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7422 = v7397 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v7424 = v7422 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7427 = v7422 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v7428 = v7427 << 3u;
-        const unsigned int v7429 = v17 + v7424;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7429 = v17 + v7424;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v7430 = v7429 < v0;
         const unsigned int v7431 = v7391 + v7428;
         const bool v7432 = v7431 < v2;
         const bool v7433 = v7430 && v7432;
-        const unsigned int v7435 = v7429 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v7435 = v7429 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v7436 = v7435 + v7391;
         const unsigned int v7437 = v7436 + v7428;
         const unsigned int v7439 = v7433 ? v7437 : 0u;
@@ -302,16 +302,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v7442 = v7395 + v7441;
         const unsigned int v7443 = v7442 + v7428;
         iron_copy_async<16>(shm3 + v7443, x + v7439, v7433);
-        const unsigned int v7446 = v7397 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7448 = v7446 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v7451 = v7446 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7446 = v7397 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v7448 = v7446 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7451 = v7446 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v7452 = v7451 << 3u;
-        const unsigned int v7453 = v17 + v7448;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7453 = v17 + v7448;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v7454 = v7453 < v0;
         const unsigned int v7455 = v7391 + v7452;
         const bool v7456 = v7455 < v2;
         const bool v7457 = v7454 && v7456;
-        const unsigned int v7459 = v7453 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v7459 = v7453 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v7460 = v7459 + v7391;
         const unsigned int v7461 = v7460 + v7452;
         const unsigned int v7463 = v7457 ? v7461 : 0u;
@@ -319,16 +319,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v7466 = v7395 + v7465;
         const unsigned int v7467 = v7466 + v7452;
         iron_copy_async<16>(shm3 + v7467, x + v7463, v7457);
-        const unsigned int v7470 = v7397 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-        const unsigned int v7472 = v7470 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-        const unsigned int v7475 = v7470 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+        const unsigned int v7470 = v7397 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+        const unsigned int v7472 = v7470 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+        const unsigned int v7475 = v7470 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
         const unsigned int v7476 = v7475 << 3u;
-        const unsigned int v7477 = v17 + v7472;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v7477 = v17 + v7472;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v7478 = v7477 < v0;
         const unsigned int v7479 = v7391 + v7476;
         const bool v7480 = v7479 < v2;
         const bool v7481 = v7478 && v7480;
-        const unsigned int v7483 = v7477 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v7483 = v7477 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v7484 = v7483 + v7391;
         const unsigned int v7485 = v7484 + v7476;
         const unsigned int v7487 = v7481 ? v7485 : 0u;
@@ -336,48 +336,48 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
         const unsigned int v7490 = v7395 + v7489;
         const unsigned int v7491 = v7490 + v7476;
         iron_copy_async<16>(shm3 + v7491, x + v7487, v7481);
-        const unsigned int v7493 = v7390 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
+        const unsigned int v7493 = v7390 << 9u;  // kernels/gemm/gemv_skinny.hpp:190
         const unsigned int v7495 = v7391 >> 3u;
         const unsigned int v7497 = v2 >> 3u;
-        const unsigned int v7502 = v7397 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v7505 = v7397 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v7502 = v7397 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v7505 = v7397 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v7506 = v7505 << 2u;
-        const unsigned int v7507 = v20 + v7502;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v7507 = v20 + v7502;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v7508 = v7507 < v1;
-        const unsigned int v7510 = v7507 * v7497;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v7510 = v7507 * v7497;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v7511 = v7510 + v7495;
         const unsigned int v7512 = v7511 + v7506;
         const unsigned int v7514 = v7508 ? v7512 : 0u;
-        const unsigned int v7516 = v7502 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v7516 = v7502 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v7517 = v7493 + v7516;
         const unsigned int v7518 = v7517 + v7506;
         iron_copy_async<16>(shm0 + v7518, packed + v7514, v7508);
-        const unsigned int v7520 = v7390 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
-        const unsigned int v7522 = v7391 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
+        const unsigned int v7520 = v7390 << 7u;  // kernels/gemm/gemv_skinny.hpp:192
+        const unsigned int v7522 = v7391 >> 5u;  // kernels/gemm/gemv_skinny.hpp:191
         const unsigned int v7524 = v2 >> 5u;
-        const unsigned int v7532 = v7397 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v7532 = v7397 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v7533 = v7532 << 3u;
-        const unsigned int v7534 = v20 + v7397;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v7534 = v20 + v7397;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v7535 = v7534 < v1;
-        const bool v7537 = v7397 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v7537 = v7397 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v7537) {
-          const unsigned int v7539 = v7534 * v7524;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v7539 = v7534 * v7524;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v7540 = v7539 + v7522;
           const unsigned int v7541 = v7540 + v7533;
           const unsigned int v7543 = v7535 ? v7541 : 0u;
-          const unsigned int v7545 = v7397 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v7545 = v7397 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v7546 = v7520 + v7545;
           const unsigned int v7547 = v7546 + v7533;
           iron_copy_async<8>(shm1 + v7547, scales + v7543, v7535);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     const unsigned int v7554 = threadIdx.x;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v7557 = v7554 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v7559 = v7554 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v7561 = v7557 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const unsigned int v7568 = v7559 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const unsigned int v7561 = v7557 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const unsigned int v7568 = v7559 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const unsigned int v7570 = v7557 << 3u;
     const unsigned int v7757 = v7559 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v7759 = v7557 * 264u;
@@ -385,8 +385,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v7763 = v7554 + 128u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v7765 = v7763 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v7767 = v7763 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v7769 = v7765 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const unsigned int v7776 = v7767 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const unsigned int v7769 = v7765 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const unsigned int v7776 = v7767 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const unsigned int v7778 = v7765 << 3u;
     const unsigned int v7965 = v7767 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v7967 = v7765 * 264u;
@@ -394,8 +394,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v7971 = v7554 + 256u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v7973 = v7971 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v7975 = v7971 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v7977 = v7973 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const unsigned int v7984 = v7975 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const unsigned int v7977 = v7973 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const unsigned int v7984 = v7975 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const unsigned int v7986 = v7973 << 3u;
     const unsigned int v8173 = v7975 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v8175 = v7973 * 264u;
@@ -403,13 +403,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v8179 = v7554 + 384u;  // kernels/gemm/gemv_skinny.hpp:120
     const unsigned int v8181 = v8179 >> 5u;  // kernels/gemm/gemv_skinny.hpp:121
     const unsigned int v8183 = v8179 & 31u;  // kernels/gemm/gemv_skinny.hpp:122
-    const unsigned int v8185 = v8181 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const unsigned int v8192 = v8183 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const unsigned int v8185 = v8181 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const unsigned int v8192 = v8183 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const unsigned int v8194 = v8181 << 3u;
     const unsigned int v8381 = v8183 << 3u;  // kernels/gemm/gemv_skinny.hpp:127
     const unsigned int v8383 = v8181 * 264u;
     const unsigned int v8384 = v8383 + v8381;
-    const unsigned int v8391 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const unsigned int v8391 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const unsigned int v8398 = v21 + 4u;
     const unsigned int v8399 = v8398 << 4u;
     const unsigned int v8406 = v21 + 8u;
@@ -417,16 +417,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v8414 = v21 + 12u;
     const unsigned int v8415 = v8414 << 4u;
 
-    for (unsigned int v7548 = 0u; v7548 < v2; v7548 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (unsigned int v7548 = 0u; v7548 < v2; v7548 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v7550 = v7548 >> 8u;
       const unsigned int v7552 = v7550 & 3u;
       asm volatile("cp.async.wait_group 2;" ::: "memory");
       __syncthreads();
-      const unsigned int v7563 = v7552 << 9u;  // kernels/gemm/gemv_skinny.hpp:202
+      const unsigned int v7563 = v7552 << 9u;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v7564 = v7563 + v7561;
       const unsigned int v7565 = v7564 + v7559;
       const unsigned int v7566 = shm0[v7565];
-      const unsigned int v7572 = v7552 << 7u;  // kernels/gemm/gemv_skinny.hpp:204
+      const unsigned int v7572 = v7552 << 7u;  // kernels/gemm/gemv_skinny.hpp:200
       const unsigned int v7573 = v7572 + v7570;
       const unsigned int v7574 = v7573 + v7568;
       const unsigned char v7575 = shm1[v7574];
@@ -437,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v7584 = v7576 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v7586 = v7584 ? 4194304u : v7582;
       const float v7587 = __uint_as_float(v7586);
-      const unsigned int v7589 = v7566 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const unsigned int v7589 = v7566 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7591 = v7589 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7593 = v7591 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v7595 = v7593 << 22u;
@@ -448,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7604 = v7602 << 28u;
       const unsigned int v7605 = v7600 | v7604;
       const float v7606 = __uint_as_float(v7605);
-      const float v7607 = v7606 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7607 = v7606 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7609 = v7566 >> 4u;
       const unsigned int v7611 = v7609 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7613 = v7611 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -460,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7624 = v7622 << 28u;
       const unsigned int v7625 = v7620 | v7624;
       const float v7626 = __uint_as_float(v7625);
-      const float v7627 = v7626 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7627 = v7626 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7629 = v7566 >> 8u;
       const unsigned int v7631 = v7629 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7633 = v7631 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -472,7 +472,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7644 = v7642 << 28u;
       const unsigned int v7645 = v7640 | v7644;
       const float v7646 = __uint_as_float(v7645);
-      const float v7647 = v7646 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7647 = v7646 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7649 = v7566 >> 12u;
       const unsigned int v7651 = v7649 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7653 = v7651 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -484,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7664 = v7662 << 28u;
       const unsigned int v7665 = v7660 | v7664;
       const float v7666 = __uint_as_float(v7665);
-      const float v7667 = v7666 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7667 = v7666 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7669 = v7566 >> 16u;
       const unsigned int v7671 = v7669 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7673 = v7671 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -496,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7684 = v7682 << 28u;
       const unsigned int v7685 = v7680 | v7684;
       const float v7686 = __uint_as_float(v7685);
-      const float v7687 = v7686 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7687 = v7686 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7689 = v7566 >> 20u;
       const unsigned int v7691 = v7689 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7693 = v7691 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -508,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7704 = v7702 << 28u;
       const unsigned int v7705 = v7700 | v7704;
       const float v7706 = __uint_as_float(v7705);
-      const float v7707 = v7706 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7707 = v7706 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7709 = v7566 >> 24u;
       const unsigned int v7711 = v7709 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7713 = v7711 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -520,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7724 = v7722 << 28u;
       const unsigned int v7725 = v7720 | v7724;
       const float v7726 = __uint_as_float(v7725);
-      const float v7727 = v7726 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7727 = v7726 * v7587;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7729 = v7566 >> 28u;
       const unsigned int v7731 = v7729 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7733 = v7731 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -532,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7744 = v7742 << 28u;
       const unsigned int v7745 = v7740 | v7744;
       const float v7746 = __uint_as_float(v7745);
-      const float v7747 = v7746 * v7587;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7747 = v7746 * v7587;  // kernels/gemm/quant_b.hpp:80
       const __nv_bfloat16 v7748 = __float2bfloat16_rn(v7607);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v7749 = __float2bfloat16_rn(v7627);
       const __nv_bfloat16 v7750 = __float2bfloat16_rn(v7647);
@@ -542,10 +542,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v7754 = __float2bfloat16_rn(v7727);
       const __nv_bfloat16 v7755 = __float2bfloat16_rn(v7747);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v7760) = iron_bf16x8{{v7748, v7749, v7750, v7751, v7752, v7753, v7754, v7755}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v7772 = v7563 + v7769;  // kernels/gemm/gemv_skinny.hpp:202
+      const unsigned int v7772 = v7563 + v7769;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v7773 = v7772 + v7767;
       const unsigned int v7774 = shm0[v7773];
-      const unsigned int v7781 = v7572 + v7778;  // kernels/gemm/gemv_skinny.hpp:204
+      const unsigned int v7781 = v7572 + v7778;  // kernels/gemm/gemv_skinny.hpp:200
       const unsigned int v7782 = v7781 + v7776;
       const unsigned char v7783 = shm1[v7782];
       const unsigned int v7784 = static_cast<unsigned int>(v7783);
@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v7792 = v7784 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v7794 = v7792 ? 4194304u : v7790;
       const float v7795 = __uint_as_float(v7794);
-      const unsigned int v7797 = v7774 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const unsigned int v7797 = v7774 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7799 = v7797 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7801 = v7799 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v7803 = v7801 << 22u;
@@ -566,7 +566,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7812 = v7810 << 28u;
       const unsigned int v7813 = v7808 | v7812;
       const float v7814 = __uint_as_float(v7813);
-      const float v7815 = v7814 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7815 = v7814 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7817 = v7774 >> 4u;
       const unsigned int v7819 = v7817 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7821 = v7819 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -578,7 +578,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7832 = v7830 << 28u;
       const unsigned int v7833 = v7828 | v7832;
       const float v7834 = __uint_as_float(v7833);
-      const float v7835 = v7834 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7835 = v7834 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7837 = v7774 >> 8u;
       const unsigned int v7839 = v7837 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7841 = v7839 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -590,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7852 = v7850 << 28u;
       const unsigned int v7853 = v7848 | v7852;
       const float v7854 = __uint_as_float(v7853);
-      const float v7855 = v7854 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7855 = v7854 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7857 = v7774 >> 12u;
       const unsigned int v7859 = v7857 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7861 = v7859 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -602,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7872 = v7870 << 28u;
       const unsigned int v7873 = v7868 | v7872;
       const float v7874 = __uint_as_float(v7873);
-      const float v7875 = v7874 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7875 = v7874 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7877 = v7774 >> 16u;
       const unsigned int v7879 = v7877 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7881 = v7879 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -614,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7892 = v7890 << 28u;
       const unsigned int v7893 = v7888 | v7892;
       const float v7894 = __uint_as_float(v7893);
-      const float v7895 = v7894 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7895 = v7894 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7897 = v7774 >> 20u;
       const unsigned int v7899 = v7897 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7901 = v7899 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -626,7 +626,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7912 = v7910 << 28u;
       const unsigned int v7913 = v7908 | v7912;
       const float v7914 = __uint_as_float(v7913);
-      const float v7915 = v7914 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7915 = v7914 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7917 = v7774 >> 24u;
       const unsigned int v7919 = v7917 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7921 = v7919 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -638,7 +638,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7932 = v7930 << 28u;
       const unsigned int v7933 = v7928 | v7932;
       const float v7934 = __uint_as_float(v7933);
-      const float v7935 = v7934 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7935 = v7934 * v7795;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v7937 = v7774 >> 28u;
       const unsigned int v7939 = v7937 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v7941 = v7939 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -650,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7952 = v7950 << 28u;
       const unsigned int v7953 = v7948 | v7952;
       const float v7954 = __uint_as_float(v7953);
-      const float v7955 = v7954 * v7795;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7955 = v7954 * v7795;  // kernels/gemm/quant_b.hpp:80
       const __nv_bfloat16 v7956 = __float2bfloat16_rn(v7815);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v7957 = __float2bfloat16_rn(v7835);
       const __nv_bfloat16 v7958 = __float2bfloat16_rn(v7855);
@@ -660,10 +660,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v7962 = __float2bfloat16_rn(v7935);
       const __nv_bfloat16 v7963 = __float2bfloat16_rn(v7955);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v7968) = iron_bf16x8{{v7956, v7957, v7958, v7959, v7960, v7961, v7962, v7963}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v7980 = v7563 + v7977;  // kernels/gemm/gemv_skinny.hpp:202
+      const unsigned int v7980 = v7563 + v7977;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v7981 = v7980 + v7975;
       const unsigned int v7982 = shm0[v7981];
-      const unsigned int v7989 = v7572 + v7986;  // kernels/gemm/gemv_skinny.hpp:204
+      const unsigned int v7989 = v7572 + v7986;  // kernels/gemm/gemv_skinny.hpp:200
       const unsigned int v7990 = v7989 + v7984;
       const unsigned char v7991 = shm1[v7990];
       const unsigned int v7992 = static_cast<unsigned int>(v7991);
@@ -673,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v8000 = v7992 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v8002 = v8000 ? 4194304u : v7998;
       const float v8003 = __uint_as_float(v8002);
-      const unsigned int v8005 = v7982 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const unsigned int v8005 = v7982 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8007 = v8005 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8009 = v8007 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v8011 = v8009 << 22u;
@@ -684,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8020 = v8018 << 28u;
       const unsigned int v8021 = v8016 | v8020;
       const float v8022 = __uint_as_float(v8021);
-      const float v8023 = v8022 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8023 = v8022 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8025 = v7982 >> 4u;
       const unsigned int v8027 = v8025 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8029 = v8027 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -696,7 +696,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8040 = v8038 << 28u;
       const unsigned int v8041 = v8036 | v8040;
       const float v8042 = __uint_as_float(v8041);
-      const float v8043 = v8042 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8043 = v8042 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8045 = v7982 >> 8u;
       const unsigned int v8047 = v8045 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8049 = v8047 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -708,7 +708,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8060 = v8058 << 28u;
       const unsigned int v8061 = v8056 | v8060;
       const float v8062 = __uint_as_float(v8061);
-      const float v8063 = v8062 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8063 = v8062 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8065 = v7982 >> 12u;
       const unsigned int v8067 = v8065 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8069 = v8067 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -720,7 +720,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8080 = v8078 << 28u;
       const unsigned int v8081 = v8076 | v8080;
       const float v8082 = __uint_as_float(v8081);
-      const float v8083 = v8082 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8083 = v8082 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8085 = v7982 >> 16u;
       const unsigned int v8087 = v8085 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8089 = v8087 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -732,7 +732,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8100 = v8098 << 28u;
       const unsigned int v8101 = v8096 | v8100;
       const float v8102 = __uint_as_float(v8101);
-      const float v8103 = v8102 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8103 = v8102 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8105 = v7982 >> 20u;
       const unsigned int v8107 = v8105 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8109 = v8107 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -744,7 +744,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8120 = v8118 << 28u;
       const unsigned int v8121 = v8116 | v8120;
       const float v8122 = __uint_as_float(v8121);
-      const float v8123 = v8122 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8123 = v8122 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8125 = v7982 >> 24u;
       const unsigned int v8127 = v8125 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8129 = v8127 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -756,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8140 = v8138 << 28u;
       const unsigned int v8141 = v8136 | v8140;
       const float v8142 = __uint_as_float(v8141);
-      const float v8143 = v8142 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8143 = v8142 * v8003;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8145 = v7982 >> 28u;
       const unsigned int v8147 = v8145 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8149 = v8147 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -768,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8160 = v8158 << 28u;
       const unsigned int v8161 = v8156 | v8160;
       const float v8162 = __uint_as_float(v8161);
-      const float v8163 = v8162 * v8003;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8163 = v8162 * v8003;  // kernels/gemm/quant_b.hpp:80
       const __nv_bfloat16 v8164 = __float2bfloat16_rn(v8023);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v8165 = __float2bfloat16_rn(v8043);
       const __nv_bfloat16 v8166 = __float2bfloat16_rn(v8063);
@@ -778,10 +778,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v8170 = __float2bfloat16_rn(v8143);
       const __nv_bfloat16 v8171 = __float2bfloat16_rn(v8163);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v8176) = iron_bf16x8{{v8164, v8165, v8166, v8167, v8168, v8169, v8170, v8171}};  // kernels/gemm/gemv_skinny.hpp:127
-      const unsigned int v8188 = v7563 + v8185;  // kernels/gemm/gemv_skinny.hpp:202
+      const unsigned int v8188 = v7563 + v8185;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v8189 = v8188 + v8183;
       const unsigned int v8190 = shm0[v8189];
-      const unsigned int v8197 = v7572 + v8194;  // kernels/gemm/gemv_skinny.hpp:204
+      const unsigned int v8197 = v7572 + v8194;  // kernels/gemm/gemv_skinny.hpp:200
       const unsigned int v8198 = v8197 + v8192;
       const unsigned char v8199 = shm1[v8198];
       const unsigned int v8200 = static_cast<unsigned int>(v8199);
@@ -791,7 +791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const bool v8208 = v8200 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const unsigned int v8210 = v8208 ? 4194304u : v8206;
       const float v8211 = __uint_as_float(v8210);
-      const unsigned int v8213 = v8190 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const unsigned int v8213 = v8190 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8215 = v8213 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8217 = v8215 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const unsigned int v8219 = v8217 << 22u;
@@ -802,7 +802,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8228 = v8226 << 28u;
       const unsigned int v8229 = v8224 | v8228;
       const float v8230 = __uint_as_float(v8229);
-      const float v8231 = v8230 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8231 = v8230 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8233 = v8190 >> 4u;
       const unsigned int v8235 = v8233 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8237 = v8235 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -814,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8248 = v8246 << 28u;
       const unsigned int v8249 = v8244 | v8248;
       const float v8250 = __uint_as_float(v8249);
-      const float v8251 = v8250 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8251 = v8250 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8253 = v8190 >> 8u;
       const unsigned int v8255 = v8253 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8257 = v8255 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -826,7 +826,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8268 = v8266 << 28u;
       const unsigned int v8269 = v8264 | v8268;
       const float v8270 = __uint_as_float(v8269);
-      const float v8271 = v8270 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8271 = v8270 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8273 = v8190 >> 12u;
       const unsigned int v8275 = v8273 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8277 = v8275 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -838,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8288 = v8286 << 28u;
       const unsigned int v8289 = v8284 | v8288;
       const float v8290 = __uint_as_float(v8289);
-      const float v8291 = v8290 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8291 = v8290 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8293 = v8190 >> 16u;
       const unsigned int v8295 = v8293 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8297 = v8295 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -850,7 +850,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8308 = v8306 << 28u;
       const unsigned int v8309 = v8304 | v8308;
       const float v8310 = __uint_as_float(v8309);
-      const float v8311 = v8310 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8311 = v8310 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8313 = v8190 >> 20u;
       const unsigned int v8315 = v8313 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8317 = v8315 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -862,7 +862,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8328 = v8326 << 28u;
       const unsigned int v8329 = v8324 | v8328;
       const float v8330 = __uint_as_float(v8329);
-      const float v8331 = v8330 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8331 = v8330 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8333 = v8190 >> 24u;
       const unsigned int v8335 = v8333 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8337 = v8335 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -874,7 +874,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8348 = v8346 << 28u;
       const unsigned int v8349 = v8344 | v8348;
       const float v8350 = __uint_as_float(v8349);
-      const float v8351 = v8350 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8351 = v8350 * v8211;  // kernels/gemm/quant_b.hpp:80
       const unsigned int v8353 = v8190 >> 28u;
       const unsigned int v8355 = v8353 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const unsigned int v8357 = v8355 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -886,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8368 = v8366 << 28u;
       const unsigned int v8369 = v8364 | v8368;
       const float v8370 = __uint_as_float(v8369);
-      const float v8371 = v8370 * v8211;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8371 = v8370 * v8211;  // kernels/gemm/quant_b.hpp:80
       const __nv_bfloat16 v8372 = __float2bfloat16_rn(v8231);  // kernels/gemm/gemv_skinny.hpp:125
       const __nv_bfloat16 v8373 = __float2bfloat16_rn(v8251);
       const __nv_bfloat16 v8374 = __float2bfloat16_rn(v8271);
@@ -896,130 +896,130 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const __nv_bfloat16 v8378 = __float2bfloat16_rn(v8351);
       const __nv_bfloat16 v8379 = __float2bfloat16_rn(v8371);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v8384) = iron_bf16x8{{v8372, v8373, v8374, v8375, v8376, v8377, v8378, v8379}};  // kernels/gemm/gemv_skinny.hpp:127
-      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:245
-      const unsigned int v8386 = v7552 * 4224u;  // kernels/gemm/gemv_skinny.hpp:247
-      const unsigned int v8393 = v8386 + v8391;  // kernels/gemm/gemv_skinny.hpp:251
+      __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
+      const unsigned int v8386 = v7552 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
+      const unsigned int v8393 = v8386 + v8391;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm3, v8393, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v8391, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v8401 = v8386 + v8399;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm2, v8391, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v8401 = v8386 + v8399;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm3, v8401, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v8399, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v8409 = v8386 + v8407;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm2, v8399, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v8409 = v8386 + v8407;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm3, v8409, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v8407, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v8417 = v8386 + v8415;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load_shared<true>(v27, shm2, v8407, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v8417 = v8386 + v8415;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load_shared<false>(v25, shm3, v8417, 264u);
-      iron_frag_load_shared<true>(v27, shm2, v8415, 264u);  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const unsigned int v8422 = v7548 + 768u;  // kernels/gemm/gemv_skinny.hpp:236
+      iron_frag_load_shared<true>(v27, shm2, v8415, 264u);  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma_sync(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const unsigned int v8422 = v7548 + 768u;  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v8424 = v7550 + 3u;
       const unsigned int v8425 = v8424 & 3u;
       const bool v8426 = v8422 < v2;
       if (v8426) {
-        const unsigned int v8428 = v8425 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-        const unsigned int v8438 = v17 + v7557;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8428 = v8425 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+        const unsigned int v8438 = v17 + v7557;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v8439 = v8438 < v0;
         const unsigned int v8440 = v8422 + v7757;
         const bool v8441 = v8440 < v2;
         const bool v8442 = v8439 && v8441;
-        const unsigned int v8444 = v8438 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v8444 = v8438 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v8445 = v8444 + v8422;
         const unsigned int v8446 = v8445 + v7757;
         const unsigned int v8448 = v8442 ? v8446 : 0u;
         const unsigned int v8451 = v8428 + v7759;
         const unsigned int v8452 = v8451 + v7757;
         iron_copy_async<16>(shm3 + v8452, x + v8448, v8442);
-        const unsigned int v8462 = v17 + v7765;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8462 = v17 + v7765;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v8463 = v8462 < v0;
         const unsigned int v8464 = v8422 + v7965;
         const bool v8465 = v8464 < v2;
         const bool v8466 = v8463 && v8465;
-        const unsigned int v8468 = v8462 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v8468 = v8462 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v8469 = v8468 + v8422;
         const unsigned int v8470 = v8469 + v7965;
         const unsigned int v8472 = v8466 ? v8470 : 0u;
         const unsigned int v8475 = v8428 + v7967;
         const unsigned int v8476 = v8475 + v7965;
         iron_copy_async<16>(shm3 + v8476, x + v8472, v8466);
-        const unsigned int v8486 = v17 + v7973;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8486 = v17 + v7973;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v8487 = v8486 < v0;
         const unsigned int v8488 = v8422 + v8173;
         const bool v8489 = v8488 < v2;
         const bool v8490 = v8487 && v8489;
-        const unsigned int v8492 = v8486 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v8492 = v8486 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v8493 = v8492 + v8422;
         const unsigned int v8494 = v8493 + v8173;
         const unsigned int v8496 = v8490 ? v8494 : 0u;
         const unsigned int v8499 = v8428 + v8175;
         const unsigned int v8500 = v8499 + v8173;
         iron_copy_async<16>(shm3 + v8500, x + v8496, v8490);
-        const unsigned int v8510 = v17 + v8181;  // kernels/gemm/gemv_skinny.hpp:50
+        const unsigned int v8510 = v17 + v8181;  // kernels/gemm/gemv_skinny.hpp:49
         const bool v8511 = v8510 < v0;
         const unsigned int v8512 = v8422 + v8381;
         const bool v8513 = v8512 < v2;
         const bool v8514 = v8511 && v8513;
-        const unsigned int v8516 = v8510 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+        const unsigned int v8516 = v8510 * v2;  // kernels/gemm/gemv_skinny.hpp:50
         const unsigned int v8517 = v8516 + v8422;
         const unsigned int v8518 = v8517 + v8381;
         const unsigned int v8520 = v8514 ? v8518 : 0u;
         const unsigned int v8523 = v8428 + v8383;
         const unsigned int v8524 = v8523 + v8381;
         iron_copy_async<16>(shm3 + v8524, x + v8520, v8514);
-        const unsigned int v8526 = v8425 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
+        const unsigned int v8526 = v8425 << 9u;  // kernels/gemm/gemv_skinny.hpp:190
         const unsigned int v8528 = v8422 >> 3u;
         const unsigned int v8530 = v2 >> 3u;
-        const unsigned int v8535 = v7554 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-        const unsigned int v8538 = v7554 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v8535 = v7554 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+        const unsigned int v8538 = v7554 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v8539 = v8538 << 2u;
-        const unsigned int v8540 = v20 + v8535;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v8540 = v20 + v8535;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v8541 = v8540 < v1;
-        const unsigned int v8543 = v8540 * v8530;  // kernels/gemm/gemv_skinny.hpp:73
+        const unsigned int v8543 = v8540 * v8530;  // kernels/gemm/gemv_skinny.hpp:72
         const unsigned int v8544 = v8543 + v8528;
         const unsigned int v8545 = v8544 + v8539;
         const unsigned int v8547 = v8541 ? v8545 : 0u;
-        const unsigned int v8549 = v8535 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
+        const unsigned int v8549 = v8535 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
         const unsigned int v8550 = v8526 + v8549;
         const unsigned int v8551 = v8550 + v8539;
         iron_copy_async<16>(shm0 + v8551, packed + v8547, v8541);
-        const unsigned int v8553 = v8425 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
-        const unsigned int v8555 = v8422 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
+        const unsigned int v8553 = v8425 << 7u;  // kernels/gemm/gemv_skinny.hpp:192
+        const unsigned int v8555 = v8422 >> 5u;  // kernels/gemm/gemv_skinny.hpp:191
         const unsigned int v8557 = v2 >> 5u;
-        const unsigned int v8565 = v7554 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+        const unsigned int v8565 = v7554 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
         const unsigned int v8566 = v8565 << 3u;
-        const unsigned int v8567 = v20 + v7554;  // kernels/gemm/gemv_skinny.hpp:70
+        const unsigned int v8567 = v20 + v7554;  // kernels/gemm/gemv_skinny.hpp:69
         const bool v8568 = v8567 < v1;
-        const bool v8570 = v7554 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
+        const bool v8570 = v7554 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
         if (v8570) {
-          const unsigned int v8572 = v8567 * v8557;  // kernels/gemm/gemv_skinny.hpp:73
+          const unsigned int v8572 = v8567 * v8557;  // kernels/gemm/gemv_skinny.hpp:72
           const unsigned int v8573 = v8572 + v8555;
           const unsigned int v8574 = v8573 + v8566;
           const unsigned int v8576 = v8568 ? v8574 : 0u;
-          const unsigned int v8578 = v7554 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+          const unsigned int v8578 = v7554 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
           const unsigned int v8579 = v8553 + v8578;
           const unsigned int v8580 = v8579 + v8566;
           iron_copy_async<8>(shm1 + v8580, scales + v8576, v8568);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:236
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemv_skinny.hpp:229
     }
     __syncthreads();
-    const unsigned int v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    const unsigned int v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm4, v1057, 16u);
-    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:260
-    const unsigned int v1062 = v7554 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    __syncthreads();  // kernels/gemm/gemv_skinny.hpp:253
+    const unsigned int v1062 = v7554 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v1063 = v17 + v1062;
-    const unsigned int v1065 = v7554 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v1065 = v7554 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v1066 = v20 + v1065;
-    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v1068 = v1066 < v1;
     const bool v1069 = v1067 && v1068;
     if (v1069) {
-      const float v1070 = shm4[v7554];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v1070 = shm4[v7554];  // kernels/gemm/gemv_skinny.hpp:259
       float v1071 = v1070;
-      const unsigned int v1073 = 256u + v7554;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v1073 = 256u + v7554;  // kernels/gemm/gemv_skinny.hpp:260
       const float v1074 = shm4[v1073];
       const float v1075 = v1071;
       const float v1076 = v1075 + v1074;
@@ -1034,23 +1034,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1085 = v1071;
       const float v1086 = v1085 + v1084;
       v1071 = v1086;
-      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:261
       const __nv_bfloat16 v1088 = __float2bfloat16_rn(v1087);
       const unsigned int v1089 = v1063 * v1;
       const unsigned int v1090 = v1089 + v1066;
       out[v1090] = v1088;
     }
-    const unsigned int v1095 = v7763 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const unsigned int v1095 = v7763 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const unsigned int v1096 = v17 + v1095;
-    const unsigned int v1098 = v7763 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const unsigned int v1098 = v7763 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const unsigned int v1099 = v20 + v1098;
-    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v1101 = v1099 < v1;
     const bool v1102 = v1100 && v1101;
     if (v1102) {
-      const float v1103 = shm4[v7763];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v1103 = shm4[v7763];  // kernels/gemm/gemv_skinny.hpp:259
       float v1104 = v1103;
-      const unsigned int v1106 = 256u + v7763;  // kernels/gemm/gemv_skinny.hpp:267
+      const unsigned int v1106 = 256u + v7763;  // kernels/gemm/gemv_skinny.hpp:260
       const float v1107 = shm4[v1106];
       const float v1108 = v1104;
       const float v1109 = v1108 + v1107;
@@ -1065,7 +1065,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1118 = v1104;
       const float v1119 = v1118 + v1117;
       v1104 = v1119;
-      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:261
       const __nv_bfloat16 v1121 = __float2bfloat16_rn(v1120);
       const unsigned int v1122 = v1096 * v1;
       const unsigned int v1123 = v1122 + v1099;

@@ -151,30 +151,30 @@ kernel void iron_gemm_mxfp4_f16(
     const bool v3900 = v3899 < v0;
     const uint v3905 = v3899 * v2;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v3911 = v3894 * 40u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3925 = v26 + v3822;  // kernels/gemm/quant_b.hpp:124
+    const uint v3925 = v26 + v3822;  // kernels/gemm/quant_b.hpp:137
     const bool v3926 = v3925 < v1;
-    const uint v3931 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v3931 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const uint v3935 = v1 - 1u;
     const uint v3937 = min(v3925, v3935);
-    const uint v3941 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v3941 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const uint v3942 = v3937 * v3941;
-    const uint v3948 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v3948 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const uint v3949 = v3937 * v3948;
-    const uint v4163 = v26 + v3846;  // kernels/gemm/quant_b.hpp:124
+    const uint v4163 = v26 + v3846;  // kernels/gemm/quant_b.hpp:137
     const bool v4164 = v4163 < v1;
-    const uint v4175 = min(v4163, v3935);  // kernels/gemm/quant_b.hpp:125
-    const uint v4180 = v4175 * v3941;  // kernels/gemm/quant_b.hpp:64
-    const uint v4187 = v4175 * v3948;  // kernels/gemm/quant_b.hpp:65
-    const uint v4401 = v26 + v3870;  // kernels/gemm/quant_b.hpp:124
+    const uint v4175 = min(v4163, v3935);  // kernels/gemm/quant_b.hpp:138
+    const uint v4180 = v4175 * v3941;  // kernels/gemm/quant_b.hpp:71
+    const uint v4187 = v4175 * v3948;  // kernels/gemm/quant_b.hpp:72
+    const uint v4401 = v26 + v3870;  // kernels/gemm/quant_b.hpp:137
     const bool v4402 = v4401 < v1;
-    const uint v4413 = min(v4401, v3935);  // kernels/gemm/quant_b.hpp:125
-    const uint v4418 = v4413 * v3941;  // kernels/gemm/quant_b.hpp:64
-    const uint v4425 = v4413 * v3948;  // kernels/gemm/quant_b.hpp:65
-    const uint v4639 = v26 + v3894;  // kernels/gemm/quant_b.hpp:124
+    const uint v4413 = min(v4401, v3935);  // kernels/gemm/quant_b.hpp:138
+    const uint v4418 = v4413 * v3941;  // kernels/gemm/quant_b.hpp:71
+    const uint v4425 = v4413 * v3948;  // kernels/gemm/quant_b.hpp:72
+    const uint v4639 = v26 + v3894;  // kernels/gemm/quant_b.hpp:137
     const bool v4640 = v4639 < v1;
-    const uint v4651 = min(v4639, v3935);  // kernels/gemm/quant_b.hpp:125
-    const uint v4656 = v4651 * v3941;  // kernels/gemm/quant_b.hpp:64
-    const uint v4663 = v4651 * v3948;  // kernels/gemm/quant_b.hpp:65
+    const uint v4651 = min(v4639, v3935);  // kernels/gemm/quant_b.hpp:138
+    const uint v4656 = v4651 * v3941;  // kernels/gemm/quant_b.hpp:71
+    const uint v4663 = v4651 * v3948;  // kernels/gemm/quant_b.hpp:72
     const uint v4875 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
     const uint v4881 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
 
@@ -227,12 +227,12 @@ kernel void iron_gemm_mxfp4_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm0[v3913 + e] = v3903 ? x[v3909 + e] : half(0);
       }
-      const bool v3929 = v3926 && v3830;  // kernels/gemm/quant_b.hpp:124
-      const uint v3933 = min(v3829, v3931);  // kernels/gemm/quant_b.hpp:125
-      const uint v3939 = v3933 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const bool v3929 = v3926 && v3830;  // kernels/gemm/quant_b.hpp:137
+      const uint v3933 = min(v3829, v3931);  // kernels/gemm/quant_b.hpp:138
+      const uint v3939 = v3933 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v3943 = v3942 + v3939;
       const uint v3944 = packed[v3943];
-      const uint v3946 = v3933 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3946 = v3933 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v3950 = v3949 + v3946;
       const uchar v3951 = scales[v3950];
       const uint v3952 = uint(v3951);
@@ -242,7 +242,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v3960 = v3952 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v3962 = v3960 ? 4194304u : v3958;
       const float v3963 = as_type<float>(v3962);
-      const uint v3965 = v3944 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3965 = v3944 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v3967 = v3965 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3969 = v3967 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3971 = v3969 << 22u;
@@ -253,7 +253,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v3980 = v3978 << 28u;
       const uint v3981 = v3976 | v3980;
       const float v3982 = as_type<float>(v3981);
-      const float v3983 = v3982 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v3983 = v3982 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v3985 = v3944 >> 4u;
       const uint v3987 = v3985 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3989 = v3987 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -265,7 +265,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4000 = v3998 << 28u;
       const uint v4001 = v3996 | v4000;
       const float v4002 = as_type<float>(v4001);
-      const float v4003 = v4002 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4003 = v4002 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4005 = v3944 >> 8u;
       const uint v4007 = v4005 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4009 = v4007 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -277,7 +277,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4020 = v4018 << 28u;
       const uint v4021 = v4016 | v4020;
       const float v4022 = as_type<float>(v4021);
-      const float v4023 = v4022 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4023 = v4022 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4025 = v3944 >> 12u;
       const uint v4027 = v4025 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4029 = v4027 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -289,7 +289,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4040 = v4038 << 28u;
       const uint v4041 = v4036 | v4040;
       const float v4042 = as_type<float>(v4041);
-      const float v4043 = v4042 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4043 = v4042 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4045 = v3944 >> 16u;
       const uint v4047 = v4045 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4049 = v4047 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -301,7 +301,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4060 = v4058 << 28u;
       const uint v4061 = v4056 | v4060;
       const float v4062 = as_type<float>(v4061);
-      const float v4063 = v4062 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4063 = v4062 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4065 = v3944 >> 20u;
       const uint v4067 = v4065 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4069 = v4067 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -313,7 +313,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4080 = v4078 << 28u;
       const uint v4081 = v4076 | v4080;
       const float v4082 = as_type<float>(v4081);
-      const float v4083 = v4082 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4083 = v4082 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4085 = v3944 >> 24u;
       const uint v4087 = v4085 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4089 = v4087 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -325,7 +325,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4100 = v4098 << 28u;
       const uint v4101 = v4096 | v4100;
       const float v4102 = as_type<float>(v4101);
-      const float v4103 = v4102 * v3963;  // kernels/gemm/quant_b.hpp:67
+      const float v4103 = v4102 * v3963;  // kernels/gemm/quant_b.hpp:80
       const uint v4105 = v3944 >> 28u;
       const uint v4107 = v4105 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4109 = v4107 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -337,8 +337,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4120 = v4118 << 28u;
       const uint v4121 = v4116 | v4120;
       const float v4122 = as_type<float>(v4121);
-      const float v4123 = v4122 * v3963;  // kernels/gemm/quant_b.hpp:67
-      const float v4125 = v3929 ? v3983 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v4123 = v4122 * v3963;  // kernels/gemm/quant_b.hpp:80
+      const float v4125 = v3929 ? v3983 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v4126 = half(v4125);
       const float v4128 = v3929 ? v4003 : 0.0f;
       const half v4129 = half(v4128);
@@ -354,13 +354,13 @@ kernel void iron_gemm_mxfp4_f16(
       const half v4144 = half(v4143);
       const float v4146 = v3929 ? v4123 : 0.0f;
       const half v4147 = half(v4146);
-      *(threadgroup iron_f16x8*)(shm1 + v3841) = iron_f16x8{{half4(v4126, v4129, v4132, v4135), half4(v4138, v4141, v4144, v4147)}};  // kernels/gemm/quant_b.hpp:133
-      const bool v4167 = v4164 && v3854;  // kernels/gemm/quant_b.hpp:124
-      const uint v4171 = min(v3853, v3931);  // kernels/gemm/quant_b.hpp:125
-      const uint v4177 = v4171 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      *(threadgroup iron_f16x8*)(shm1 + v3841) = iron_f16x8{{half4(v4126, v4129, v4132, v4135), half4(v4138, v4141, v4144, v4147)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v4167 = v4164 && v3854;  // kernels/gemm/quant_b.hpp:137
+      const uint v4171 = min(v3853, v3931);  // kernels/gemm/quant_b.hpp:138
+      const uint v4177 = v4171 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v4181 = v4180 + v4177;
       const uint v4182 = packed[v4181];
-      const uint v4184 = v4171 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4184 = v4171 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v4188 = v4187 + v4184;
       const uchar v4189 = scales[v4188];
       const uint v4190 = uint(v4189);
@@ -370,7 +370,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v4198 = v4190 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v4200 = v4198 ? 4194304u : v4196;
       const float v4201 = as_type<float>(v4200);
-      const uint v4203 = v4182 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v4203 = v4182 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v4205 = v4203 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4207 = v4205 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v4209 = v4207 << 22u;
@@ -381,7 +381,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4218 = v4216 << 28u;
       const uint v4219 = v4214 | v4218;
       const float v4220 = as_type<float>(v4219);
-      const float v4221 = v4220 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4221 = v4220 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4223 = v4182 >> 4u;
       const uint v4225 = v4223 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4227 = v4225 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -393,7 +393,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4238 = v4236 << 28u;
       const uint v4239 = v4234 | v4238;
       const float v4240 = as_type<float>(v4239);
-      const float v4241 = v4240 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4241 = v4240 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4243 = v4182 >> 8u;
       const uint v4245 = v4243 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4247 = v4245 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -405,7 +405,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4258 = v4256 << 28u;
       const uint v4259 = v4254 | v4258;
       const float v4260 = as_type<float>(v4259);
-      const float v4261 = v4260 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4261 = v4260 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4263 = v4182 >> 12u;
       const uint v4265 = v4263 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4267 = v4265 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -417,7 +417,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4278 = v4276 << 28u;
       const uint v4279 = v4274 | v4278;
       const float v4280 = as_type<float>(v4279);
-      const float v4281 = v4280 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4281 = v4280 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4283 = v4182 >> 16u;
       const uint v4285 = v4283 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4287 = v4285 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -429,7 +429,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4298 = v4296 << 28u;
       const uint v4299 = v4294 | v4298;
       const float v4300 = as_type<float>(v4299);
-      const float v4301 = v4300 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4301 = v4300 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4303 = v4182 >> 20u;
       const uint v4305 = v4303 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4307 = v4305 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -441,7 +441,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4318 = v4316 << 28u;
       const uint v4319 = v4314 | v4318;
       const float v4320 = as_type<float>(v4319);
-      const float v4321 = v4320 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4321 = v4320 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4323 = v4182 >> 24u;
       const uint v4325 = v4323 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4327 = v4325 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -453,7 +453,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4338 = v4336 << 28u;
       const uint v4339 = v4334 | v4338;
       const float v4340 = as_type<float>(v4339);
-      const float v4341 = v4340 * v4201;  // kernels/gemm/quant_b.hpp:67
+      const float v4341 = v4340 * v4201;  // kernels/gemm/quant_b.hpp:80
       const uint v4343 = v4182 >> 28u;
       const uint v4345 = v4343 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4347 = v4345 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -465,8 +465,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4358 = v4356 << 28u;
       const uint v4359 = v4354 | v4358;
       const float v4360 = as_type<float>(v4359);
-      const float v4361 = v4360 * v4201;  // kernels/gemm/quant_b.hpp:67
-      const float v4363 = v4167 ? v4221 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v4361 = v4360 * v4201;  // kernels/gemm/quant_b.hpp:80
+      const float v4363 = v4167 ? v4221 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v4364 = half(v4363);
       const float v4366 = v4167 ? v4241 : 0.0f;
       const half v4367 = half(v4366);
@@ -482,13 +482,13 @@ kernel void iron_gemm_mxfp4_f16(
       const half v4382 = half(v4381);
       const float v4384 = v4167 ? v4361 : 0.0f;
       const half v4385 = half(v4384);
-      *(threadgroup iron_f16x8*)(shm1 + v3865) = iron_f16x8{{half4(v4364, v4367, v4370, v4373), half4(v4376, v4379, v4382, v4385)}};  // kernels/gemm/quant_b.hpp:133
-      const bool v4405 = v4402 && v3878;  // kernels/gemm/quant_b.hpp:124
-      const uint v4409 = min(v3877, v3931);  // kernels/gemm/quant_b.hpp:125
-      const uint v4415 = v4409 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      *(threadgroup iron_f16x8*)(shm1 + v3865) = iron_f16x8{{half4(v4364, v4367, v4370, v4373), half4(v4376, v4379, v4382, v4385)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v4405 = v4402 && v3878;  // kernels/gemm/quant_b.hpp:137
+      const uint v4409 = min(v3877, v3931);  // kernels/gemm/quant_b.hpp:138
+      const uint v4415 = v4409 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v4419 = v4418 + v4415;
       const uint v4420 = packed[v4419];
-      const uint v4422 = v4409 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4422 = v4409 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v4426 = v4425 + v4422;
       const uchar v4427 = scales[v4426];
       const uint v4428 = uint(v4427);
@@ -498,7 +498,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v4436 = v4428 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v4438 = v4436 ? 4194304u : v4434;
       const float v4439 = as_type<float>(v4438);
-      const uint v4441 = v4420 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v4441 = v4420 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v4443 = v4441 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4445 = v4443 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v4447 = v4445 << 22u;
@@ -509,7 +509,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4456 = v4454 << 28u;
       const uint v4457 = v4452 | v4456;
       const float v4458 = as_type<float>(v4457);
-      const float v4459 = v4458 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4459 = v4458 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4461 = v4420 >> 4u;
       const uint v4463 = v4461 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4465 = v4463 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -521,7 +521,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4476 = v4474 << 28u;
       const uint v4477 = v4472 | v4476;
       const float v4478 = as_type<float>(v4477);
-      const float v4479 = v4478 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4479 = v4478 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4481 = v4420 >> 8u;
       const uint v4483 = v4481 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4485 = v4483 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -533,7 +533,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4496 = v4494 << 28u;
       const uint v4497 = v4492 | v4496;
       const float v4498 = as_type<float>(v4497);
-      const float v4499 = v4498 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4499 = v4498 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4501 = v4420 >> 12u;
       const uint v4503 = v4501 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4505 = v4503 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -545,7 +545,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4516 = v4514 << 28u;
       const uint v4517 = v4512 | v4516;
       const float v4518 = as_type<float>(v4517);
-      const float v4519 = v4518 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4519 = v4518 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4521 = v4420 >> 16u;
       const uint v4523 = v4521 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4525 = v4523 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -557,7 +557,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4536 = v4534 << 28u;
       const uint v4537 = v4532 | v4536;
       const float v4538 = as_type<float>(v4537);
-      const float v4539 = v4538 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4539 = v4538 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4541 = v4420 >> 20u;
       const uint v4543 = v4541 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4545 = v4543 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -569,7 +569,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4556 = v4554 << 28u;
       const uint v4557 = v4552 | v4556;
       const float v4558 = as_type<float>(v4557);
-      const float v4559 = v4558 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4559 = v4558 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4561 = v4420 >> 24u;
       const uint v4563 = v4561 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4565 = v4563 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -581,7 +581,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4576 = v4574 << 28u;
       const uint v4577 = v4572 | v4576;
       const float v4578 = as_type<float>(v4577);
-      const float v4579 = v4578 * v4439;  // kernels/gemm/quant_b.hpp:67
+      const float v4579 = v4578 * v4439;  // kernels/gemm/quant_b.hpp:80
       const uint v4581 = v4420 >> 28u;
       const uint v4583 = v4581 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4585 = v4583 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -593,8 +593,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4596 = v4594 << 28u;
       const uint v4597 = v4592 | v4596;
       const float v4598 = as_type<float>(v4597);
-      const float v4599 = v4598 * v4439;  // kernels/gemm/quant_b.hpp:67
-      const float v4601 = v4405 ? v4459 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v4599 = v4598 * v4439;  // kernels/gemm/quant_b.hpp:80
+      const float v4601 = v4405 ? v4459 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v4602 = half(v4601);
       const float v4604 = v4405 ? v4479 : 0.0f;
       const half v4605 = half(v4604);
@@ -610,13 +610,13 @@ kernel void iron_gemm_mxfp4_f16(
       const half v4620 = half(v4619);
       const float v4622 = v4405 ? v4599 : 0.0f;
       const half v4623 = half(v4622);
-      *(threadgroup iron_f16x8*)(shm1 + v3889) = iron_f16x8{{half4(v4602, v4605, v4608, v4611), half4(v4614, v4617, v4620, v4623)}};  // kernels/gemm/quant_b.hpp:133
-      const bool v4643 = v4640 && v3902;  // kernels/gemm/quant_b.hpp:124
-      const uint v4647 = min(v3901, v3931);  // kernels/gemm/quant_b.hpp:125
-      const uint v4653 = v4647 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      *(threadgroup iron_f16x8*)(shm1 + v3889) = iron_f16x8{{half4(v4602, v4605, v4608, v4611), half4(v4614, v4617, v4620, v4623)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v4643 = v4640 && v3902;  // kernels/gemm/quant_b.hpp:137
+      const uint v4647 = min(v3901, v3931);  // kernels/gemm/quant_b.hpp:138
+      const uint v4653 = v4647 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v4657 = v4656 + v4653;
       const uint v4658 = packed[v4657];
-      const uint v4660 = v4647 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v4660 = v4647 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v4664 = v4663 + v4660;
       const uchar v4665 = scales[v4664];
       const uint v4666 = uint(v4665);
@@ -626,7 +626,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v4674 = v4666 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v4676 = v4674 ? 4194304u : v4672;
       const float v4677 = as_type<float>(v4676);
-      const uint v4679 = v4658 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v4679 = v4658 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v4681 = v4679 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4683 = v4681 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v4685 = v4683 << 22u;
@@ -637,7 +637,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4694 = v4692 << 28u;
       const uint v4695 = v4690 | v4694;
       const float v4696 = as_type<float>(v4695);
-      const float v4697 = v4696 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4697 = v4696 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4699 = v4658 >> 4u;
       const uint v4701 = v4699 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4703 = v4701 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -649,7 +649,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4714 = v4712 << 28u;
       const uint v4715 = v4710 | v4714;
       const float v4716 = as_type<float>(v4715);
-      const float v4717 = v4716 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4717 = v4716 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4719 = v4658 >> 8u;
       const uint v4721 = v4719 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4723 = v4721 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -661,7 +661,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4734 = v4732 << 28u;
       const uint v4735 = v4730 | v4734;
       const float v4736 = as_type<float>(v4735);
-      const float v4737 = v4736 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4737 = v4736 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4739 = v4658 >> 12u;
       const uint v4741 = v4739 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4743 = v4741 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -673,7 +673,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4754 = v4752 << 28u;
       const uint v4755 = v4750 | v4754;
       const float v4756 = as_type<float>(v4755);
-      const float v4757 = v4756 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4757 = v4756 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4759 = v4658 >> 16u;
       const uint v4761 = v4759 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4763 = v4761 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -685,7 +685,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4774 = v4772 << 28u;
       const uint v4775 = v4770 | v4774;
       const float v4776 = as_type<float>(v4775);
-      const float v4777 = v4776 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4777 = v4776 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4779 = v4658 >> 20u;
       const uint v4781 = v4779 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4783 = v4781 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -697,7 +697,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4794 = v4792 << 28u;
       const uint v4795 = v4790 | v4794;
       const float v4796 = as_type<float>(v4795);
-      const float v4797 = v4796 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4797 = v4796 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4799 = v4658 >> 24u;
       const uint v4801 = v4799 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4803 = v4801 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -709,7 +709,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4814 = v4812 << 28u;
       const uint v4815 = v4810 | v4814;
       const float v4816 = as_type<float>(v4815);
-      const float v4817 = v4816 * v4677;  // kernels/gemm/quant_b.hpp:67
+      const float v4817 = v4816 * v4677;  // kernels/gemm/quant_b.hpp:80
       const uint v4819 = v4658 >> 28u;
       const uint v4821 = v4819 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v4823 = v4821 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -721,8 +721,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v4834 = v4832 << 28u;
       const uint v4835 = v4830 | v4834;
       const float v4836 = as_type<float>(v4835);
-      const float v4837 = v4836 * v4677;  // kernels/gemm/quant_b.hpp:67
-      const float v4839 = v4643 ? v4697 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v4837 = v4836 * v4677;  // kernels/gemm/quant_b.hpp:80
+      const float v4839 = v4643 ? v4697 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v4840 = half(v4839);
       const float v4842 = v4643 ? v4717 : 0.0f;
       const half v4843 = half(v4842);
@@ -738,7 +738,7 @@ kernel void iron_gemm_mxfp4_f16(
       const half v4858 = half(v4857);
       const float v4860 = v4643 ? v4837 : 0.0f;
       const half v4861 = half(v4860);
-      *(threadgroup iron_f16x8*)(shm1 + v3913) = iron_f16x8{{half4(v4840, v4843, v4846, v4849), half4(v4852, v4855, v4858, v4861)}};  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup iron_f16x8*)(shm1 + v3913) = iron_f16x8{{half4(v4840, v4843, v4846, v4849), half4(v4852, v4855, v4858, v4861)}};  // kernels/gemm/quant_b.hpp:146
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -757,52 +757,52 @@ kernel void iron_gemm_mxfp4_f16(
   } else {
     const uint v1142 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
     const uint v1143 = iron_tid.x;
-    const uint v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1173 = v1143 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1176 = v1143 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v1177 = v1176 << 3u;
-    const uint v1178 = v26 + v1173;  // kernels/gemm/quant_b.hpp:124
+    const uint v1178 = v26 + v1173;  // kernels/gemm/quant_b.hpp:137
     const bool v1179 = v1178 < v1;
-    const uint v1184 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v1184 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const uint v1188 = v1 - 1u;
     const uint v1190 = min(v1178, v1188);
-    const uint v1194 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v1194 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const uint v1195 = v1190 * v1194;
-    const uint v1201 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v1201 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const uint v1202 = v1190 * v1201;
-    const uint v1403 = v1173 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1403 = v1173 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1405 = v1403 + v1177;
-    const uint v1409 = v1143 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1409 = v1143 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1411 = v1409 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1414 = v1409 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v1415 = v1414 << 3u;
-    const uint v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:124
+    const uint v1416 = v26 + v1411;  // kernels/gemm/quant_b.hpp:137
     const bool v1417 = v1416 < v1;
-    const uint v1428 = min(v1416, v1188);  // kernels/gemm/quant_b.hpp:125
-    const uint v1433 = v1428 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const uint v1440 = v1428 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const uint v1641 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1428 = min(v1416, v1188);  // kernels/gemm/quant_b.hpp:138
+    const uint v1433 = v1428 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const uint v1440 = v1428 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const uint v1641 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1643 = v1641 + v1415;
-    const uint v1647 = v1143 + 256u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1649 = v1647 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1652 = v1647 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1647 = v1143 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1649 = v1647 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1652 = v1647 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v1653 = v1652 << 3u;
-    const uint v1654 = v26 + v1649;  // kernels/gemm/quant_b.hpp:124
+    const uint v1654 = v26 + v1649;  // kernels/gemm/quant_b.hpp:137
     const bool v1655 = v1654 < v1;
-    const uint v1666 = min(v1654, v1188);  // kernels/gemm/quant_b.hpp:125
-    const uint v1671 = v1666 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const uint v1678 = v1666 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const uint v1879 = v1649 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1666 = min(v1654, v1188);  // kernels/gemm/quant_b.hpp:138
+    const uint v1671 = v1666 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const uint v1678 = v1666 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const uint v1879 = v1649 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1881 = v1879 + v1653;
-    const uint v1885 = v1143 + 384u;  // kernels/gemm/quant_b.hpp:120
-    const uint v1887 = v1885 >> 2u;  // kernels/gemm/quant_b.hpp:122
-    const uint v1890 = v1885 & 3u;  // kernels/gemm/quant_b.hpp:123
+    const uint v1885 = v1143 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1887 = v1885 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1890 = v1885 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v1891 = v1890 << 3u;
-    const uint v1892 = v26 + v1887;  // kernels/gemm/quant_b.hpp:124
+    const uint v1892 = v26 + v1887;  // kernels/gemm/quant_b.hpp:137
     const bool v1893 = v1892 < v1;
-    const uint v1904 = min(v1892, v1188);  // kernels/gemm/quant_b.hpp:125
-    const uint v1909 = v1904 * v1194;  // kernels/gemm/quant_b.hpp:64
-    const uint v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:65
-    const uint v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1904 = min(v1892, v1188);  // kernels/gemm/quant_b.hpp:138
+    const uint v1909 = v1904 * v1194;  // kernels/gemm/quant_b.hpp:71
+    const uint v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
+    const uint v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2119 = v2117 + v1891;
     const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:199
     const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:203
@@ -832,14 +832,14 @@ kernel void iron_gemm_mxfp4_f16(
           shm0[v1166] = half(0.0f);
         }
       }
-      const uint v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:124
+      const uint v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:137
       const bool v1181 = v1180 < v2;
       const bool v1182 = v1179 && v1181;
-      const uint v1186 = min(v1180, v1184);  // kernels/gemm/quant_b.hpp:125
-      const uint v1192 = v1186 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1186 = min(v1180, v1184);  // kernels/gemm/quant_b.hpp:138
+      const uint v1192 = v1186 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v1196 = v1195 + v1192;
       const uint v1197 = packed[v1196];
-      const uint v1199 = v1186 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1199 = v1186 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v1203 = v1202 + v1199;
       const uchar v1204 = scales[v1203];
       const uint v1205 = uint(v1204);
@@ -849,7 +849,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v1213 = v1205 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v1215 = v1213 ? 4194304u : v1211;
       const float v1216 = as_type<float>(v1215);
-      const uint v1218 = v1197 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1218 = v1197 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v1220 = v1218 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1222 = v1220 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v1224 = v1222 << 22u;
@@ -860,7 +860,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1233 = v1231 << 28u;
       const uint v1234 = v1229 | v1233;
       const float v1235 = as_type<float>(v1234);
-      const float v1236 = v1235 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1236 = v1235 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1238 = v1197 >> 4u;
       const uint v1240 = v1238 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1242 = v1240 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -872,7 +872,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1253 = v1251 << 28u;
       const uint v1254 = v1249 | v1253;
       const float v1255 = as_type<float>(v1254);
-      const float v1256 = v1255 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1256 = v1255 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1258 = v1197 >> 8u;
       const uint v1260 = v1258 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1262 = v1260 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -884,7 +884,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1273 = v1271 << 28u;
       const uint v1274 = v1269 | v1273;
       const float v1275 = as_type<float>(v1274);
-      const float v1276 = v1275 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1276 = v1275 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1278 = v1197 >> 12u;
       const uint v1280 = v1278 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1282 = v1280 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -896,7 +896,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1293 = v1291 << 28u;
       const uint v1294 = v1289 | v1293;
       const float v1295 = as_type<float>(v1294);
-      const float v1296 = v1295 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1296 = v1295 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1298 = v1197 >> 16u;
       const uint v1300 = v1298 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1302 = v1300 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -908,7 +908,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1313 = v1311 << 28u;
       const uint v1314 = v1309 | v1313;
       const float v1315 = as_type<float>(v1314);
-      const float v1316 = v1315 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1316 = v1315 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1318 = v1197 >> 20u;
       const uint v1320 = v1318 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1322 = v1320 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -920,7 +920,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1333 = v1331 << 28u;
       const uint v1334 = v1329 | v1333;
       const float v1335 = as_type<float>(v1334);
-      const float v1336 = v1335 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1336 = v1335 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1338 = v1197 >> 24u;
       const uint v1340 = v1338 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1342 = v1340 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -932,7 +932,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1353 = v1351 << 28u;
       const uint v1354 = v1349 | v1353;
       const float v1355 = as_type<float>(v1354);
-      const float v1356 = v1355 * v1216;  // kernels/gemm/quant_b.hpp:67
+      const float v1356 = v1355 * v1216;  // kernels/gemm/quant_b.hpp:80
       const uint v1358 = v1197 >> 28u;
       const uint v1360 = v1358 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1362 = v1360 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -944,8 +944,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1373 = v1371 << 28u;
       const uint v1374 = v1369 | v1373;
       const float v1375 = as_type<float>(v1374);
-      const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:67
-      const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:80
+      const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v1379 = half(v1378);
       const float v1381 = v1182 ? v1256 : 0.0f;
       const half v1382 = half(v1381);
@@ -961,15 +961,15 @@ kernel void iron_gemm_mxfp4_f16(
       const half v1397 = half(v1396);
       const float v1399 = v1182 ? v1376 : 0.0f;
       const half v1400 = half(v1399);
-      *(threadgroup iron_f16x8*)(shm1 + v1405) = iron_f16x8{{half4(v1379, v1382, v1385, v1388), half4(v1391, v1394, v1397, v1400)}};  // kernels/gemm/quant_b.hpp:133
-      const uint v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:124
+      *(threadgroup iron_f16x8*)(shm1 + v1405) = iron_f16x8{{half4(v1379, v1382, v1385, v1388), half4(v1391, v1394, v1397, v1400)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:137
       const bool v1419 = v1418 < v2;
       const bool v1420 = v1417 && v1419;
-      const uint v1424 = min(v1418, v1184);  // kernels/gemm/quant_b.hpp:125
-      const uint v1430 = v1424 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1424 = min(v1418, v1184);  // kernels/gemm/quant_b.hpp:138
+      const uint v1430 = v1424 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v1434 = v1433 + v1430;
       const uint v1435 = packed[v1434];
-      const uint v1437 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1437 = v1424 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v1441 = v1440 + v1437;
       const uchar v1442 = scales[v1441];
       const uint v1443 = uint(v1442);
@@ -979,7 +979,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v1451 = v1443 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v1453 = v1451 ? 4194304u : v1449;
       const float v1454 = as_type<float>(v1453);
-      const uint v1456 = v1435 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1456 = v1435 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v1458 = v1456 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1460 = v1458 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v1462 = v1460 << 22u;
@@ -990,7 +990,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1471 = v1469 << 28u;
       const uint v1472 = v1467 | v1471;
       const float v1473 = as_type<float>(v1472);
-      const float v1474 = v1473 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1474 = v1473 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1476 = v1435 >> 4u;
       const uint v1478 = v1476 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1480 = v1478 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1002,7 +1002,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1491 = v1489 << 28u;
       const uint v1492 = v1487 | v1491;
       const float v1493 = as_type<float>(v1492);
-      const float v1494 = v1493 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1494 = v1493 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1496 = v1435 >> 8u;
       const uint v1498 = v1496 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1500 = v1498 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1014,7 +1014,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1511 = v1509 << 28u;
       const uint v1512 = v1507 | v1511;
       const float v1513 = as_type<float>(v1512);
-      const float v1514 = v1513 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1514 = v1513 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1516 = v1435 >> 12u;
       const uint v1518 = v1516 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1520 = v1518 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1026,7 +1026,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1531 = v1529 << 28u;
       const uint v1532 = v1527 | v1531;
       const float v1533 = as_type<float>(v1532);
-      const float v1534 = v1533 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1534 = v1533 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1536 = v1435 >> 16u;
       const uint v1538 = v1536 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1540 = v1538 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1038,7 +1038,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1551 = v1549 << 28u;
       const uint v1552 = v1547 | v1551;
       const float v1553 = as_type<float>(v1552);
-      const float v1554 = v1553 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1554 = v1553 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1556 = v1435 >> 20u;
       const uint v1558 = v1556 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1560 = v1558 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1050,7 +1050,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1571 = v1569 << 28u;
       const uint v1572 = v1567 | v1571;
       const float v1573 = as_type<float>(v1572);
-      const float v1574 = v1573 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1574 = v1573 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1576 = v1435 >> 24u;
       const uint v1578 = v1576 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1580 = v1578 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1062,7 +1062,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1591 = v1589 << 28u;
       const uint v1592 = v1587 | v1591;
       const float v1593 = as_type<float>(v1592);
-      const float v1594 = v1593 * v1454;  // kernels/gemm/quant_b.hpp:67
+      const float v1594 = v1593 * v1454;  // kernels/gemm/quant_b.hpp:80
       const uint v1596 = v1435 >> 28u;
       const uint v1598 = v1596 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1600 = v1598 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1074,8 +1074,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1611 = v1609 << 28u;
       const uint v1612 = v1607 | v1611;
       const float v1613 = as_type<float>(v1612);
-      const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:67
-      const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:80
+      const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v1617 = half(v1616);
       const float v1619 = v1420 ? v1494 : 0.0f;
       const half v1620 = half(v1619);
@@ -1091,15 +1091,15 @@ kernel void iron_gemm_mxfp4_f16(
       const half v1635 = half(v1634);
       const float v1637 = v1420 ? v1614 : 0.0f;
       const half v1638 = half(v1637);
-      *(threadgroup iron_f16x8*)(shm1 + v1643) = iron_f16x8{{half4(v1617, v1620, v1623, v1626), half4(v1629, v1632, v1635, v1638)}};  // kernels/gemm/quant_b.hpp:133
-      const uint v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:124
+      *(threadgroup iron_f16x8*)(shm1 + v1643) = iron_f16x8{{half4(v1617, v1620, v1623, v1626), half4(v1629, v1632, v1635, v1638)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:137
       const bool v1657 = v1656 < v2;
       const bool v1658 = v1655 && v1657;
-      const uint v1662 = min(v1656, v1184);  // kernels/gemm/quant_b.hpp:125
-      const uint v1668 = v1662 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1662 = min(v1656, v1184);  // kernels/gemm/quant_b.hpp:138
+      const uint v1668 = v1662 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v1672 = v1671 + v1668;
       const uint v1673 = packed[v1672];
-      const uint v1675 = v1662 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1675 = v1662 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v1679 = v1678 + v1675;
       const uchar v1680 = scales[v1679];
       const uint v1681 = uint(v1680);
@@ -1109,7 +1109,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v1689 = v1681 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v1691 = v1689 ? 4194304u : v1687;
       const float v1692 = as_type<float>(v1691);
-      const uint v1694 = v1673 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1694 = v1673 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v1696 = v1694 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1698 = v1696 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v1700 = v1698 << 22u;
@@ -1120,7 +1120,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1709 = v1707 << 28u;
       const uint v1710 = v1705 | v1709;
       const float v1711 = as_type<float>(v1710);
-      const float v1712 = v1711 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1712 = v1711 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1714 = v1673 >> 4u;
       const uint v1716 = v1714 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1718 = v1716 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1132,7 +1132,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1729 = v1727 << 28u;
       const uint v1730 = v1725 | v1729;
       const float v1731 = as_type<float>(v1730);
-      const float v1732 = v1731 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1732 = v1731 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1734 = v1673 >> 8u;
       const uint v1736 = v1734 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1738 = v1736 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1144,7 +1144,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1749 = v1747 << 28u;
       const uint v1750 = v1745 | v1749;
       const float v1751 = as_type<float>(v1750);
-      const float v1752 = v1751 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1752 = v1751 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1754 = v1673 >> 12u;
       const uint v1756 = v1754 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1758 = v1756 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1156,7 +1156,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1769 = v1767 << 28u;
       const uint v1770 = v1765 | v1769;
       const float v1771 = as_type<float>(v1770);
-      const float v1772 = v1771 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1772 = v1771 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1774 = v1673 >> 16u;
       const uint v1776 = v1774 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1778 = v1776 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1168,7 +1168,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1789 = v1787 << 28u;
       const uint v1790 = v1785 | v1789;
       const float v1791 = as_type<float>(v1790);
-      const float v1792 = v1791 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1792 = v1791 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1794 = v1673 >> 20u;
       const uint v1796 = v1794 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1798 = v1796 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1180,7 +1180,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1809 = v1807 << 28u;
       const uint v1810 = v1805 | v1809;
       const float v1811 = as_type<float>(v1810);
-      const float v1812 = v1811 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1812 = v1811 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1814 = v1673 >> 24u;
       const uint v1816 = v1814 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1818 = v1816 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1192,7 +1192,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1829 = v1827 << 28u;
       const uint v1830 = v1825 | v1829;
       const float v1831 = as_type<float>(v1830);
-      const float v1832 = v1831 * v1692;  // kernels/gemm/quant_b.hpp:67
+      const float v1832 = v1831 * v1692;  // kernels/gemm/quant_b.hpp:80
       const uint v1834 = v1673 >> 28u;
       const uint v1836 = v1834 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1838 = v1836 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1204,8 +1204,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1849 = v1847 << 28u;
       const uint v1850 = v1845 | v1849;
       const float v1851 = as_type<float>(v1850);
-      const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:67
-      const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:80
+      const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v1855 = half(v1854);
       const float v1857 = v1658 ? v1732 : 0.0f;
       const half v1858 = half(v1857);
@@ -1221,15 +1221,15 @@ kernel void iron_gemm_mxfp4_f16(
       const half v1873 = half(v1872);
       const float v1875 = v1658 ? v1852 : 0.0f;
       const half v1876 = half(v1875);
-      *(threadgroup iron_f16x8*)(shm1 + v1881) = iron_f16x8{{half4(v1855, v1858, v1861, v1864), half4(v1867, v1870, v1873, v1876)}};  // kernels/gemm/quant_b.hpp:133
-      const uint v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:124
+      *(threadgroup iron_f16x8*)(shm1 + v1881) = iron_f16x8{{half4(v1855, v1858, v1861, v1864), half4(v1867, v1870, v1873, v1876)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:137
       const bool v1895 = v1894 < v2;
       const bool v1896 = v1893 && v1895;
-      const uint v1900 = min(v1894, v1184);  // kernels/gemm/quant_b.hpp:125
-      const uint v1906 = v1900 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v1900 = min(v1894, v1184);  // kernels/gemm/quant_b.hpp:138
+      const uint v1906 = v1900 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v1910 = v1909 + v1906;
       const uint v1911 = packed[v1910];
-      const uint v1913 = v1900 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v1913 = v1900 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v1917 = v1916 + v1913;
       const uchar v1918 = scales[v1917];
       const uint v1919 = uint(v1918);
@@ -1239,7 +1239,7 @@ kernel void iron_gemm_mxfp4_f16(
       const bool v1927 = v1919 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v1929 = v1927 ? 4194304u : v1925;
       const float v1930 = as_type<float>(v1929);
-      const uint v1932 = v1911 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v1932 = v1911 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v1934 = v1932 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1936 = v1934 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v1938 = v1936 << 22u;
@@ -1250,7 +1250,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1947 = v1945 << 28u;
       const uint v1948 = v1943 | v1947;
       const float v1949 = as_type<float>(v1948);
-      const float v1950 = v1949 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1950 = v1949 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v1952 = v1911 >> 4u;
       const uint v1954 = v1952 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1956 = v1954 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1262,7 +1262,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1967 = v1965 << 28u;
       const uint v1968 = v1963 | v1967;
       const float v1969 = as_type<float>(v1968);
-      const float v1970 = v1969 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1970 = v1969 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v1972 = v1911 >> 8u;
       const uint v1974 = v1972 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1976 = v1974 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1274,7 +1274,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v1987 = v1985 << 28u;
       const uint v1988 = v1983 | v1987;
       const float v1989 = as_type<float>(v1988);
-      const float v1990 = v1989 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v1990 = v1989 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v1992 = v1911 >> 12u;
       const uint v1994 = v1992 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1996 = v1994 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1286,7 +1286,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v2007 = v2005 << 28u;
       const uint v2008 = v2003 | v2007;
       const float v2009 = as_type<float>(v2008);
-      const float v2010 = v2009 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2010 = v2009 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v2012 = v1911 >> 16u;
       const uint v2014 = v2012 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v2016 = v2014 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1298,7 +1298,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v2027 = v2025 << 28u;
       const uint v2028 = v2023 | v2027;
       const float v2029 = as_type<float>(v2028);
-      const float v2030 = v2029 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2030 = v2029 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v2032 = v1911 >> 20u;
       const uint v2034 = v2032 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v2036 = v2034 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1310,7 +1310,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v2047 = v2045 << 28u;
       const uint v2048 = v2043 | v2047;
       const float v2049 = as_type<float>(v2048);
-      const float v2050 = v2049 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2050 = v2049 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v2052 = v1911 >> 24u;
       const uint v2054 = v2052 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v2056 = v2054 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1322,7 +1322,7 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v2067 = v2065 << 28u;
       const uint v2068 = v2063 | v2067;
       const float v2069 = as_type<float>(v2068);
-      const float v2070 = v2069 * v1930;  // kernels/gemm/quant_b.hpp:67
+      const float v2070 = v2069 * v1930;  // kernels/gemm/quant_b.hpp:80
       const uint v2072 = v1911 >> 28u;
       const uint v2074 = v2072 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v2076 = v2074 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -1334,8 +1334,8 @@ kernel void iron_gemm_mxfp4_f16(
       const uint v2087 = v2085 << 28u;
       const uint v2088 = v2083 | v2087;
       const float v2089 = as_type<float>(v2088);
-      const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:67
-      const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:80
+      const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const half v2093 = half(v2092);
       const float v2095 = v1896 ? v1970 : 0.0f;
       const half v2096 = half(v2095);
@@ -1351,7 +1351,7 @@ kernel void iron_gemm_mxfp4_f16(
       const half v2111 = half(v2110);
       const float v2113 = v1896 ? v2090 : 0.0f;
       const half v2114 = half(v2113);
-      *(threadgroup iron_f16x8*)(shm1 + v2119) = iron_f16x8{{half4(v2093, v2096, v2099, v2102), half4(v2105, v2108, v2111, v2114)}};  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup iron_f16x8*)(shm1 + v2119) = iron_f16x8{{half4(v2093, v2096, v2099, v2102), half4(v2105, v2108, v2111, v2114)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:203

@@ -146,28 +146,28 @@ kernel void iron_gemm_mxfp4_f32(
     const bool v2948 = v2947 < v0;
     const uint v2953 = v2947 * v2;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v2959 = v2942 * 20u;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2968 = v2867 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v2971 = v2867 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v2968 = v2867 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const uint v2971 = v2867 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v2972 = v2971 << 3u;
-    const uint v2973 = v26 + v2968;  // kernels/gemm/quant_b.hpp:124
+    const uint v2973 = v26 + v2968;  // kernels/gemm/quant_b.hpp:137
     const bool v2974 = v2973 < v1;
-    const uint v2979 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v2979 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const uint v2983 = v1 - 1u;
     const uint v2985 = min(v2973, v2983);
-    const uint v2989 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v2989 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const uint v2990 = v2985 * v2989;
-    const uint v2996 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v2996 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const uint v2997 = v2985 * v2996;
-    const uint v3186 = v2968 * 20u;  // kernels/gemm/quant_b.hpp:133
-    const uint v3212 = v2892 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v3215 = v2892 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v3186 = v2968 * 20u;  // kernels/gemm/quant_b.hpp:146
+    const uint v3212 = v2892 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const uint v3215 = v2892 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v3216 = v3215 << 3u;
-    const uint v3217 = v26 + v3212;  // kernels/gemm/quant_b.hpp:124
+    const uint v3217 = v26 + v3212;  // kernels/gemm/quant_b.hpp:137
     const bool v3218 = v3217 < v1;
-    const uint v3229 = min(v3217, v2983);  // kernels/gemm/quant_b.hpp:125
-    const uint v3234 = v3229 * v2989;  // kernels/gemm/quant_b.hpp:64
-    const uint v3241 = v3229 * v2996;  // kernels/gemm/quant_b.hpp:65
-    const uint v3430 = v3212 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v3229 = min(v3217, v2983);  // kernels/gemm/quant_b.hpp:138
+    const uint v3234 = v3229 * v2989;  // kernels/gemm/quant_b.hpp:71
+    const uint v3241 = v3229 * v2996;  // kernels/gemm/quant_b.hpp:72
+    const uint v3430 = v3212 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v3459 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
     const uint v3465 = v35 * 20u;  // kernels/gemm/gemm_tiles.hpp:203
 
@@ -220,14 +220,14 @@ kernel void iron_gemm_mxfp4_f32(
       for (uint e = 0; e < 4u; ++e) {
         shm0[v2961 + e] = v2951 ? x[v2957 + e] : float(0);
       }
-      const uint v2975 = v2859 + v2972;  // kernels/gemm/quant_b.hpp:124
+      const uint v2975 = v2859 + v2972;  // kernels/gemm/quant_b.hpp:137
       const bool v2976 = v2975 < v2;
       const bool v2977 = v2974 && v2976;
-      const uint v2981 = min(v2975, v2979);  // kernels/gemm/quant_b.hpp:125
-      const uint v2987 = v2981 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v2981 = min(v2975, v2979);  // kernels/gemm/quant_b.hpp:138
+      const uint v2987 = v2981 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v2991 = v2990 + v2987;
       const uint v2992 = packed[v2991];
-      const uint v2994 = v2981 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v2994 = v2981 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v2998 = v2997 + v2994;
       const uchar v2999 = scales[v2998];
       const uint v3000 = uint(v2999);
@@ -237,7 +237,7 @@ kernel void iron_gemm_mxfp4_f32(
       const bool v3008 = v3000 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v3010 = v3008 ? 4194304u : v3006;
       const float v3011 = as_type<float>(v3010);
-      const uint v3013 = v2992 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3013 = v2992 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v3015 = v3013 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3017 = v3015 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3019 = v3017 << 22u;
@@ -248,7 +248,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3028 = v3026 << 28u;
       const uint v3029 = v3024 | v3028;
       const float v3030 = as_type<float>(v3029);
-      const float v3031 = v3030 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3031 = v3030 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3033 = v2992 >> 4u;
       const uint v3035 = v3033 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3037 = v3035 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -260,7 +260,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3048 = v3046 << 28u;
       const uint v3049 = v3044 | v3048;
       const float v3050 = as_type<float>(v3049);
-      const float v3051 = v3050 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3051 = v3050 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3053 = v2992 >> 8u;
       const uint v3055 = v3053 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3057 = v3055 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -272,7 +272,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3068 = v3066 << 28u;
       const uint v3069 = v3064 | v3068;
       const float v3070 = as_type<float>(v3069);
-      const float v3071 = v3070 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3071 = v3070 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3073 = v2992 >> 12u;
       const uint v3075 = v3073 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3077 = v3075 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -284,7 +284,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3088 = v3086 << 28u;
       const uint v3089 = v3084 | v3088;
       const float v3090 = as_type<float>(v3089);
-      const float v3091 = v3090 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3091 = v3090 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3093 = v2992 >> 16u;
       const uint v3095 = v3093 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3097 = v3095 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -296,7 +296,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3108 = v3106 << 28u;
       const uint v3109 = v3104 | v3108;
       const float v3110 = as_type<float>(v3109);
-      const float v3111 = v3110 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3111 = v3110 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3113 = v2992 >> 20u;
       const uint v3115 = v3113 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3117 = v3115 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -308,7 +308,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3128 = v3126 << 28u;
       const uint v3129 = v3124 | v3128;
       const float v3130 = as_type<float>(v3129);
-      const float v3131 = v3130 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3131 = v3130 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3133 = v2992 >> 24u;
       const uint v3135 = v3133 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3137 = v3135 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -320,7 +320,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3148 = v3146 << 28u;
       const uint v3149 = v3144 | v3148;
       const float v3150 = as_type<float>(v3149);
-      const float v3151 = v3150 * v3011;  // kernels/gemm/quant_b.hpp:67
+      const float v3151 = v3150 * v3011;  // kernels/gemm/quant_b.hpp:80
       const uint v3153 = v2992 >> 28u;
       const uint v3155 = v3153 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3157 = v3155 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -332,28 +332,28 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3168 = v3166 << 28u;
       const uint v3169 = v3164 | v3168;
       const float v3170 = as_type<float>(v3169);
-      const float v3171 = v3170 * v3011;  // kernels/gemm/quant_b.hpp:67
-      const float v3173 = v2977 ? v3031 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3171 = v3170 * v3011;  // kernels/gemm/quant_b.hpp:80
+      const float v3173 = v2977 ? v3031 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v3176 = v2977 ? v3051 : 0.0f;
       const float v3179 = v2977 ? v3071 : 0.0f;
       const float v3182 = v2977 ? v3091 : 0.0f;
-      const uint v3187 = v2865 + v3186;  // kernels/gemm/quant_b.hpp:133
+      const uint v3187 = v2865 + v3186;  // kernels/gemm/quant_b.hpp:146
       const uint v3188 = v3187 + v2972;
       *(threadgroup float4*)(shm1 + v3188) = float4(v3173, v3176, v3179, v3182);
-      const float v3191 = v2977 ? v3111 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3191 = v2977 ? v3111 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v3194 = v2977 ? v3131 : 0.0f;
       const float v3197 = v2977 ? v3151 : 0.0f;
       const float v3200 = v2977 ? v3171 : 0.0f;
-      const uint v3207 = v3188 + 4u;  // kernels/gemm/quant_b.hpp:133
+      const uint v3207 = v3188 + 4u;  // kernels/gemm/quant_b.hpp:146
       *(threadgroup float4*)(shm1 + v3207) = float4(v3191, v3194, v3197, v3200);
-      const uint v3219 = v2859 + v3216;  // kernels/gemm/quant_b.hpp:124
+      const uint v3219 = v2859 + v3216;  // kernels/gemm/quant_b.hpp:137
       const bool v3220 = v3219 < v2;
       const bool v3221 = v3218 && v3220;
-      const uint v3225 = min(v3219, v2979);  // kernels/gemm/quant_b.hpp:125
-      const uint v3231 = v3225 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v3225 = min(v3219, v2979);  // kernels/gemm/quant_b.hpp:138
+      const uint v3231 = v3225 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v3235 = v3234 + v3231;
       const uint v3236 = packed[v3235];
-      const uint v3238 = v3225 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v3238 = v3225 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v3242 = v3241 + v3238;
       const uchar v3243 = scales[v3242];
       const uint v3244 = uint(v3243);
@@ -363,7 +363,7 @@ kernel void iron_gemm_mxfp4_f32(
       const bool v3252 = v3244 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v3254 = v3252 ? 4194304u : v3250;
       const float v3255 = as_type<float>(v3254);
-      const uint v3257 = v3236 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v3257 = v3236 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v3259 = v3257 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3261 = v3259 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v3263 = v3261 << 22u;
@@ -374,7 +374,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3272 = v3270 << 28u;
       const uint v3273 = v3268 | v3272;
       const float v3274 = as_type<float>(v3273);
-      const float v3275 = v3274 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3275 = v3274 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3277 = v3236 >> 4u;
       const uint v3279 = v3277 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3281 = v3279 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -386,7 +386,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3292 = v3290 << 28u;
       const uint v3293 = v3288 | v3292;
       const float v3294 = as_type<float>(v3293);
-      const float v3295 = v3294 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3295 = v3294 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3297 = v3236 >> 8u;
       const uint v3299 = v3297 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3301 = v3299 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -398,7 +398,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3312 = v3310 << 28u;
       const uint v3313 = v3308 | v3312;
       const float v3314 = as_type<float>(v3313);
-      const float v3315 = v3314 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3315 = v3314 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3317 = v3236 >> 12u;
       const uint v3319 = v3317 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3321 = v3319 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -410,7 +410,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3332 = v3330 << 28u;
       const uint v3333 = v3328 | v3332;
       const float v3334 = as_type<float>(v3333);
-      const float v3335 = v3334 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3335 = v3334 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3337 = v3236 >> 16u;
       const uint v3339 = v3337 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3341 = v3339 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -422,7 +422,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3352 = v3350 << 28u;
       const uint v3353 = v3348 | v3352;
       const float v3354 = as_type<float>(v3353);
-      const float v3355 = v3354 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3355 = v3354 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3357 = v3236 >> 20u;
       const uint v3359 = v3357 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3361 = v3359 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -434,7 +434,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3372 = v3370 << 28u;
       const uint v3373 = v3368 | v3372;
       const float v3374 = as_type<float>(v3373);
-      const float v3375 = v3374 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3375 = v3374 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3377 = v3236 >> 24u;
       const uint v3379 = v3377 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3381 = v3379 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -446,7 +446,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3392 = v3390 << 28u;
       const uint v3393 = v3388 | v3392;
       const float v3394 = as_type<float>(v3393);
-      const float v3395 = v3394 * v3255;  // kernels/gemm/quant_b.hpp:67
+      const float v3395 = v3394 * v3255;  // kernels/gemm/quant_b.hpp:80
       const uint v3397 = v3236 >> 28u;
       const uint v3399 = v3397 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v3401 = v3399 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -458,19 +458,19 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v3412 = v3410 << 28u;
       const uint v3413 = v3408 | v3412;
       const float v3414 = as_type<float>(v3413);
-      const float v3415 = v3414 * v3255;  // kernels/gemm/quant_b.hpp:67
-      const float v3417 = v3221 ? v3275 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3415 = v3414 * v3255;  // kernels/gemm/quant_b.hpp:80
+      const float v3417 = v3221 ? v3275 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v3420 = v3221 ? v3295 : 0.0f;
       const float v3423 = v3221 ? v3315 : 0.0f;
       const float v3426 = v3221 ? v3335 : 0.0f;
-      const uint v3431 = v2865 + v3430;  // kernels/gemm/quant_b.hpp:133
+      const uint v3431 = v2865 + v3430;  // kernels/gemm/quant_b.hpp:146
       const uint v3432 = v3431 + v3216;
       *(threadgroup float4*)(shm1 + v3432) = float4(v3417, v3420, v3423, v3426);
-      const float v3435 = v3221 ? v3355 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v3435 = v3221 ? v3355 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v3438 = v3221 ? v3375 : 0.0f;
       const float v3441 = v3221 ? v3395 : 0.0f;
       const float v3444 = v3221 ? v3415 : 0.0f;
-      const uint v3451 = v3432 + 4u;  // kernels/gemm/quant_b.hpp:133
+      const uint v3451 = v3432 + 4u;  // kernels/gemm/quant_b.hpp:146
       *(threadgroup float4*)(shm1 + v3451) = float4(v3435, v3438, v3441, v3444);
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:215
       // async.wait 0: the copies above are done
@@ -485,31 +485,31 @@ kernel void iron_gemm_mxfp4_f32(
   } else {
     const uint v666 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:92
     const uint v667 = iron_tid.x;
-    const uint v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v697 = v667 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const uint v700 = v667 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v701 = v700 << 3u;
-    const uint v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:124
+    const uint v702 = v26 + v697;  // kernels/gemm/quant_b.hpp:137
     const bool v703 = v702 < v1;
-    const uint v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:125
+    const uint v708 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
     const uint v712 = v1 - 1u;
     const uint v714 = min(v702, v712);
-    const uint v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:64
+    const uint v718 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:71
     const uint v719 = v714 * v718;
-    const uint v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:65
+    const uint v725 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:72
     const uint v726 = v714 * v725;
-    const uint v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v915 = v697 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v917 = v915 + v701;
     const uint v936 = v917 + 4u;
-    const uint v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:120
-    const uint v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:122
-    const uint v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:123
+    const uint v939 = v667 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v941 = v939 >> 1u;  // kernels/gemm/quant_b.hpp:135
+    const uint v944 = v939 & 1u;  // kernels/gemm/quant_b.hpp:136
     const uint v945 = v944 << 3u;
-    const uint v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:124
+    const uint v946 = v26 + v941;  // kernels/gemm/quant_b.hpp:137
     const bool v947 = v946 < v1;
-    const uint v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:125
-    const uint v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:64
-    const uint v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:65
-    const uint v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:133
+    const uint v958 = min(v946, v712);  // kernels/gemm/quant_b.hpp:138
+    const uint v963 = v958 * v718;  // kernels/gemm/quant_b.hpp:71
+    const uint v970 = v958 * v725;  // kernels/gemm/quant_b.hpp:72
+    const uint v1159 = v941 * 20u;  // kernels/gemm/quant_b.hpp:146
     const uint v1161 = v1159 + v945;
     const uint v1180 = v1161 + 4u;
     const uint v1186 = v31 * 20u;  // kernels/gemm/gemm_tiles.hpp:199
@@ -538,14 +538,14 @@ kernel void iron_gemm_mxfp4_f32(
           shm0[v690] = 0.0f;
         }
       }
-      const uint v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:124
+      const uint v704 = v665 + v701;  // kernels/gemm/quant_b.hpp:137
       const bool v705 = v704 < v2;
       const bool v706 = v703 && v705;
-      const uint v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:125
-      const uint v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v710 = min(v704, v708);  // kernels/gemm/quant_b.hpp:138
+      const uint v716 = v710 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v720 = v719 + v716;
       const uint v721 = packed[v720];
-      const uint v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v723 = v710 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v727 = v726 + v723;
       const uchar v728 = scales[v727];
       const uint v729 = uint(v728);
@@ -555,7 +555,7 @@ kernel void iron_gemm_mxfp4_f32(
       const bool v737 = v729 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v739 = v737 ? 4194304u : v735;
       const float v740 = as_type<float>(v739);
-      const uint v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v742 = v721 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v744 = v742 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v746 = v744 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v748 = v746 << 22u;
@@ -566,7 +566,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v757 = v755 << 28u;
       const uint v758 = v753 | v757;
       const float v759 = as_type<float>(v758);
-      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v760 = v759 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v762 = v721 >> 4u;
       const uint v764 = v762 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v766 = v764 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -578,7 +578,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v777 = v775 << 28u;
       const uint v778 = v773 | v777;
       const float v779 = as_type<float>(v778);
-      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v780 = v779 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v782 = v721 >> 8u;
       const uint v784 = v782 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v786 = v784 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -590,7 +590,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v797 = v795 << 28u;
       const uint v798 = v793 | v797;
       const float v799 = as_type<float>(v798);
-      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v800 = v799 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v802 = v721 >> 12u;
       const uint v804 = v802 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v806 = v804 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -602,7 +602,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v817 = v815 << 28u;
       const uint v818 = v813 | v817;
       const float v819 = as_type<float>(v818);
-      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v820 = v819 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v822 = v721 >> 16u;
       const uint v824 = v822 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v826 = v824 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -614,7 +614,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v837 = v835 << 28u;
       const uint v838 = v833 | v837;
       const float v839 = as_type<float>(v838);
-      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v840 = v839 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v842 = v721 >> 20u;
       const uint v844 = v842 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v846 = v844 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -626,7 +626,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v857 = v855 << 28u;
       const uint v858 = v853 | v857;
       const float v859 = as_type<float>(v858);
-      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v860 = v859 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v862 = v721 >> 24u;
       const uint v864 = v862 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v866 = v864 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -638,7 +638,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v877 = v875 << 28u;
       const uint v878 = v873 | v877;
       const float v879 = as_type<float>(v878);
-      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:67
+      const float v880 = v879 * v740;  // kernels/gemm/quant_b.hpp:80
       const uint v882 = v721 >> 28u;
       const uint v884 = v882 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v886 = v884 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -650,25 +650,25 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v897 = v895 << 28u;
       const uint v898 = v893 | v897;
       const float v899 = as_type<float>(v898);
-      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:67
-      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v900 = v899 * v740;  // kernels/gemm/quant_b.hpp:80
+      const float v902 = v706 ? v760 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v905 = v706 ? v780 : 0.0f;
       const float v908 = v706 ? v800 : 0.0f;
       const float v911 = v706 ? v820 : 0.0f;
-      *(threadgroup float4*)(shm1 + v917) = float4(v902, v905, v908, v911);  // kernels/gemm/quant_b.hpp:133
-      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      *(threadgroup float4*)(shm1 + v917) = float4(v902, v905, v908, v911);  // kernels/gemm/quant_b.hpp:146
+      const float v920 = v706 ? v840 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v923 = v706 ? v860 : 0.0f;
       const float v926 = v706 ? v880 : 0.0f;
       const float v929 = v706 ? v900 : 0.0f;
-      *(threadgroup float4*)(shm1 + v936) = float4(v920, v923, v926, v929);  // kernels/gemm/quant_b.hpp:133
-      const uint v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:124
+      *(threadgroup float4*)(shm1 + v936) = float4(v920, v923, v926, v929);  // kernels/gemm/quant_b.hpp:146
+      const uint v948 = v665 + v945;  // kernels/gemm/quant_b.hpp:137
       const bool v949 = v948 < v2;
       const bool v950 = v947 && v949;
-      const uint v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:125
-      const uint v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:64
+      const uint v954 = min(v948, v708);  // kernels/gemm/quant_b.hpp:138
+      const uint v960 = v954 >> 3u;  // kernels/gemm/quant_b.hpp:71
       const uint v964 = v963 + v960;
       const uint v965 = packed[v964];
-      const uint v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:65
+      const uint v967 = v954 >> 5u;  // kernels/gemm/quant_b.hpp:72
       const uint v971 = v970 + v967;
       const uchar v972 = scales[v971];
       const uint v973 = uint(v972);
@@ -678,7 +678,7 @@ kernel void iron_gemm_mxfp4_f32(
       const bool v981 = v973 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v983 = v981 ? 4194304u : v979;
       const float v984 = as_type<float>(v983);
-      const uint v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:67
+      const uint v986 = v965 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v988 = v986 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v990 = v988 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v992 = v990 << 22u;
@@ -689,7 +689,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1001 = v999 << 28u;
       const uint v1002 = v997 | v1001;
       const float v1003 = as_type<float>(v1002);
-      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1004 = v1003 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1006 = v965 >> 4u;
       const uint v1008 = v1006 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1010 = v1008 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -701,7 +701,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1021 = v1019 << 28u;
       const uint v1022 = v1017 | v1021;
       const float v1023 = as_type<float>(v1022);
-      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1024 = v1023 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1026 = v965 >> 8u;
       const uint v1028 = v1026 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1030 = v1028 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -713,7 +713,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1041 = v1039 << 28u;
       const uint v1042 = v1037 | v1041;
       const float v1043 = as_type<float>(v1042);
-      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1044 = v1043 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1046 = v965 >> 12u;
       const uint v1048 = v1046 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1050 = v1048 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -725,7 +725,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1061 = v1059 << 28u;
       const uint v1062 = v1057 | v1061;
       const float v1063 = as_type<float>(v1062);
-      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1064 = v1063 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1066 = v965 >> 16u;
       const uint v1068 = v1066 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1070 = v1068 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -737,7 +737,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1081 = v1079 << 28u;
       const uint v1082 = v1077 | v1081;
       const float v1083 = as_type<float>(v1082);
-      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1084 = v1083 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1086 = v965 >> 20u;
       const uint v1088 = v1086 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1090 = v1088 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -749,7 +749,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1101 = v1099 << 28u;
       const uint v1102 = v1097 | v1101;
       const float v1103 = as_type<float>(v1102);
-      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1104 = v1103 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1106 = v965 >> 24u;
       const uint v1108 = v1106 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1110 = v1108 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -761,7 +761,7 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1121 = v1119 << 28u;
       const uint v1122 = v1117 | v1121;
       const float v1123 = as_type<float>(v1122);
-      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:67
+      const float v1124 = v1123 * v984;  // kernels/gemm/quant_b.hpp:80
       const uint v1126 = v965 >> 28u;
       const uint v1128 = v1126 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v1130 = v1128 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -773,17 +773,17 @@ kernel void iron_gemm_mxfp4_f32(
       const uint v1141 = v1139 << 28u;
       const uint v1142 = v1137 | v1141;
       const float v1143 = as_type<float>(v1142);
-      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:67
-      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      const float v1144 = v1143 * v984;  // kernels/gemm/quant_b.hpp:80
+      const float v1146 = v950 ? v1004 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v1149 = v950 ? v1024 : 0.0f;
       const float v1152 = v950 ? v1044 : 0.0f;
       const float v1155 = v950 ? v1064 : 0.0f;
-      *(threadgroup float4*)(shm1 + v1161) = float4(v1146, v1149, v1152, v1155);  // kernels/gemm/quant_b.hpp:133
-      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:131
+      *(threadgroup float4*)(shm1 + v1161) = float4(v1146, v1149, v1152, v1155);  // kernels/gemm/quant_b.hpp:146
+      const float v1164 = v950 ? v1084 : 0.0f;  // kernels/gemm/quant_b.hpp:144
       const float v1167 = v950 ? v1104 : 0.0f;
       const float v1170 = v950 ? v1124 : 0.0f;
       const float v1173 = v950 ? v1144 : 0.0f;
-      *(threadgroup float4*)(shm1 + v1180) = float4(v1164, v1167, v1170, v1173);  // kernels/gemm/quant_b.hpp:133
+      *(threadgroup float4*)(shm1 + v1180) = float4(v1164, v1167, v1170, v1173);  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load<false>(v39, shm0, long(v1186), long(20u));  // kernels/gemm/gemm_tiles.hpp:199
       iron_frag_load<true>(v41, shm1, long(v1192), long(20u));  // kernels/gemm/gemm_tiles.hpp:203

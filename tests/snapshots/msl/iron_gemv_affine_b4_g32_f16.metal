@@ -100,83 +100,83 @@ kernel void iron_gemv_affine_b4_g32_f16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<half, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<half, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, half(half(0.0f)));
-    iron_frag<half, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<half, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, half(half(0.0f)));
-    const uint v4452 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v4455 = v4452 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v4458 = v4452 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v4452 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v4455 = v4452 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v4458 = v4452 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v4459 = v4458 << 3u;
-    const uint v4460 = v17 + v4455;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v4460 = v17 + v4455;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v4461 = v4460 < v0;
-    const uint v4466 = v4460 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v4466 = v4460 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v4472 = v4455 * 264u;
-    const uint v4477 = v4452 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v4479 = v4477 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v4482 = v4477 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v4477 = v4452 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v4479 = v4477 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v4482 = v4477 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v4483 = v4482 << 3u;
-    const uint v4484 = v17 + v4479;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v4484 = v17 + v4479;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v4485 = v4484 < v0;
-    const uint v4490 = v4484 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v4490 = v4484 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v4496 = v4479 * 264u;
-    const uint v4501 = v4452 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v4503 = v4501 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v4506 = v4501 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v4501 = v4452 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v4503 = v4501 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v4506 = v4501 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v4507 = v4506 << 3u;
-    const uint v4508 = v17 + v4503;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v4508 = v17 + v4503;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v4509 = v4508 < v0;
-    const uint v4514 = v4508 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v4514 = v4508 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v4520 = v4503 * 264u;
-    const uint v4525 = v4452 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v4527 = v4525 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v4530 = v4525 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v4525 = v4452 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v4527 = v4525 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v4530 = v4525 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v4531 = v4530 << 3u;
-    const uint v4532 = v17 + v4527;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v4532 = v17 + v4527;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v4533 = v4532 < v0;
-    const uint v4538 = v4532 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v4538 = v4532 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v4544 = v4527 * 264u;
-    const uint v4552 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:153
-    const uint v4557 = v4452 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-    const uint v4560 = v4452 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v4552 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:154
+    const uint v4557 = v4452 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+    const uint v4560 = v4452 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v4561 = v4560 << 2u;
-    const uint v4562 = v20 + v4557;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v4562 = v20 + v4557;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v4563 = v4562 < v1;
-    const uint v4565 = v4562 * v4552;  // kernels/gemm/gemv_skinny.hpp:73
-    const uint v4571 = v4557 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v4579 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
-    const uint v4587 = v4452 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v4565 = v4562 * v4552;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v4571 = v4557 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+    const uint v4579 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
+    const uint v4587 = v4452 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v4588 = v4587 << 3u;
-    const uint v4589 = v20 + v4452;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v4589 = v20 + v4452;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v4590 = v4589 < v1;
-    const bool v4592 = v4452 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
-    const uint v4642 = v4455 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const uint v4650 = v4459 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const bool v4592 = v4452 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+    const uint v4642 = v4455 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v4650 = v4459 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v4652 = v4455 << 3u;
     const uint v4772 = v4472 + v4459;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v4783 = v4479 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const uint v4791 = v4483 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v4783 = v4479 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v4791 = v4483 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v4793 = v4479 << 3u;
     const uint v4913 = v4496 + v4483;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v4924 = v4503 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const uint v4932 = v4507 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v4924 = v4503 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v4932 = v4507 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v4934 = v4503 << 3u;
     const uint v5054 = v4520 + v4507;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v5065 = v4527 << 5u;  // kernels/gemm/gemv_skinny.hpp:165
-    const uint v5073 = v4531 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v5065 = v4527 << 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v5073 = v4531 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v5075 = v4527 << 3u;
     const uint v5195 = v4544 + v4531;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v5202 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const uint v5202 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const uint v5209 = v21 + 4u;
     const uint v5210 = v5209 << 4u;
     const uint v5217 = v21 + 8u;
@@ -184,15 +184,15 @@ kernel void iron_gemv_affine_b4_g32_f16(
     const uint v5225 = v21 + 12u;
     const uint v5226 = v5225 << 4u;
 
-    for (uint v4444 = 0u; v4444 < v2; v4444 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (uint v4444 = 0u; v4444 < v2; v4444 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const uint v4446 = v4444 >> 8u;
       const uint v4448 = v4446 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4450 = v4448 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-      const uint v4462 = v4444 + v4459;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4450 = v4448 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v4462 = v4444 + v4459;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v4463 = v4462 < v2;
       const bool v4464 = v4461 && v4463;
-      const uint v4467 = v4466 + v4444;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4467 = v4466 + v4444;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v4468 = v4467 + v4459;
       const uint v4470 = v4464 ? v4468 : 0u;
       const uint v4473 = v4450 + v4472;
@@ -200,10 +200,10 @@ kernel void iron_gemv_affine_b4_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v4474 + e] = v4464 ? x[v4470 + e] : half(0);
       }
-      const uint v4486 = v4444 + v4483;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4486 = v4444 + v4483;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v4487 = v4486 < v2;
       const bool v4488 = v4485 && v4487;
-      const uint v4491 = v4490 + v4444;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4491 = v4490 + v4444;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v4492 = v4491 + v4483;
       const uint v4494 = v4488 ? v4492 : 0u;
       const uint v4497 = v4450 + v4496;
@@ -211,10 +211,10 @@ kernel void iron_gemv_affine_b4_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v4498 + e] = v4488 ? x[v4494 + e] : half(0);
       }
-      const uint v4510 = v4444 + v4507;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4510 = v4444 + v4507;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v4511 = v4510 < v2;
       const bool v4512 = v4509 && v4511;
-      const uint v4515 = v4514 + v4444;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4515 = v4514 + v4444;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v4516 = v4515 + v4507;
       const uint v4518 = v4512 ? v4516 : 0u;
       const uint v4521 = v4450 + v4520;
@@ -222,10 +222,10 @@ kernel void iron_gemv_affine_b4_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v4522 + e] = v4512 ? x[v4518 + e] : half(0);
       }
-      const uint v4534 = v4444 + v4531;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v4534 = v4444 + v4531;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v4535 = v4534 < v2;
       const bool v4536 = v4533 && v4535;
-      const uint v4539 = v4538 + v4444;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v4539 = v4538 + v4444;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v4540 = v4539 + v4531;
       const uint v4542 = v4536 ? v4540 : 0u;
       const uint v4545 = v4450 + v4544;
@@ -233,102 +233,102 @@ kernel void iron_gemv_affine_b4_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v4546 + e] = v4536 ? x[v4542 + e] : half(0);
       }
-      const uint v4548 = v4448 << 9u;  // kernels/gemm/gemv_skinny.hpp:153
+      const uint v4548 = v4448 << 9u;  // kernels/gemm/gemv_skinny.hpp:154
       const uint v4550 = v4444 >> 3u;
-      const uint v4566 = v4565 + v4550;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v4566 = v4565 + v4550;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v4567 = v4566 + v4561;
       const uint v4569 = v4563 ? v4567 : 0u;
-      const uint v4572 = v4548 + v4571;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v4572 = v4548 + v4571;  // kernels/gemm/gemv_skinny.hpp:71
       const uint v4573 = v4572 + v4561;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v4573 + e] = v4563 ? packed[v4569 + e] : uint(0);
       }
-      const uint v4575 = v4448 << 7u;  // kernels/gemm/gemv_skinny.hpp:156
-      const uint v4577 = v4444 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
-      if (v4592) {  // kernels/gemm/gemv_skinny.hpp:78
-        const uint v4594 = v4589 * v4579;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v4575 = v4448 << 7u;  // kernels/gemm/gemv_skinny.hpp:157
+      const uint v4577 = v4444 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
+      if (v4592) {  // kernels/gemm/gemv_skinny.hpp:77
+        const uint v4594 = v4589 * v4579;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v4595 = v4594 + v4577;
         const uint v4596 = v4595 + v4588;
         const uint v4598 = v4590 ? v4596 : 0u;
-        const uint v4600 = v4452 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+        const uint v4600 = v4452 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
         const uint v4601 = v4575 + v4600;
         const uint v4602 = v4601 + v4588;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v4602 + e] = v4590 ? scales[v4598 + e] : half(0);
         }
       }
-      if (v4592) {  // kernels/gemm/gemv_skinny.hpp:78
-        const uint v4623 = v4589 * v4579;  // kernels/gemm/gemv_skinny.hpp:73
+      if (v4592) {  // kernels/gemm/gemv_skinny.hpp:77
+        const uint v4623 = v4589 * v4579;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v4624 = v4623 + v4577;
         const uint v4625 = v4624 + v4588;
         const uint v4627 = v4590 ? v4625 : 0u;
-        const uint v4629 = v4452 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+        const uint v4629 = v4452 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
         const uint v4630 = v4575 + v4629;
         const uint v4631 = v4630 + v4588;
         for (uint e = 0; e < 8u; ++e) {
           shm2[v4631 + e] = v4590 ? biases[v4627 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4645 = v4548 + v4642;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v4645 = v4548 + v4642;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v4646 = v4645 + v4458;
-      const uint v4655 = v4575 + v4652;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v4655 = v4575 + v4652;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v4656 = v4655 + v4650;
-      const half v4657 = shm1[v4656];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4658 = float(v4657);
-      const half v4659 = shm2[v4656];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4660 = float(v4659);
-      const uint v4663 = shm0[v4646];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v4668 = v4663 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4659 = shm0[v4646];  // kernels/gemm/gemv_skinny.hpp:169
+      const half v4660 = shm1[v4656];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4661 = float(v4660);
+      const half v4662 = shm2[v4656];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4663 = float(v4662);
+      const uint v4668 = v4659 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4669 = v4668 & 15u;
       const uint v4672 = v4669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4673 = as_type<float>(v4672);
       const float v4674 = v4673 - 8388608.0f;
-      const float v4675 = fma(v4674, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4680 = v4663 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4675 = fma(v4674, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4680 = v4659 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4681 = v4680 & 15u;
       const uint v4684 = v4681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4685 = as_type<float>(v4684);
       const float v4686 = v4685 - 8388608.0f;
-      const float v4687 = fma(v4686, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4692 = v4663 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4687 = fma(v4686, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4692 = v4659 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4693 = v4692 & 15u;
       const uint v4696 = v4693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4697 = as_type<float>(v4696);
       const float v4698 = v4697 - 8388608.0f;
-      const float v4699 = fma(v4698, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4704 = v4663 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4699 = fma(v4698, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4704 = v4659 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4705 = v4704 & 15u;
       const uint v4708 = v4705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4709 = as_type<float>(v4708);
       const float v4710 = v4709 - 8388608.0f;
-      const float v4711 = fma(v4710, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4716 = v4663 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4711 = fma(v4710, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4716 = v4659 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4717 = v4716 & 15u;
       const uint v4720 = v4717 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4721 = as_type<float>(v4720);
       const float v4722 = v4721 - 8388608.0f;
-      const float v4723 = fma(v4722, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4728 = v4663 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4723 = fma(v4722, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4728 = v4659 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4729 = v4728 & 15u;
       const uint v4732 = v4729 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4733 = as_type<float>(v4732);
       const float v4734 = v4733 - 8388608.0f;
-      const float v4735 = fma(v4734, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4740 = v4663 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4735 = fma(v4734, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4740 = v4659 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4741 = v4740 & 15u;
       const uint v4744 = v4741 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4745 = as_type<float>(v4744);
       const float v4746 = v4745 - 8388608.0f;
-      const float v4747 = fma(v4746, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4752 = v4663 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4747 = fma(v4746, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
+      const uint v4752 = v4659 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4753 = v4752 & 15u;
       const uint v4756 = v4753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4757 = as_type<float>(v4756);
       const float v4758 = v4757 - 8388608.0f;
-      const float v4759 = fma(v4758, v4658, v4660);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v4759 = fma(v4758, v4661, v4663);  // kernels/gemm/quant_b.hpp:51
       const half v4760 = half(v4675);  // kernels/gemm/gemv_skinny.hpp:125
       const half v4761 = half(v4687);
       const half v4762 = half(v4699);
@@ -338,63 +338,63 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const half v4766 = half(v4747);
       const half v4767 = half(v4759);
       *(threadgroup iron_f16x8*)(shm3 + v4772) = iron_f16x8{{half4(v4760, v4761, v4762, v4763), half4(v4764, v4765, v4766, v4767)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v4786 = v4548 + v4783;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v4786 = v4548 + v4783;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v4787 = v4786 + v4482;
-      const uint v4796 = v4575 + v4793;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v4796 = v4575 + v4793;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v4797 = v4796 + v4791;
-      const half v4798 = shm1[v4797];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4799 = float(v4798);
-      const half v4800 = shm2[v4797];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4801 = float(v4800);
-      const uint v4804 = shm0[v4787];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v4809 = v4804 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4800 = shm0[v4787];  // kernels/gemm/gemv_skinny.hpp:169
+      const half v4801 = shm1[v4797];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4802 = float(v4801);
+      const half v4803 = shm2[v4797];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4804 = float(v4803);
+      const uint v4809 = v4800 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4810 = v4809 & 15u;
       const uint v4813 = v4810 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4814 = as_type<float>(v4813);
       const float v4815 = v4814 - 8388608.0f;
-      const float v4816 = fma(v4815, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4821 = v4804 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4816 = fma(v4815, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4821 = v4800 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4822 = v4821 & 15u;
       const uint v4825 = v4822 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4826 = as_type<float>(v4825);
       const float v4827 = v4826 - 8388608.0f;
-      const float v4828 = fma(v4827, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4833 = v4804 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4828 = fma(v4827, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4833 = v4800 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4834 = v4833 & 15u;
       const uint v4837 = v4834 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4838 = as_type<float>(v4837);
       const float v4839 = v4838 - 8388608.0f;
-      const float v4840 = fma(v4839, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4845 = v4804 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4840 = fma(v4839, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4845 = v4800 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4846 = v4845 & 15u;
       const uint v4849 = v4846 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4850 = as_type<float>(v4849);
       const float v4851 = v4850 - 8388608.0f;
-      const float v4852 = fma(v4851, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4857 = v4804 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4852 = fma(v4851, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4857 = v4800 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4858 = v4857 & 15u;
       const uint v4861 = v4858 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4862 = as_type<float>(v4861);
       const float v4863 = v4862 - 8388608.0f;
-      const float v4864 = fma(v4863, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4869 = v4804 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4864 = fma(v4863, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4869 = v4800 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4870 = v4869 & 15u;
       const uint v4873 = v4870 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4874 = as_type<float>(v4873);
       const float v4875 = v4874 - 8388608.0f;
-      const float v4876 = fma(v4875, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4881 = v4804 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4876 = fma(v4875, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4881 = v4800 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4882 = v4881 & 15u;
       const uint v4885 = v4882 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4886 = as_type<float>(v4885);
       const float v4887 = v4886 - 8388608.0f;
-      const float v4888 = fma(v4887, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4893 = v4804 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4888 = fma(v4887, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
+      const uint v4893 = v4800 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4894 = v4893 & 15u;
       const uint v4897 = v4894 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4898 = as_type<float>(v4897);
       const float v4899 = v4898 - 8388608.0f;
-      const float v4900 = fma(v4899, v4799, v4801);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v4900 = fma(v4899, v4802, v4804);  // kernels/gemm/quant_b.hpp:51
       const half v4901 = half(v4816);  // kernels/gemm/gemv_skinny.hpp:125
       const half v4902 = half(v4828);
       const half v4903 = half(v4840);
@@ -404,63 +404,63 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const half v4907 = half(v4888);
       const half v4908 = half(v4900);
       *(threadgroup iron_f16x8*)(shm3 + v4913) = iron_f16x8{{half4(v4901, v4902, v4903, v4904), half4(v4905, v4906, v4907, v4908)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v4927 = v4548 + v4924;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v4927 = v4548 + v4924;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v4928 = v4927 + v4506;
-      const uint v4937 = v4575 + v4934;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v4937 = v4575 + v4934;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v4938 = v4937 + v4932;
-      const half v4939 = shm1[v4938];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v4940 = float(v4939);
-      const half v4941 = shm2[v4938];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v4942 = float(v4941);
-      const uint v4945 = shm0[v4928];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v4950 = v4945 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v4941 = shm0[v4928];  // kernels/gemm/gemv_skinny.hpp:169
+      const half v4942 = shm1[v4938];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4943 = float(v4942);
+      const half v4944 = shm2[v4938];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4945 = float(v4944);
+      const uint v4950 = v4941 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4951 = v4950 & 15u;
       const uint v4954 = v4951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4955 = as_type<float>(v4954);
       const float v4956 = v4955 - 8388608.0f;
-      const float v4957 = fma(v4956, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4962 = v4945 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4957 = fma(v4956, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v4962 = v4941 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4963 = v4962 & 15u;
       const uint v4966 = v4963 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4967 = as_type<float>(v4966);
       const float v4968 = v4967 - 8388608.0f;
-      const float v4969 = fma(v4968, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4974 = v4945 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4969 = fma(v4968, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v4974 = v4941 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4975 = v4974 & 15u;
       const uint v4978 = v4975 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4979 = as_type<float>(v4978);
       const float v4980 = v4979 - 8388608.0f;
-      const float v4981 = fma(v4980, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4986 = v4945 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4981 = fma(v4980, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v4986 = v4941 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4987 = v4986 & 15u;
       const uint v4990 = v4987 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v4991 = as_type<float>(v4990);
       const float v4992 = v4991 - 8388608.0f;
-      const float v4993 = fma(v4992, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v4998 = v4945 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v4993 = fma(v4992, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v4998 = v4941 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v4999 = v4998 & 15u;
       const uint v5002 = v4999 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5003 = as_type<float>(v5002);
       const float v5004 = v5003 - 8388608.0f;
-      const float v5005 = fma(v5004, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5010 = v4945 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5005 = fma(v5004, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v5010 = v4941 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5011 = v5010 & 15u;
       const uint v5014 = v5011 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5015 = as_type<float>(v5014);
       const float v5016 = v5015 - 8388608.0f;
-      const float v5017 = fma(v5016, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5022 = v4945 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5017 = fma(v5016, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v5022 = v4941 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5023 = v5022 & 15u;
       const uint v5026 = v5023 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5027 = as_type<float>(v5026);
       const float v5028 = v5027 - 8388608.0f;
-      const float v5029 = fma(v5028, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5034 = v4945 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5029 = fma(v5028, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
+      const uint v5034 = v4941 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5035 = v5034 & 15u;
       const uint v5038 = v5035 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5039 = as_type<float>(v5038);
       const float v5040 = v5039 - 8388608.0f;
-      const float v5041 = fma(v5040, v4940, v4942);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v5041 = fma(v5040, v4943, v4945);  // kernels/gemm/quant_b.hpp:51
       const half v5042 = half(v4957);  // kernels/gemm/gemv_skinny.hpp:125
       const half v5043 = half(v4969);
       const half v5044 = half(v4981);
@@ -470,63 +470,63 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const half v5048 = half(v5029);
       const half v5049 = half(v5041);
       *(threadgroup iron_f16x8*)(shm3 + v5054) = iron_f16x8{{half4(v5042, v5043, v5044, v5045), half4(v5046, v5047, v5048, v5049)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v5068 = v4548 + v5065;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v5068 = v4548 + v5065;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v5069 = v5068 + v4530;
-      const uint v5078 = v4575 + v5075;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v5078 = v4575 + v5075;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v5079 = v5078 + v5073;
-      const half v5080 = shm1[v5079];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v5081 = float(v5080);
-      const half v5082 = shm2[v5079];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v5083 = float(v5082);
-      const uint v5086 = shm0[v5069];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v5091 = v5086 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v5082 = shm0[v5069];  // kernels/gemm/gemv_skinny.hpp:169
+      const half v5083 = shm1[v5079];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v5084 = float(v5083);
+      const half v5085 = shm2[v5079];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v5086 = float(v5085);
+      const uint v5091 = v5082 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5092 = v5091 & 15u;
       const uint v5095 = v5092 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5096 = as_type<float>(v5095);
       const float v5097 = v5096 - 8388608.0f;
-      const float v5098 = fma(v5097, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5103 = v5086 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5098 = fma(v5097, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5103 = v5082 >> 4u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5104 = v5103 & 15u;
       const uint v5107 = v5104 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5108 = as_type<float>(v5107);
       const float v5109 = v5108 - 8388608.0f;
-      const float v5110 = fma(v5109, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5115 = v5086 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5110 = fma(v5109, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5115 = v5082 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5116 = v5115 & 15u;
       const uint v5119 = v5116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5120 = as_type<float>(v5119);
       const float v5121 = v5120 - 8388608.0f;
-      const float v5122 = fma(v5121, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5127 = v5086 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5122 = fma(v5121, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5127 = v5082 >> 12u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5128 = v5127 & 15u;
       const uint v5131 = v5128 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5132 = as_type<float>(v5131);
       const float v5133 = v5132 - 8388608.0f;
-      const float v5134 = fma(v5133, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5139 = v5086 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5134 = fma(v5133, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5139 = v5082 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5140 = v5139 & 15u;
       const uint v5143 = v5140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5144 = as_type<float>(v5143);
       const float v5145 = v5144 - 8388608.0f;
-      const float v5146 = fma(v5145, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5151 = v5086 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5146 = fma(v5145, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5151 = v5082 >> 20u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5152 = v5151 & 15u;
       const uint v5155 = v5152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5156 = as_type<float>(v5155);
       const float v5157 = v5156 - 8388608.0f;
-      const float v5158 = fma(v5157, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5163 = v5086 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5158 = fma(v5157, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5163 = v5082 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5164 = v5163 & 15u;
       const uint v5167 = v5164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5168 = as_type<float>(v5167);
       const float v5169 = v5168 - 8388608.0f;
-      const float v5170 = fma(v5169, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v5175 = v5086 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const float v5170 = fma(v5169, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
+      const uint v5175 = v5082 >> 28u;  // kernels/primitives/affine_quant.hpp:20
       const uint v5176 = v5175 & 15u;
       const uint v5179 = v5176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v5180 = as_type<float>(v5179);
       const float v5181 = v5180 - 8388608.0f;
-      const float v5182 = fma(v5181, v5081, v5083);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v5182 = fma(v5181, v5084, v5086);  // kernels/gemm/quant_b.hpp:51
       const half v5183 = half(v5098);  // kernels/gemm/gemv_skinny.hpp:125
       const half v5184 = half(v5110);
       const half v5185 = half(v5122);
@@ -536,39 +536,39 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const half v5189 = half(v5170);
       const half v5190 = half(v5182);
       *(threadgroup iron_f16x8*)(shm3 + v5195) = iron_f16x8{{half4(v5183, v5184, v5185, v5186), half4(v5187, v5188, v5189, v5190)}};  // kernels/gemm/gemv_skinny.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
-      const uint v5204 = v4450 + v5202;  // kernels/gemm/gemv_skinny.hpp:251
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:238
+      const uint v5204 = v4450 + v5202;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v5204), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v5202), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v5212 = v4450 + v5210;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v5202), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v5212 = v4450 + v5210;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v5212), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v5210), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v5220 = v4450 + v5218;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v5210), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v5220 = v4450 + v5218;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v5220), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v5218), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v5228 = v4450 + v5226;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v5218), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v5228 = v4450 + v5226;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v5228), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v5226), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      iron_frag_load<true>(v27, shm3, long(v5226), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
-    const uint v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:229
+    const uint v818 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm5, long(v818), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
-    const uint v823 = v4452 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:253
+    const uint v823 = v4452 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v824 = v17 + v823;
-    const uint v826 = v4452 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v826 = v4452 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v827 = v20 + v826;
-    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v828 = v824 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v829 = v827 < v1;
     const bool v830 = v828 && v829;
     if (v830) {
-      const float v831 = shm5[v4452];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v831 = shm5[v4452];  // kernels/gemm/gemv_skinny.hpp:259
       float v832 = v831;
-      const uint v834 = 256u + v4452;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v834 = 256u + v4452;  // kernels/gemm/gemv_skinny.hpp:260
       const float v835 = shm5[v834];
       const float v836 = v832;
       const float v837 = v836 + v835;
@@ -583,23 +583,23 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const float v846 = v832;
       const float v847 = v846 + v845;
       v832 = v847;
-      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:261
       const half v849 = half(v848);
       const uint v850 = v824 * v1;
       const uint v851 = v850 + v827;
       out[v851] = v849;
     }
-    const uint v856 = v4477 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v856 = v4477 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v857 = v17 + v856;
-    const uint v859 = v4477 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v859 = v4477 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v860 = v20 + v859;
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v4477];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v864 = shm5[v4477];  // kernels/gemm/gemv_skinny.hpp:259
       float v865 = v864;
-      const uint v867 = 256u + v4477;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v867 = 256u + v4477;  // kernels/gemm/gemv_skinny.hpp:260
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -614,7 +614,7 @@ kernel void iron_gemv_affine_b4_g32_f16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
       const half v882 = half(v881);
       const uint v883 = v857 * v1;
       const uint v884 = v883 + v860;

@@ -100,94 +100,94 @@ kernel void iron_gemv_affine_b8_g32_f16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<half, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<half, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, half(half(0.0f)));
-    iron_frag<half, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<half, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, half(half(0.0f)));
-    const uint v3035 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v3038 = v3035 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v3041 = v3035 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v3035 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v3038 = v3035 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v3041 = v3035 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v3042 = v3041 << 3u;
-    const uint v3043 = v17 + v3038;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v3043 = v17 + v3038;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v3044 = v3043 < v0;
-    const uint v3049 = v3043 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v3049 = v3043 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v3055 = v3038 * 264u;
-    const uint v3060 = v3035 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v3062 = v3060 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v3065 = v3060 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v3060 = v3035 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v3062 = v3060 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v3065 = v3060 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v3066 = v3065 << 3u;
-    const uint v3067 = v17 + v3062;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v3067 = v17 + v3062;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v3068 = v3067 < v0;
-    const uint v3073 = v3067 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v3073 = v3067 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v3079 = v3062 * 264u;
-    const uint v3084 = v3035 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v3086 = v3084 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v3089 = v3084 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v3084 = v3035 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v3086 = v3084 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v3089 = v3084 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v3090 = v3089 << 3u;
-    const uint v3091 = v17 + v3086;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v3091 = v17 + v3086;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v3092 = v3091 < v0;
-    const uint v3097 = v3091 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v3097 = v3091 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v3103 = v3086 * 264u;
-    const uint v3108 = v3035 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v3110 = v3108 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v3113 = v3108 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v3108 = v3035 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v3110 = v3108 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v3113 = v3108 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v3114 = v3113 << 3u;
-    const uint v3115 = v17 + v3110;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v3115 = v17 + v3110;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v3116 = v3115 < v0;
-    const uint v3121 = v3115 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v3121 = v3115 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v3127 = v3110 * 264u;
-    const uint v3135 = v2 >> 2u;  // kernels/gemm/gemv_skinny.hpp:153
-    const uint v3140 = v3035 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-    const uint v3143 = v3035 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v3135 = v2 >> 2u;  // kernels/gemm/gemv_skinny.hpp:154
+    const uint v3140 = v3035 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+    const uint v3143 = v3035 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v3144 = v3143 << 2u;
-    const uint v3145 = v20 + v3140;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v3145 = v20 + v3140;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v3146 = v3145 < v1;
-    const uint v3148 = v3145 * v3135;  // kernels/gemm/gemv_skinny.hpp:73
-    const uint v3154 = v3140 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v3161 = v3060 >> 4u;  // kernels/gemm/gemv_skinny.hpp:68
-    const uint v3164 = v3060 & 15u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v3148 = v3145 * v3135;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v3154 = v3140 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+    const uint v3161 = v3060 >> 4u;  // kernels/gemm/gemv_skinny.hpp:67
+    const uint v3164 = v3060 & 15u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v3165 = v3164 << 2u;
-    const uint v3166 = v20 + v3161;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v3166 = v20 + v3161;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v3167 = v3166 < v1;
-    const uint v3169 = v3166 * v3135;  // kernels/gemm/gemv_skinny.hpp:73
-    const uint v3175 = v3161 << 6u;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v3183 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
-    const uint v3191 = v3035 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v3169 = v3166 * v3135;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v3175 = v3161 << 6u;  // kernels/gemm/gemv_skinny.hpp:71
+    const uint v3183 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
+    const uint v3191 = v3035 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v3192 = v3191 << 3u;
-    const uint v3193 = v20 + v3035;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v3193 = v20 + v3035;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v3194 = v3193 < v1;
-    const bool v3196 = v3035 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
-    const uint v3244 = v3041 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const bool v3196 = v3035 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+    const uint v3244 = v3041 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v3246 = v3038 << 6u;
-    const uint v3254 = v3042 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v3254 = v3042 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v3256 = v3038 << 3u;
     const uint v3379 = v3055 + v3042;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v3388 = v3065 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v3388 = v3065 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v3390 = v3062 << 6u;
-    const uint v3398 = v3066 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v3398 = v3066 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v3400 = v3062 << 3u;
     const uint v3523 = v3079 + v3066;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v3532 = v3089 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v3532 = v3089 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v3534 = v3086 << 6u;
-    const uint v3542 = v3090 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v3542 = v3090 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v3544 = v3086 << 3u;
     const uint v3667 = v3103 + v3090;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v3676 = v3113 << 1u;  // kernels/gemm/gemv_skinny.hpp:165
+    const uint v3676 = v3113 << 1u;  // kernels/gemm/gemv_skinny.hpp:166
     const uint v3678 = v3110 << 6u;
-    const uint v3686 = v3114 >> 5u;  // kernels/gemm/gemv_skinny.hpp:166
+    const uint v3686 = v3114 >> 5u;  // kernels/gemm/gemv_skinny.hpp:167
     const uint v3688 = v3110 << 3u;
     const uint v3811 = v3127 + v3114;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v3818 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const uint v3818 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const uint v3825 = v21 + 4u;
     const uint v3826 = v3825 << 4u;
     const uint v3833 = v21 + 8u;
@@ -195,15 +195,15 @@ kernel void iron_gemv_affine_b8_g32_f16(
     const uint v3841 = v21 + 12u;
     const uint v3842 = v3841 << 4u;
 
-    for (uint v3027 = 0u; v3027 < v2; v3027 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (uint v3027 = 0u; v3027 < v2; v3027 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const uint v3029 = v3027 >> 8u;
       const uint v3031 = v3029 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3033 = v3031 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-      const uint v3045 = v3027 + v3042;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v3033 = v3031 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v3045 = v3027 + v3042;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v3046 = v3045 < v2;
       const bool v3047 = v3044 && v3046;
-      const uint v3050 = v3049 + v3027;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v3050 = v3049 + v3027;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v3051 = v3050 + v3042;
       const uint v3053 = v3047 ? v3051 : 0u;
       const uint v3056 = v3033 + v3055;
@@ -211,10 +211,10 @@ kernel void iron_gemv_affine_b8_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v3057 + e] = v3047 ? x[v3053 + e] : half(0);
       }
-      const uint v3069 = v3027 + v3066;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v3069 = v3027 + v3066;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v3070 = v3069 < v2;
       const bool v3071 = v3068 && v3070;
-      const uint v3074 = v3073 + v3027;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v3074 = v3073 + v3027;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v3075 = v3074 + v3066;
       const uint v3077 = v3071 ? v3075 : 0u;
       const uint v3080 = v3033 + v3079;
@@ -222,10 +222,10 @@ kernel void iron_gemv_affine_b8_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v3081 + e] = v3071 ? x[v3077 + e] : half(0);
       }
-      const uint v3093 = v3027 + v3090;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v3093 = v3027 + v3090;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v3094 = v3093 < v2;
       const bool v3095 = v3092 && v3094;
-      const uint v3098 = v3097 + v3027;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v3098 = v3097 + v3027;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v3099 = v3098 + v3090;
       const uint v3101 = v3095 ? v3099 : 0u;
       const uint v3104 = v3033 + v3103;
@@ -233,10 +233,10 @@ kernel void iron_gemv_affine_b8_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v3105 + e] = v3095 ? x[v3101 + e] : half(0);
       }
-      const uint v3117 = v3027 + v3114;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v3117 = v3027 + v3114;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v3118 = v3117 < v2;
       const bool v3119 = v3116 && v3118;
-      const uint v3122 = v3121 + v3027;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v3122 = v3121 + v3027;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v3123 = v3122 + v3114;
       const uint v3125 = v3119 ? v3123 : 0u;
       const uint v3128 = v3033 + v3127;
@@ -244,112 +244,112 @@ kernel void iron_gemv_affine_b8_g32_f16(
       for (uint e = 0; e < 8u; ++e) {
         shm4[v3129 + e] = v3119 ? x[v3125 + e] : half(0);
       }
-      const uint v3131 = v3031 << 10u;  // kernels/gemm/gemv_skinny.hpp:153
+      const uint v3131 = v3031 << 10u;  // kernels/gemm/gemv_skinny.hpp:154
       const uint v3133 = v3027 >> 2u;
-      const uint v3149 = v3148 + v3133;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v3149 = v3148 + v3133;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v3150 = v3149 + v3144;
       const uint v3152 = v3146 ? v3150 : 0u;
-      const uint v3155 = v3131 + v3154;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v3155 = v3131 + v3154;  // kernels/gemm/gemv_skinny.hpp:71
       const uint v3156 = v3155 + v3144;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3156 + e] = v3146 ? packed[v3152 + e] : uint(0);
       }
-      const uint v3170 = v3169 + v3133;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v3170 = v3169 + v3133;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v3171 = v3170 + v3165;
       const uint v3173 = v3167 ? v3171 : 0u;
-      const uint v3176 = v3131 + v3175;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v3176 = v3131 + v3175;  // kernels/gemm/gemv_skinny.hpp:71
       const uint v3177 = v3176 + v3165;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v3177 + e] = v3167 ? packed[v3173 + e] : uint(0);
       }
-      const uint v3179 = v3031 << 7u;  // kernels/gemm/gemv_skinny.hpp:156
-      const uint v3181 = v3027 >> 5u;  // kernels/gemm/gemv_skinny.hpp:155
-      if (v3196) {  // kernels/gemm/gemv_skinny.hpp:78
-        const uint v3198 = v3193 * v3183;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v3179 = v3031 << 7u;  // kernels/gemm/gemv_skinny.hpp:157
+      const uint v3181 = v3027 >> 5u;  // kernels/gemm/gemv_skinny.hpp:156
+      if (v3196) {  // kernels/gemm/gemv_skinny.hpp:77
+        const uint v3198 = v3193 * v3183;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v3199 = v3198 + v3181;
         const uint v3200 = v3199 + v3192;
         const uint v3202 = v3194 ? v3200 : 0u;
-        const uint v3204 = v3035 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+        const uint v3204 = v3035 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
         const uint v3205 = v3179 + v3204;
         const uint v3206 = v3205 + v3192;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v3206 + e] = v3194 ? scales[v3202 + e] : half(0);
         }
       }
-      if (v3196) {  // kernels/gemm/gemv_skinny.hpp:78
-        const uint v3227 = v3193 * v3183;  // kernels/gemm/gemv_skinny.hpp:73
+      if (v3196) {  // kernels/gemm/gemv_skinny.hpp:77
+        const uint v3227 = v3193 * v3183;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v3228 = v3227 + v3181;
         const uint v3229 = v3228 + v3192;
         const uint v3231 = v3194 ? v3229 : 0u;
-        const uint v3233 = v3035 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+        const uint v3233 = v3035 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
         const uint v3234 = v3179 + v3233;
         const uint v3235 = v3234 + v3192;
         for (uint e = 0; e < 8u; ++e) {
           shm2[v3235 + e] = v3194 ? biases[v3231 + e] : half(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3249 = v3131 + v3246;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v3249 = v3131 + v3246;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v3250 = v3249 + v3244;
-      const uint v3259 = v3179 + v3256;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v3259 = v3179 + v3256;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v3260 = v3259 + v3254;
-      const half v3261 = shm1[v3260];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3262 = float(v3261);
-      const half v3263 = shm2[v3260];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3264 = float(v3263);
-      const uint v3267 = shm0[v3250];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v3269 = v3250 + 1u;
-      const uint v3270 = shm0[v3269];
-      const uint v3275 = v3267 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3263 = shm0[v3250];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v3265 = v3250 + 1u;
+      const uint v3266 = shm0[v3265];
+      const half v3267 = shm1[v3260];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3268 = float(v3267);
+      const half v3269 = shm2[v3260];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3270 = float(v3269);
+      const uint v3275 = v3263 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3276 = v3275 & 255u;
       const uint v3279 = v3276 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3280 = as_type<float>(v3279);
       const float v3281 = v3280 - 8388608.0f;
-      const float v3282 = fma(v3281, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3287 = v3267 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3282 = fma(v3281, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3287 = v3263 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3288 = v3287 & 255u;
       const uint v3291 = v3288 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3292 = as_type<float>(v3291);
       const float v3293 = v3292 - 8388608.0f;
-      const float v3294 = fma(v3293, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3299 = v3267 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3294 = fma(v3293, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3299 = v3263 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3300 = v3299 & 255u;
       const uint v3303 = v3300 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3304 = as_type<float>(v3303);
       const float v3305 = v3304 - 8388608.0f;
-      const float v3306 = fma(v3305, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3311 = v3267 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3306 = fma(v3305, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3311 = v3263 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3312 = v3311 & 255u;
       const uint v3315 = v3312 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3316 = as_type<float>(v3315);
       const float v3317 = v3316 - 8388608.0f;
-      const float v3318 = fma(v3317, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3323 = v3270 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3318 = fma(v3317, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3323 = v3266 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3324 = v3323 & 255u;
       const uint v3327 = v3324 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3328 = as_type<float>(v3327);
       const float v3329 = v3328 - 8388608.0f;
-      const float v3330 = fma(v3329, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3335 = v3270 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3330 = fma(v3329, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3335 = v3266 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3336 = v3335 & 255u;
       const uint v3339 = v3336 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3340 = as_type<float>(v3339);
       const float v3341 = v3340 - 8388608.0f;
-      const float v3342 = fma(v3341, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3347 = v3270 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3342 = fma(v3341, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3347 = v3266 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3348 = v3347 & 255u;
       const uint v3351 = v3348 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3352 = as_type<float>(v3351);
       const float v3353 = v3352 - 8388608.0f;
-      const float v3354 = fma(v3353, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3359 = v3270 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3354 = fma(v3353, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
+      const uint v3359 = v3266 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3360 = v3359 & 255u;
       const uint v3363 = v3360 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3364 = as_type<float>(v3363);
       const float v3365 = v3364 - 8388608.0f;
-      const float v3366 = fma(v3365, v3262, v3264);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3366 = fma(v3365, v3268, v3270);  // kernels/gemm/quant_b.hpp:51
       const half v3367 = half(v3282);  // kernels/gemm/gemv_skinny.hpp:125
       const half v3368 = half(v3294);
       const half v3369 = half(v3306);
@@ -359,65 +359,65 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const half v3373 = half(v3354);
       const half v3374 = half(v3366);
       *(threadgroup iron_f16x8*)(shm3 + v3379) = iron_f16x8{{half4(v3367, v3368, v3369, v3370), half4(v3371, v3372, v3373, v3374)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v3393 = v3131 + v3390;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v3393 = v3131 + v3390;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v3394 = v3393 + v3388;
-      const uint v3403 = v3179 + v3400;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v3403 = v3179 + v3400;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v3404 = v3403 + v3398;
-      const half v3405 = shm1[v3404];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3406 = float(v3405);
-      const half v3407 = shm2[v3404];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3408 = float(v3407);
-      const uint v3411 = shm0[v3394];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v3413 = v3394 + 1u;
-      const uint v3414 = shm0[v3413];
-      const uint v3419 = v3411 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3407 = shm0[v3394];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v3409 = v3394 + 1u;
+      const uint v3410 = shm0[v3409];
+      const half v3411 = shm1[v3404];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3412 = float(v3411);
+      const half v3413 = shm2[v3404];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3414 = float(v3413);
+      const uint v3419 = v3407 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3420 = v3419 & 255u;
       const uint v3423 = v3420 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3424 = as_type<float>(v3423);
       const float v3425 = v3424 - 8388608.0f;
-      const float v3426 = fma(v3425, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3431 = v3411 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3426 = fma(v3425, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3431 = v3407 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3432 = v3431 & 255u;
       const uint v3435 = v3432 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3436 = as_type<float>(v3435);
       const float v3437 = v3436 - 8388608.0f;
-      const float v3438 = fma(v3437, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3443 = v3411 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3438 = fma(v3437, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3443 = v3407 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3444 = v3443 & 255u;
       const uint v3447 = v3444 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3448 = as_type<float>(v3447);
       const float v3449 = v3448 - 8388608.0f;
-      const float v3450 = fma(v3449, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3455 = v3411 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3450 = fma(v3449, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3455 = v3407 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3456 = v3455 & 255u;
       const uint v3459 = v3456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3460 = as_type<float>(v3459);
       const float v3461 = v3460 - 8388608.0f;
-      const float v3462 = fma(v3461, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3467 = v3414 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3462 = fma(v3461, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3467 = v3410 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3468 = v3467 & 255u;
       const uint v3471 = v3468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3472 = as_type<float>(v3471);
       const float v3473 = v3472 - 8388608.0f;
-      const float v3474 = fma(v3473, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3479 = v3414 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3474 = fma(v3473, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3479 = v3410 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3480 = v3479 & 255u;
       const uint v3483 = v3480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3484 = as_type<float>(v3483);
       const float v3485 = v3484 - 8388608.0f;
-      const float v3486 = fma(v3485, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3491 = v3414 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3486 = fma(v3485, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3491 = v3410 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3492 = v3491 & 255u;
       const uint v3495 = v3492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3496 = as_type<float>(v3495);
       const float v3497 = v3496 - 8388608.0f;
-      const float v3498 = fma(v3497, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3503 = v3414 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3498 = fma(v3497, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
+      const uint v3503 = v3410 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3504 = v3503 & 255u;
       const uint v3507 = v3504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3508 = as_type<float>(v3507);
       const float v3509 = v3508 - 8388608.0f;
-      const float v3510 = fma(v3509, v3406, v3408);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3510 = fma(v3509, v3412, v3414);  // kernels/gemm/quant_b.hpp:51
       const half v3511 = half(v3426);  // kernels/gemm/gemv_skinny.hpp:125
       const half v3512 = half(v3438);
       const half v3513 = half(v3450);
@@ -427,65 +427,65 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const half v3517 = half(v3498);
       const half v3518 = half(v3510);
       *(threadgroup iron_f16x8*)(shm3 + v3523) = iron_f16x8{{half4(v3511, v3512, v3513, v3514), half4(v3515, v3516, v3517, v3518)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v3537 = v3131 + v3534;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v3537 = v3131 + v3534;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v3538 = v3537 + v3532;
-      const uint v3547 = v3179 + v3544;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v3547 = v3179 + v3544;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v3548 = v3547 + v3542;
-      const half v3549 = shm1[v3548];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3550 = float(v3549);
-      const half v3551 = shm2[v3548];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3552 = float(v3551);
-      const uint v3555 = shm0[v3538];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v3557 = v3538 + 1u;
-      const uint v3558 = shm0[v3557];
-      const uint v3563 = v3555 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3551 = shm0[v3538];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v3553 = v3538 + 1u;
+      const uint v3554 = shm0[v3553];
+      const half v3555 = shm1[v3548];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3556 = float(v3555);
+      const half v3557 = shm2[v3548];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3558 = float(v3557);
+      const uint v3563 = v3551 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3564 = v3563 & 255u;
       const uint v3567 = v3564 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3568 = as_type<float>(v3567);
       const float v3569 = v3568 - 8388608.0f;
-      const float v3570 = fma(v3569, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3575 = v3555 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3570 = fma(v3569, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3575 = v3551 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3576 = v3575 & 255u;
       const uint v3579 = v3576 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3580 = as_type<float>(v3579);
       const float v3581 = v3580 - 8388608.0f;
-      const float v3582 = fma(v3581, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3587 = v3555 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3582 = fma(v3581, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3587 = v3551 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3588 = v3587 & 255u;
       const uint v3591 = v3588 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3592 = as_type<float>(v3591);
       const float v3593 = v3592 - 8388608.0f;
-      const float v3594 = fma(v3593, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3599 = v3555 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3594 = fma(v3593, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3599 = v3551 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3600 = v3599 & 255u;
       const uint v3603 = v3600 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3604 = as_type<float>(v3603);
       const float v3605 = v3604 - 8388608.0f;
-      const float v3606 = fma(v3605, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3611 = v3558 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3606 = fma(v3605, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3611 = v3554 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3612 = v3611 & 255u;
       const uint v3615 = v3612 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3616 = as_type<float>(v3615);
       const float v3617 = v3616 - 8388608.0f;
-      const float v3618 = fma(v3617, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3623 = v3558 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3618 = fma(v3617, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3623 = v3554 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3624 = v3623 & 255u;
       const uint v3627 = v3624 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3628 = as_type<float>(v3627);
       const float v3629 = v3628 - 8388608.0f;
-      const float v3630 = fma(v3629, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3635 = v3558 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3630 = fma(v3629, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3635 = v3554 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3636 = v3635 & 255u;
       const uint v3639 = v3636 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3640 = as_type<float>(v3639);
       const float v3641 = v3640 - 8388608.0f;
-      const float v3642 = fma(v3641, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3647 = v3558 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3642 = fma(v3641, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
+      const uint v3647 = v3554 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3648 = v3647 & 255u;
       const uint v3651 = v3648 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3652 = as_type<float>(v3651);
       const float v3653 = v3652 - 8388608.0f;
-      const float v3654 = fma(v3653, v3550, v3552);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3654 = fma(v3653, v3556, v3558);  // kernels/gemm/quant_b.hpp:51
       const half v3655 = half(v3570);  // kernels/gemm/gemv_skinny.hpp:125
       const half v3656 = half(v3582);
       const half v3657 = half(v3594);
@@ -495,65 +495,65 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const half v3661 = half(v3642);
       const half v3662 = half(v3654);
       *(threadgroup iron_f16x8*)(shm3 + v3667) = iron_f16x8{{half4(v3655, v3656, v3657, v3658), half4(v3659, v3660, v3661, v3662)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v3681 = v3131 + v3678;  // kernels/gemm/gemv_skinny.hpp:165
+      const uint v3681 = v3131 + v3678;  // kernels/gemm/gemv_skinny.hpp:166
       const uint v3682 = v3681 + v3676;
-      const uint v3691 = v3179 + v3688;  // kernels/gemm/gemv_skinny.hpp:166
+      const uint v3691 = v3179 + v3688;  // kernels/gemm/gemv_skinny.hpp:167
       const uint v3692 = v3691 + v3686;
-      const half v3693 = shm1[v3692];  // kernels/gemm/gemv_skinny.hpp:167
-      const float v3694 = float(v3693);
-      const half v3695 = shm2[v3692];  // kernels/gemm/gemv_skinny.hpp:168
-      const float v3696 = float(v3695);
-      const uint v3699 = shm0[v3682];  // kernels/gemm/gemv_skinny.hpp:170
-      const uint v3701 = v3682 + 1u;
-      const uint v3702 = shm0[v3701];
-      const uint v3707 = v3699 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3695 = shm0[v3682];  // kernels/gemm/gemv_skinny.hpp:169
+      const uint v3697 = v3682 + 1u;
+      const uint v3698 = shm0[v3697];
+      const half v3699 = shm1[v3692];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3700 = float(v3699);
+      const half v3701 = shm2[v3692];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3702 = float(v3701);
+      const uint v3707 = v3695 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3708 = v3707 & 255u;
       const uint v3711 = v3708 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3712 = as_type<float>(v3711);
       const float v3713 = v3712 - 8388608.0f;
-      const float v3714 = fma(v3713, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3719 = v3699 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3714 = fma(v3713, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3719 = v3695 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3720 = v3719 & 255u;
       const uint v3723 = v3720 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3724 = as_type<float>(v3723);
       const float v3725 = v3724 - 8388608.0f;
-      const float v3726 = fma(v3725, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3731 = v3699 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3726 = fma(v3725, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3731 = v3695 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3732 = v3731 & 255u;
       const uint v3735 = v3732 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3736 = as_type<float>(v3735);
       const float v3737 = v3736 - 8388608.0f;
-      const float v3738 = fma(v3737, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3743 = v3699 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3738 = fma(v3737, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3743 = v3695 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3744 = v3743 & 255u;
       const uint v3747 = v3744 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3748 = as_type<float>(v3747);
       const float v3749 = v3748 - 8388608.0f;
-      const float v3750 = fma(v3749, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3755 = v3702 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3750 = fma(v3749, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3755 = v3698 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3756 = v3755 & 255u;
       const uint v3759 = v3756 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3760 = as_type<float>(v3759);
       const float v3761 = v3760 - 8388608.0f;
-      const float v3762 = fma(v3761, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3767 = v3702 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3762 = fma(v3761, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3767 = v3698 >> 8u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3768 = v3767 & 255u;
       const uint v3771 = v3768 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3772 = as_type<float>(v3771);
       const float v3773 = v3772 - 8388608.0f;
-      const float v3774 = fma(v3773, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3779 = v3702 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3774 = fma(v3773, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3779 = v3698 >> 16u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3780 = v3779 & 255u;
       const uint v3783 = v3780 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3784 = as_type<float>(v3783);
       const float v3785 = v3784 - 8388608.0f;
-      const float v3786 = fma(v3785, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
-      const uint v3791 = v3702 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3786 = fma(v3785, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
+      const uint v3791 = v3698 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3792 = v3791 & 255u;
       const uint v3795 = v3792 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3796 = as_type<float>(v3795);
       const float v3797 = v3796 - 8388608.0f;
-      const float v3798 = fma(v3797, v3694, v3696);  // kernels/gemm/gemv_skinny.hpp:174
+      const float v3798 = fma(v3797, v3700, v3702);  // kernels/gemm/quant_b.hpp:51
       const half v3799 = half(v3714);  // kernels/gemm/gemv_skinny.hpp:125
       const half v3800 = half(v3726);
       const half v3801 = half(v3738);
@@ -563,37 +563,37 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const half v3805 = half(v3786);
       const half v3806 = half(v3798);
       *(threadgroup iron_f16x8*)(shm3 + v3811) = iron_f16x8{{half4(v3799, v3800, v3801, v3802), half4(v3803, v3804, v3805, v3806)}};  // kernels/gemm/gemv_skinny.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
-      const uint v3820 = v3033 + v3818;  // kernels/gemm/gemv_skinny.hpp:251
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:238
+      const uint v3820 = v3033 + v3818;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v3820), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v3818), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v3828 = v3033 + v3826;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v3818), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v3828 = v3033 + v3826;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v3828), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v3826), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v3836 = v3033 + v3834;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v3826), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v3836 = v3033 + v3834;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v3836), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v3834), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v3844 = v3033 + v3842;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm3, long(v3834), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v3844 = v3033 + v3842;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm4, long(v3844), long(264u));
-      iron_frag_load<true>(v27, shm3, long(v3842), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      iron_frag_load<true>(v27, shm3, long(v3842), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
-    const uint v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:229
+    const uint v851 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm5, long(v851), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
-    const uint v857 = v17 + v3140;  // kernels/gemm/gemv_skinny.hpp:263
-    const uint v860 = v20 + v3143;  // kernels/gemm/gemv_skinny.hpp:264
-    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:253
+    const uint v857 = v17 + v3140;  // kernels/gemm/gemv_skinny.hpp:256
+    const uint v860 = v20 + v3143;  // kernels/gemm/gemv_skinny.hpp:257
+    const bool v861 = v857 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v862 = v860 < v1;
     const bool v863 = v861 && v862;
     if (v863) {
-      const float v864 = shm5[v3035];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v864 = shm5[v3035];  // kernels/gemm/gemv_skinny.hpp:259
       float v865 = v864;
-      const uint v867 = 256u + v3035;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v867 = 256u + v3035;  // kernels/gemm/gemv_skinny.hpp:260
       const float v868 = shm5[v867];
       const float v869 = v865;
       const float v870 = v869 + v868;
@@ -608,21 +608,21 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const float v879 = v865;
       const float v880 = v879 + v878;
       v865 = v880;
-      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
       const half v882 = half(v881);
       const uint v883 = v857 * v1;
       const uint v884 = v883 + v860;
       out[v884] = v882;
     }
-    const uint v890 = v17 + v3161;  // kernels/gemm/gemv_skinny.hpp:263
-    const uint v893 = v20 + v3164;  // kernels/gemm/gemv_skinny.hpp:264
-    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const uint v890 = v17 + v3161;  // kernels/gemm/gemv_skinny.hpp:256
+    const uint v893 = v20 + v3164;  // kernels/gemm/gemv_skinny.hpp:257
+    const bool v894 = v890 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v895 = v893 < v1;
     const bool v896 = v894 && v895;
     if (v896) {
-      const float v897 = shm5[v3060];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v897 = shm5[v3060];  // kernels/gemm/gemv_skinny.hpp:259
       float v898 = v897;
-      const uint v900 = 256u + v3060;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v900 = 256u + v3060;  // kernels/gemm/gemv_skinny.hpp:260
       const float v901 = shm5[v900];
       const float v902 = v898;
       const float v903 = v902 + v901;
@@ -637,7 +637,7 @@ kernel void iron_gemv_affine_b8_g32_f16(
       const float v912 = v898;
       const float v913 = v912 + v911;
       v898 = v913;
-      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:261
       const half v915 = half(v914);
       const uint v916 = v890 * v1;
       const uint v917 = v916 + v893;

@@ -86,65 +86,65 @@ kernel void iron_gemv_bf16(
   const uint v5 = v2 & 7u;  // kernels/gemm/gemv.cpp:192
   const bool v6 = v5 == 0u;
   if (v6) {
-    const uint v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const uint v9 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const uint v10 = v9 >> 4u;
-    const uint v11 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const uint v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:220
+    const uint v11 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const uint v13 = v11 % v10;  // kernels/gemm/gemv_skinny.hpp:213
     const uint v14 = v13 << 4u;
     const uint v16 = v11 / v10;
     const uint v17 = v16 << 4u;
-    const uint v18 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:233
+    const uint v18 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v20, float(0.0f));
-    iron_frag<bfloat, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<bfloat, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v22, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<bfloat, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v24, bfloat(bfloat(0.0f)));
-    const uint v710 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v713 = v710 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v716 = v710 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v710 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v713 = v710 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v716 = v710 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v717 = v716 << 3u;
-    const uint v718 = v14 + v713;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v718 = v14 + v713;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v719 = v718 < v0;
-    const uint v724 = v718 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v724 = v718 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v730 = v713 * 264u;
-    const uint v735 = v710 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v737 = v735 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v740 = v735 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v735 = v710 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v737 = v735 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v740 = v735 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v741 = v740 << 3u;
-    const uint v742 = v14 + v737;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v742 = v14 + v737;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v743 = v742 < v0;
-    const uint v748 = v742 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v748 = v742 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v754 = v737 * 264u;
-    const uint v759 = v710 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v761 = v759 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v764 = v759 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v759 = v710 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v761 = v759 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v764 = v759 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v765 = v764 << 3u;
-    const uint v766 = v14 + v761;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v766 = v14 + v761;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v767 = v766 < v0;
-    const uint v772 = v766 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v772 = v766 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v778 = v761 * 264u;
-    const uint v783 = v710 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v785 = v783 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v788 = v783 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v783 = v710 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v785 = v783 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v788 = v783 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v789 = v788 << 3u;
-    const uint v790 = v14 + v785;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v790 = v14 + v785;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v791 = v790 < v0;
-    const uint v796 = v790 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v796 = v790 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v802 = v785 * 264u;
-    const uint v816 = v17 + v713;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v816 = v17 + v713;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v817 = v816 < v1;
-    const uint v822 = v816 * v2;  // kernels/gemm/gemv_skinny.hpp:51
-    const uint v840 = v17 + v737;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v822 = v816 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v840 = v17 + v737;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v841 = v840 < v1;
-    const uint v846 = v840 * v2;  // kernels/gemm/gemv_skinny.hpp:51
-    const uint v864 = v17 + v761;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v846 = v840 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v864 = v17 + v761;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v865 = v864 < v1;
-    const uint v870 = v864 * v2;  // kernels/gemm/gemv_skinny.hpp:51
-    const uint v888 = v17 + v785;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v870 = v864 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v888 = v17 + v785;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v889 = v888 < v1;
-    const uint v894 = v888 * v2;  // kernels/gemm/gemv_skinny.hpp:51
-    const uint v910 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const uint v894 = v888 * v2;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v910 = v18 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const uint v917 = v18 + 4u;
     const uint v918 = v917 << 4u;
     const uint v925 = v18 + 8u;
@@ -152,15 +152,15 @@ kernel void iron_gemv_bf16(
     const uint v933 = v18 + 12u;
     const uint v934 = v933 << 4u;
 
-    for (uint v702 = 0u; v702 < v2; v702 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (uint v702 = 0u; v702 < v2; v702 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const uint v704 = v702 >> 8u;
       const uint v706 = v704 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v708 = v706 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-      const uint v720 = v702 + v717;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v708 = v706 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v720 = v702 + v717;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v721 = v720 < v2;
       const bool v722 = v719 && v721;
-      const uint v725 = v724 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v725 = v724 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v726 = v725 + v717;
       const uint v728 = v722 ? v726 : 0u;
       const uint v731 = v708 + v730;
@@ -168,10 +168,10 @@ kernel void iron_gemv_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v732 + e] = v722 ? x[v728 + e] : bfloat(0);
       }
-      const uint v744 = v702 + v741;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v744 = v702 + v741;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v745 = v744 < v2;
       const bool v746 = v743 && v745;
-      const uint v749 = v748 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v749 = v748 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v750 = v749 + v741;
       const uint v752 = v746 ? v750 : 0u;
       const uint v755 = v708 + v754;
@@ -179,10 +179,10 @@ kernel void iron_gemv_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v756 + e] = v746 ? x[v752 + e] : bfloat(0);
       }
-      const uint v768 = v702 + v765;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v768 = v702 + v765;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v769 = v768 < v2;
       const bool v770 = v767 && v769;
-      const uint v773 = v772 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v773 = v772 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v774 = v773 + v765;
       const uint v776 = v770 ? v774 : 0u;
       const uint v779 = v708 + v778;
@@ -190,10 +190,10 @@ kernel void iron_gemv_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v780 + e] = v770 ? x[v776 + e] : bfloat(0);
       }
-      const uint v792 = v702 + v789;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v792 = v702 + v789;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v793 = v792 < v2;
       const bool v794 = v791 && v793;
-      const uint v797 = v796 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v797 = v796 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v798 = v797 + v789;
       const uint v800 = v794 ? v798 : 0u;
       const uint v803 = v708 + v802;
@@ -201,69 +201,69 @@ kernel void iron_gemv_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v804 + e] = v794 ? x[v800 + e] : bfloat(0);
       }
-      const bool v820 = v817 && v721;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v823 = v822 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const bool v820 = v817 && v721;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v823 = v822 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v824 = v823 + v717;
       const uint v826 = v820 ? v824 : 0u;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v732 + e] = v820 ? w[v826 + e] : bfloat(0);
       }
-      const bool v844 = v841 && v745;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v847 = v846 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const bool v844 = v841 && v745;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v847 = v846 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v848 = v847 + v741;
       const uint v850 = v844 ? v848 : 0u;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v756 + e] = v844 ? w[v850 + e] : bfloat(0);
       }
-      const bool v868 = v865 && v769;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v871 = v870 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const bool v868 = v865 && v769;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v871 = v870 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v872 = v871 + v765;
       const uint v874 = v868 ? v872 : 0u;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v780 + e] = v868 ? w[v874 + e] : bfloat(0);
       }
-      const bool v892 = v889 && v793;  // kernels/gemm/gemv_skinny.hpp:50
-      const uint v895 = v894 + v702;  // kernels/gemm/gemv_skinny.hpp:51
+      const bool v892 = v889 && v793;  // kernels/gemm/gemv_skinny.hpp:49
+      const uint v895 = v894 + v702;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v896 = v895 + v789;
       const uint v898 = v892 ? v896 : 0u;
       for (uint e = 0; e < 8u; ++e) {
         shm0[v804 + e] = v892 ? w[v898 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v912 = v708 + v910;  // kernels/gemm/gemv_skinny.hpp:251
+      const uint v912 = v708 + v910;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v22, shm1, long(v912), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v912), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v920 = v708 + v918;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v24, shm0, long(v912), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v920 = v708 + v918;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v22, shm1, long(v920), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v920), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v928 = v708 + v926;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v24, shm0, long(v920), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v928 = v708 + v926;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v22, shm1, long(v928), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v928), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v936 = v708 + v934;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v24, shm0, long(v928), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v936 = v708 + v934;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v22, shm1, long(v936), long(264u));
-      iron_frag_load<true>(v24, shm0, long(v936), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:253
+      iron_frag_load<true>(v24, shm0, long(v936), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v20, v22, v24);  // kernels/gemm/gemv_skinny.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
-    const uint v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:229
+    const uint v265 = v18 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v20, shm2, long(v265), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
-    const uint v270 = v710 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:253
+    const uint v270 = v710 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v271 = v14 + v270;
-    const uint v273 = v710 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v273 = v710 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v274 = v17 + v273;
-    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v275 = v271 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v276 = v274 < v1;
     const bool v277 = v275 && v276;
     if (v277) {
-      const float v278 = shm2[v710];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v278 = shm2[v710];  // kernels/gemm/gemv_skinny.hpp:259
       float v279 = v278;
-      const uint v281 = 256u + v710;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v281 = 256u + v710;  // kernels/gemm/gemv_skinny.hpp:260
       const float v282 = shm2[v281];
       const float v283 = v279;
       const float v284 = v283 + v282;
@@ -278,23 +278,23 @@ kernel void iron_gemv_bf16(
       const float v293 = v279;
       const float v294 = v293 + v292;
       v279 = v294;
-      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:261
       const bfloat v296 = bfloat(v295);
       const uint v297 = v271 * v1;
       const uint v298 = v297 + v274;
       out[v298] = v296;
     }
-    const uint v303 = v735 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v303 = v735 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v304 = v14 + v303;
-    const uint v306 = v735 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v306 = v735 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v307 = v17 + v306;
-    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v308 = v304 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v309 = v307 < v1;
     const bool v310 = v308 && v309;
     if (v310) {
-      const float v311 = shm2[v735];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v311 = shm2[v735];  // kernels/gemm/gemv_skinny.hpp:259
       float v312 = v311;
-      const uint v314 = 256u + v735;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v314 = 256u + v735;  // kernels/gemm/gemv_skinny.hpp:260
       const float v315 = shm2[v314];
       const float v316 = v312;
       const float v317 = v316 + v315;
@@ -309,7 +309,7 @@ kernel void iron_gemv_bf16(
       const float v326 = v312;
       const float v327 = v326 + v325;
       v312 = v327;
-      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:261
       const bfloat v329 = bfloat(v328);
       const uint v330 = v304 * v1;
       const uint v331 = v330 + v307;

@@ -97,83 +97,83 @@ kernel void iron_gemv_mxfp4_bf16(
   const bool v8 = v7 == 0u;
   const bool v9 = v4 && v8;
   if (v9) {
-    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:218
+    const uint v12 = v0 + 15u;  // kernels/gemm/gemv_skinny.hpp:211
     const uint v13 = v12 >> 4u;
-    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:219
-    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:220
+    const uint v14 = iron_gid.x;  // kernels/gemm/gemv_skinny.hpp:212
+    const uint v16 = v14 % v13;  // kernels/gemm/gemv_skinny.hpp:213
     const uint v17 = v16 << 4u;
     const uint v19 = v14 / v13;
     const uint v20 = v19 << 4u;
-    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:232
-    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:233
+    const uint v21 = iron_sg;  // kernels/gemm/gemv_skinny.hpp:225
+    iron_frag<float, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, float(0.0f));
-    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:234
+    iron_frag<bfloat, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
     iron_frag_fill(v25, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:235
+    iron_frag<bfloat, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
     iron_frag_fill(v27, bfloat(bfloat(0.0f)));
-    const uint v7395 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7398 = v7395 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v7401 = v7395 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7395 = iron_tid.x;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v7398 = v7395 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7401 = v7395 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v7402 = v7401 << 3u;
-    const uint v7403 = v17 + v7398;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7403 = v17 + v7398;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v7404 = v7403 < v0;
-    const uint v7409 = v7403 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v7409 = v7403 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v7415 = v7398 * 264u;
-    const uint v7420 = v7395 + 128u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7422 = v7420 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v7425 = v7420 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7420 = v7395 + 128u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v7422 = v7420 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7425 = v7420 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v7426 = v7425 << 3u;
-    const uint v7427 = v17 + v7422;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7427 = v17 + v7422;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v7428 = v7427 < v0;
-    const uint v7433 = v7427 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v7433 = v7427 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v7439 = v7422 * 264u;
-    const uint v7444 = v7395 + 256u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7446 = v7444 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v7449 = v7444 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7444 = v7395 + 256u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v7446 = v7444 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7449 = v7444 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v7450 = v7449 << 3u;
-    const uint v7451 = v17 + v7446;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7451 = v17 + v7446;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v7452 = v7451 < v0;
-    const uint v7457 = v7451 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v7457 = v7451 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v7463 = v7446 * 264u;
-    const uint v7468 = v7395 + 384u;  // kernels/gemm/gemv_skinny.hpp:47
-    const uint v7470 = v7468 >> 5u;  // kernels/gemm/gemv_skinny.hpp:48
-    const uint v7473 = v7468 & 31u;  // kernels/gemm/gemv_skinny.hpp:49
+    const uint v7468 = v7395 + 384u;  // kernels/gemm/gemv_skinny.hpp:46
+    const uint v7470 = v7468 >> 5u;  // kernels/gemm/gemv_skinny.hpp:47
+    const uint v7473 = v7468 & 31u;  // kernels/gemm/gemv_skinny.hpp:48
     const uint v7474 = v7473 << 3u;
-    const uint v7475 = v17 + v7470;  // kernels/gemm/gemv_skinny.hpp:50
+    const uint v7475 = v17 + v7470;  // kernels/gemm/gemv_skinny.hpp:49
     const bool v7476 = v7475 < v0;
-    const uint v7481 = v7475 * v2;  // kernels/gemm/gemv_skinny.hpp:51
+    const uint v7481 = v7475 * v2;  // kernels/gemm/gemv_skinny.hpp:50
     const uint v7487 = v7470 * 264u;
-    const uint v7495 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:194
-    const uint v7500 = v7395 >> 3u;  // kernels/gemm/gemv_skinny.hpp:68
-    const uint v7503 = v7395 & 7u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v7495 = v2 >> 3u;  // kernels/gemm/gemv_skinny.hpp:190
+    const uint v7500 = v7395 >> 3u;  // kernels/gemm/gemv_skinny.hpp:67
+    const uint v7503 = v7395 & 7u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v7504 = v7503 << 2u;
-    const uint v7505 = v20 + v7500;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v7505 = v20 + v7500;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v7506 = v7505 < v1;
-    const uint v7508 = v7505 * v7495;  // kernels/gemm/gemv_skinny.hpp:73
-    const uint v7514 = v7500 << 5u;  // kernels/gemm/gemv_skinny.hpp:72
-    const uint v7522 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
-    const uint v7530 = v7395 % 1u;  // kernels/gemm/gemv_skinny.hpp:69
+    const uint v7508 = v7505 * v7495;  // kernels/gemm/gemv_skinny.hpp:72
+    const uint v7514 = v7500 << 5u;  // kernels/gemm/gemv_skinny.hpp:71
+    const uint v7522 = v2 >> 5u;  // kernels/gemm/gemv_skinny.hpp:191
+    const uint v7530 = v7395 % 1u;  // kernels/gemm/gemv_skinny.hpp:68
     const uint v7531 = v7530 << 3u;
-    const uint v7532 = v20 + v7395;  // kernels/gemm/gemv_skinny.hpp:70
+    const uint v7532 = v20 + v7395;  // kernels/gemm/gemv_skinny.hpp:69
     const bool v7533 = v7532 < v1;
-    const bool v7535 = v7395 < 16u;  // kernels/gemm/gemv_skinny.hpp:78
-    const uint v7554 = v7398 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const uint v7561 = v7401 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const bool v7535 = v7395 < 16u;  // kernels/gemm/gemv_skinny.hpp:77
+    const uint v7554 = v7398 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const uint v7561 = v7401 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const uint v7563 = v7398 << 3u;
     const uint v7753 = v7415 + v7402;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v7762 = v7422 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const uint v7769 = v7425 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const uint v7762 = v7422 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const uint v7769 = v7425 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const uint v7771 = v7422 << 3u;
     const uint v7961 = v7439 + v7426;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v7970 = v7446 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const uint v7977 = v7449 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const uint v7970 = v7446 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const uint v7977 = v7449 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const uint v7979 = v7446 << 3u;
     const uint v8169 = v7463 + v7450;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v8178 = v7470 << 5u;  // kernels/gemm/gemv_skinny.hpp:202
-    const uint v8185 = v7473 >> 2u;  // kernels/gemm/gemv_skinny.hpp:204
+    const uint v8178 = v7470 << 5u;  // kernels/gemm/gemv_skinny.hpp:198
+    const uint v8185 = v7473 >> 2u;  // kernels/gemm/gemv_skinny.hpp:200
     const uint v8187 = v7470 << 3u;
     const uint v8377 = v7487 + v7474;  // kernels/gemm/gemv_skinny.hpp:127
-    const uint v8384 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:250
+    const uint v8384 = v21 << 4u;  // kernels/gemm/gemv_skinny.hpp:243
     const uint v8391 = v21 + 4u;
     const uint v8392 = v8391 << 4u;
     const uint v8399 = v21 + 8u;
@@ -181,15 +181,15 @@ kernel void iron_gemv_mxfp4_bf16(
     const uint v8407 = v21 + 12u;
     const uint v8408 = v8407 << 4u;
 
-    for (uint v7387 = 0u; v7387 < v2; v7387 += 256u) {  // kernels/gemm/gemv_skinny.hpp:236
+    for (uint v7387 = 0u; v7387 < v2; v7387 += 256u) {  // kernels/gemm/gemv_skinny.hpp:229
       const uint v7389 = v7387 >> 8u;
       const uint v7391 = v7389 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7393 = v7391 * 4224u;  // kernels/gemm/gemv_skinny.hpp:239
-      const uint v7405 = v7387 + v7402;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7393 = v7391 * 4224u;  // kernels/gemm/gemv_skinny.hpp:232
+      const uint v7405 = v7387 + v7402;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v7406 = v7405 < v2;
       const bool v7407 = v7404 && v7406;
-      const uint v7410 = v7409 + v7387;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v7410 = v7409 + v7387;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v7411 = v7410 + v7402;
       const uint v7413 = v7407 ? v7411 : 0u;
       const uint v7416 = v7393 + v7415;
@@ -197,10 +197,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v7417 + e] = v7407 ? x[v7413 + e] : bfloat(0);
       }
-      const uint v7429 = v7387 + v7426;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7429 = v7387 + v7426;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v7430 = v7429 < v2;
       const bool v7431 = v7428 && v7430;
-      const uint v7434 = v7433 + v7387;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v7434 = v7433 + v7387;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v7435 = v7434 + v7426;
       const uint v7437 = v7431 ? v7435 : 0u;
       const uint v7440 = v7393 + v7439;
@@ -208,10 +208,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v7441 + e] = v7431 ? x[v7437 + e] : bfloat(0);
       }
-      const uint v7453 = v7387 + v7450;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7453 = v7387 + v7450;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v7454 = v7453 < v2;
       const bool v7455 = v7452 && v7454;
-      const uint v7458 = v7457 + v7387;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v7458 = v7457 + v7387;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v7459 = v7458 + v7450;
       const uint v7461 = v7455 ? v7459 : 0u;
       const uint v7464 = v7393 + v7463;
@@ -219,10 +219,10 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v7465 + e] = v7455 ? x[v7461 + e] : bfloat(0);
       }
-      const uint v7477 = v7387 + v7474;  // kernels/gemm/gemv_skinny.hpp:50
+      const uint v7477 = v7387 + v7474;  // kernels/gemm/gemv_skinny.hpp:49
       const bool v7478 = v7477 < v2;
       const bool v7479 = v7476 && v7478;
-      const uint v7482 = v7481 + v7387;  // kernels/gemm/gemv_skinny.hpp:51
+      const uint v7482 = v7481 + v7387;  // kernels/gemm/gemv_skinny.hpp:50
       const uint v7483 = v7482 + v7474;
       const uint v7485 = v7479 ? v7483 : 0u;
       const uint v7488 = v7393 + v7487;
@@ -230,37 +230,37 @@ kernel void iron_gemv_mxfp4_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm3[v7489 + e] = v7479 ? x[v7485 + e] : bfloat(0);
       }
-      const uint v7491 = v7391 << 9u;  // kernels/gemm/gemv_skinny.hpp:194
+      const uint v7491 = v7391 << 9u;  // kernels/gemm/gemv_skinny.hpp:190
       const uint v7493 = v7387 >> 3u;
-      const uint v7509 = v7508 + v7493;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v7509 = v7508 + v7493;  // kernels/gemm/gemv_skinny.hpp:72
       const uint v7510 = v7509 + v7504;
       const uint v7512 = v7506 ? v7510 : 0u;
-      const uint v7515 = v7491 + v7514;  // kernels/gemm/gemv_skinny.hpp:72
+      const uint v7515 = v7491 + v7514;  // kernels/gemm/gemv_skinny.hpp:71
       const uint v7516 = v7515 + v7504;
       for (uint e = 0; e < 4u; ++e) {
         shm0[v7516 + e] = v7506 ? packed[v7512 + e] : uint(0);
       }
-      const uint v7518 = v7391 << 7u;  // kernels/gemm/gemv_skinny.hpp:196
-      const uint v7520 = v7387 >> 5u;  // kernels/gemm/gemv_skinny.hpp:195
-      if (v7535) {  // kernels/gemm/gemv_skinny.hpp:78
-        const uint v7537 = v7532 * v7522;  // kernels/gemm/gemv_skinny.hpp:73
+      const uint v7518 = v7391 << 7u;  // kernels/gemm/gemv_skinny.hpp:192
+      const uint v7520 = v7387 >> 5u;  // kernels/gemm/gemv_skinny.hpp:191
+      if (v7535) {  // kernels/gemm/gemv_skinny.hpp:77
+        const uint v7537 = v7532 * v7522;  // kernels/gemm/gemv_skinny.hpp:72
         const uint v7538 = v7537 + v7520;
         const uint v7539 = v7538 + v7531;
         const uint v7541 = v7533 ? v7539 : 0u;
-        const uint v7543 = v7395 << 3u;  // kernels/gemm/gemv_skinny.hpp:72
+        const uint v7543 = v7395 << 3u;  // kernels/gemm/gemv_skinny.hpp:71
         const uint v7544 = v7518 + v7543;
         const uint v7545 = v7544 + v7531;
         for (uint e = 0; e < 8u; ++e) {
           shm1[v7545 + e] = v7533 ? scales[v7541 + e] : uchar(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:236
+      // async.commit: the copies above are done  // kernels/gemm/gemv_skinny.hpp:229
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7557 = v7491 + v7554;  // kernels/gemm/gemv_skinny.hpp:202
+      const uint v7557 = v7491 + v7554;  // kernels/gemm/gemv_skinny.hpp:198
       const uint v7558 = v7557 + v7401;
       const uint v7559 = shm0[v7558];
-      const uint v7566 = v7518 + v7563;  // kernels/gemm/gemv_skinny.hpp:204
+      const uint v7566 = v7518 + v7563;  // kernels/gemm/gemv_skinny.hpp:200
       const uint v7567 = v7566 + v7561;
       const uchar v7568 = shm1[v7567];
       const uint v7569 = uint(v7568);
@@ -270,7 +270,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v7577 = v7569 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v7579 = v7577 ? 4194304u : v7575;
       const float v7580 = as_type<float>(v7579);
-      const uint v7582 = v7559 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const uint v7582 = v7559 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v7584 = v7582 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7586 = v7584 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v7588 = v7586 << 22u;
@@ -281,7 +281,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7597 = v7595 << 28u;
       const uint v7598 = v7593 | v7597;
       const float v7599 = as_type<float>(v7598);
-      const float v7600 = v7599 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7600 = v7599 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7602 = v7559 >> 4u;
       const uint v7604 = v7602 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7606 = v7604 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -293,7 +293,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7617 = v7615 << 28u;
       const uint v7618 = v7613 | v7617;
       const float v7619 = as_type<float>(v7618);
-      const float v7620 = v7619 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7620 = v7619 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7622 = v7559 >> 8u;
       const uint v7624 = v7622 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7626 = v7624 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -305,7 +305,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7637 = v7635 << 28u;
       const uint v7638 = v7633 | v7637;
       const float v7639 = as_type<float>(v7638);
-      const float v7640 = v7639 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7640 = v7639 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7642 = v7559 >> 12u;
       const uint v7644 = v7642 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7646 = v7644 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -317,7 +317,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7657 = v7655 << 28u;
       const uint v7658 = v7653 | v7657;
       const float v7659 = as_type<float>(v7658);
-      const float v7660 = v7659 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7660 = v7659 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7662 = v7559 >> 16u;
       const uint v7664 = v7662 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7666 = v7664 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -329,7 +329,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7677 = v7675 << 28u;
       const uint v7678 = v7673 | v7677;
       const float v7679 = as_type<float>(v7678);
-      const float v7680 = v7679 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7680 = v7679 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7682 = v7559 >> 20u;
       const uint v7684 = v7682 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7686 = v7684 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -341,7 +341,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7697 = v7695 << 28u;
       const uint v7698 = v7693 | v7697;
       const float v7699 = as_type<float>(v7698);
-      const float v7700 = v7699 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7700 = v7699 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7702 = v7559 >> 24u;
       const uint v7704 = v7702 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7706 = v7704 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -353,7 +353,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7717 = v7715 << 28u;
       const uint v7718 = v7713 | v7717;
       const float v7719 = as_type<float>(v7718);
-      const float v7720 = v7719 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7720 = v7719 * v7580;  // kernels/gemm/quant_b.hpp:80
       const uint v7722 = v7559 >> 28u;
       const uint v7724 = v7722 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7726 = v7724 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -365,7 +365,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7737 = v7735 << 28u;
       const uint v7738 = v7733 | v7737;
       const float v7739 = as_type<float>(v7738);
-      const float v7740 = v7739 * v7580;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7740 = v7739 * v7580;  // kernels/gemm/quant_b.hpp:80
       const bfloat v7741 = bfloat(v7600);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7742 = bfloat(v7620);
       const bfloat v7743 = bfloat(v7640);
@@ -375,10 +375,10 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v7747 = bfloat(v7720);
       const bfloat v7748 = bfloat(v7740);
       *(threadgroup iron_bf16x8*)(shm2 + v7753) = iron_bf16x8{{bfloat4(v7741, v7742, v7743, v7744), bfloat4(v7745, v7746, v7747, v7748)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v7765 = v7491 + v7762;  // kernels/gemm/gemv_skinny.hpp:202
+      const uint v7765 = v7491 + v7762;  // kernels/gemm/gemv_skinny.hpp:198
       const uint v7766 = v7765 + v7425;
       const uint v7767 = shm0[v7766];
-      const uint v7774 = v7518 + v7771;  // kernels/gemm/gemv_skinny.hpp:204
+      const uint v7774 = v7518 + v7771;  // kernels/gemm/gemv_skinny.hpp:200
       const uint v7775 = v7774 + v7769;
       const uchar v7776 = shm1[v7775];
       const uint v7777 = uint(v7776);
@@ -388,7 +388,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v7785 = v7777 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v7787 = v7785 ? 4194304u : v7783;
       const float v7788 = as_type<float>(v7787);
-      const uint v7790 = v7767 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const uint v7790 = v7767 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v7792 = v7790 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7794 = v7792 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v7796 = v7794 << 22u;
@@ -399,7 +399,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7805 = v7803 << 28u;
       const uint v7806 = v7801 | v7805;
       const float v7807 = as_type<float>(v7806);
-      const float v7808 = v7807 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7808 = v7807 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7810 = v7767 >> 4u;
       const uint v7812 = v7810 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7814 = v7812 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -411,7 +411,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7825 = v7823 << 28u;
       const uint v7826 = v7821 | v7825;
       const float v7827 = as_type<float>(v7826);
-      const float v7828 = v7827 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7828 = v7827 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7830 = v7767 >> 8u;
       const uint v7832 = v7830 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7834 = v7832 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -423,7 +423,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7845 = v7843 << 28u;
       const uint v7846 = v7841 | v7845;
       const float v7847 = as_type<float>(v7846);
-      const float v7848 = v7847 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7848 = v7847 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7850 = v7767 >> 12u;
       const uint v7852 = v7850 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7854 = v7852 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -435,7 +435,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7865 = v7863 << 28u;
       const uint v7866 = v7861 | v7865;
       const float v7867 = as_type<float>(v7866);
-      const float v7868 = v7867 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7868 = v7867 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7870 = v7767 >> 16u;
       const uint v7872 = v7870 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7874 = v7872 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -447,7 +447,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7885 = v7883 << 28u;
       const uint v7886 = v7881 | v7885;
       const float v7887 = as_type<float>(v7886);
-      const float v7888 = v7887 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7888 = v7887 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7890 = v7767 >> 20u;
       const uint v7892 = v7890 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7894 = v7892 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -459,7 +459,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7905 = v7903 << 28u;
       const uint v7906 = v7901 | v7905;
       const float v7907 = as_type<float>(v7906);
-      const float v7908 = v7907 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7908 = v7907 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7910 = v7767 >> 24u;
       const uint v7912 = v7910 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7914 = v7912 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -471,7 +471,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7925 = v7923 << 28u;
       const uint v7926 = v7921 | v7925;
       const float v7927 = as_type<float>(v7926);
-      const float v7928 = v7927 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7928 = v7927 * v7788;  // kernels/gemm/quant_b.hpp:80
       const uint v7930 = v7767 >> 28u;
       const uint v7932 = v7930 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v7934 = v7932 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -483,7 +483,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v7945 = v7943 << 28u;
       const uint v7946 = v7941 | v7945;
       const float v7947 = as_type<float>(v7946);
-      const float v7948 = v7947 * v7788;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v7948 = v7947 * v7788;  // kernels/gemm/quant_b.hpp:80
       const bfloat v7949 = bfloat(v7808);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v7950 = bfloat(v7828);
       const bfloat v7951 = bfloat(v7848);
@@ -493,10 +493,10 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v7955 = bfloat(v7928);
       const bfloat v7956 = bfloat(v7948);
       *(threadgroup iron_bf16x8*)(shm2 + v7961) = iron_bf16x8{{bfloat4(v7949, v7950, v7951, v7952), bfloat4(v7953, v7954, v7955, v7956)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v7973 = v7491 + v7970;  // kernels/gemm/gemv_skinny.hpp:202
+      const uint v7973 = v7491 + v7970;  // kernels/gemm/gemv_skinny.hpp:198
       const uint v7974 = v7973 + v7449;
       const uint v7975 = shm0[v7974];
-      const uint v7982 = v7518 + v7979;  // kernels/gemm/gemv_skinny.hpp:204
+      const uint v7982 = v7518 + v7979;  // kernels/gemm/gemv_skinny.hpp:200
       const uint v7983 = v7982 + v7977;
       const uchar v7984 = shm1[v7983];
       const uint v7985 = uint(v7984);
@@ -506,7 +506,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v7993 = v7985 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v7995 = v7993 ? 4194304u : v7991;
       const float v7996 = as_type<float>(v7995);
-      const uint v7998 = v7975 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const uint v7998 = v7975 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v8000 = v7998 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8002 = v8000 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v8004 = v8002 << 22u;
@@ -517,7 +517,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8013 = v8011 << 28u;
       const uint v8014 = v8009 | v8013;
       const float v8015 = as_type<float>(v8014);
-      const float v8016 = v8015 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8016 = v8015 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8018 = v7975 >> 4u;
       const uint v8020 = v8018 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8022 = v8020 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -529,7 +529,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8033 = v8031 << 28u;
       const uint v8034 = v8029 | v8033;
       const float v8035 = as_type<float>(v8034);
-      const float v8036 = v8035 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8036 = v8035 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8038 = v7975 >> 8u;
       const uint v8040 = v8038 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8042 = v8040 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -541,7 +541,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8053 = v8051 << 28u;
       const uint v8054 = v8049 | v8053;
       const float v8055 = as_type<float>(v8054);
-      const float v8056 = v8055 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8056 = v8055 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8058 = v7975 >> 12u;
       const uint v8060 = v8058 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8062 = v8060 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -553,7 +553,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8073 = v8071 << 28u;
       const uint v8074 = v8069 | v8073;
       const float v8075 = as_type<float>(v8074);
-      const float v8076 = v8075 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8076 = v8075 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8078 = v7975 >> 16u;
       const uint v8080 = v8078 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8082 = v8080 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -565,7 +565,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8093 = v8091 << 28u;
       const uint v8094 = v8089 | v8093;
       const float v8095 = as_type<float>(v8094);
-      const float v8096 = v8095 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8096 = v8095 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8098 = v7975 >> 20u;
       const uint v8100 = v8098 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8102 = v8100 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -577,7 +577,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8113 = v8111 << 28u;
       const uint v8114 = v8109 | v8113;
       const float v8115 = as_type<float>(v8114);
-      const float v8116 = v8115 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8116 = v8115 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8118 = v7975 >> 24u;
       const uint v8120 = v8118 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8122 = v8120 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -589,7 +589,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8133 = v8131 << 28u;
       const uint v8134 = v8129 | v8133;
       const float v8135 = as_type<float>(v8134);
-      const float v8136 = v8135 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8136 = v8135 * v7996;  // kernels/gemm/quant_b.hpp:80
       const uint v8138 = v7975 >> 28u;
       const uint v8140 = v8138 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8142 = v8140 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -601,7 +601,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8153 = v8151 << 28u;
       const uint v8154 = v8149 | v8153;
       const float v8155 = as_type<float>(v8154);
-      const float v8156 = v8155 * v7996;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8156 = v8155 * v7996;  // kernels/gemm/quant_b.hpp:80
       const bfloat v8157 = bfloat(v8016);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v8158 = bfloat(v8036);
       const bfloat v8159 = bfloat(v8056);
@@ -611,10 +611,10 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v8163 = bfloat(v8136);
       const bfloat v8164 = bfloat(v8156);
       *(threadgroup iron_bf16x8*)(shm2 + v8169) = iron_bf16x8{{bfloat4(v8157, v8158, v8159, v8160), bfloat4(v8161, v8162, v8163, v8164)}};  // kernels/gemm/gemv_skinny.hpp:127
-      const uint v8181 = v7491 + v8178;  // kernels/gemm/gemv_skinny.hpp:202
+      const uint v8181 = v7491 + v8178;  // kernels/gemm/gemv_skinny.hpp:198
       const uint v8182 = v8181 + v7473;
       const uint v8183 = shm0[v8182];
-      const uint v8190 = v7518 + v8187;  // kernels/gemm/gemv_skinny.hpp:204
+      const uint v8190 = v7518 + v8187;  // kernels/gemm/gemv_skinny.hpp:200
       const uint v8191 = v8190 + v8185;
       const uchar v8192 = shm1[v8191];
       const uint v8193 = uint(v8192);
@@ -624,7 +624,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const bool v8201 = v8193 == 0u;  // kernels/primitives/mxfp4.hpp:30
       const uint v8203 = v8201 ? 4194304u : v8199;
       const float v8204 = as_type<float>(v8203);
-      const uint v8206 = v8183 >> 0u;  // kernels/gemm/gemv_skinny.hpp:206
+      const uint v8206 = v8183 >> 0u;  // kernels/gemm/quant_b.hpp:80
       const uint v8208 = v8206 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8210 = v8208 + 252u;  // kernels/primitives/mxfp4.hpp:21
       const uint v8212 = v8210 << 22u;
@@ -635,7 +635,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8221 = v8219 << 28u;
       const uint v8222 = v8217 | v8221;
       const float v8223 = as_type<float>(v8222);
-      const float v8224 = v8223 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8224 = v8223 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8226 = v8183 >> 4u;
       const uint v8228 = v8226 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8230 = v8228 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -647,7 +647,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8241 = v8239 << 28u;
       const uint v8242 = v8237 | v8241;
       const float v8243 = as_type<float>(v8242);
-      const float v8244 = v8243 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8244 = v8243 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8246 = v8183 >> 8u;
       const uint v8248 = v8246 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8250 = v8248 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -659,7 +659,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8261 = v8259 << 28u;
       const uint v8262 = v8257 | v8261;
       const float v8263 = as_type<float>(v8262);
-      const float v8264 = v8263 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8264 = v8263 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8266 = v8183 >> 12u;
       const uint v8268 = v8266 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8270 = v8268 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -671,7 +671,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8281 = v8279 << 28u;
       const uint v8282 = v8277 | v8281;
       const float v8283 = as_type<float>(v8282);
-      const float v8284 = v8283 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8284 = v8283 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8286 = v8183 >> 16u;
       const uint v8288 = v8286 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8290 = v8288 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -683,7 +683,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8301 = v8299 << 28u;
       const uint v8302 = v8297 | v8301;
       const float v8303 = as_type<float>(v8302);
-      const float v8304 = v8303 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8304 = v8303 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8306 = v8183 >> 20u;
       const uint v8308 = v8306 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8310 = v8308 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -695,7 +695,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8321 = v8319 << 28u;
       const uint v8322 = v8317 | v8321;
       const float v8323 = as_type<float>(v8322);
-      const float v8324 = v8323 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8324 = v8323 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8326 = v8183 >> 24u;
       const uint v8328 = v8326 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8330 = v8328 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -707,7 +707,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8341 = v8339 << 28u;
       const uint v8342 = v8337 | v8341;
       const float v8343 = as_type<float>(v8342);
-      const float v8344 = v8343 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8344 = v8343 * v8204;  // kernels/gemm/quant_b.hpp:80
       const uint v8346 = v8183 >> 28u;
       const uint v8348 = v8346 & 7u;  // kernels/primitives/mxfp4.hpp:17
       const uint v8350 = v8348 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -719,7 +719,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const uint v8361 = v8359 << 28u;
       const uint v8362 = v8357 | v8361;
       const float v8363 = as_type<float>(v8362);
-      const float v8364 = v8363 * v8204;  // kernels/gemm/gemv_skinny.hpp:206
+      const float v8364 = v8363 * v8204;  // kernels/gemm/quant_b.hpp:80
       const bfloat v8365 = bfloat(v8224);  // kernels/gemm/gemv_skinny.hpp:125
       const bfloat v8366 = bfloat(v8244);
       const bfloat v8367 = bfloat(v8264);
@@ -729,39 +729,39 @@ kernel void iron_gemv_mxfp4_bf16(
       const bfloat v8371 = bfloat(v8344);
       const bfloat v8372 = bfloat(v8364);
       *(threadgroup iron_bf16x8*)(shm2 + v8377) = iron_bf16x8{{bfloat4(v8365, v8366, v8367, v8368), bfloat4(v8369, v8370, v8371, v8372)}};  // kernels/gemm/gemv_skinny.hpp:127
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:245
-      const uint v8386 = v7393 + v8384;  // kernels/gemm/gemv_skinny.hpp:251
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:238
+      const uint v8386 = v7393 + v8384;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm3, long(v8386), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v8384), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v8394 = v7393 + v8392;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm2, long(v8384), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v8394 = v7393 + v8392;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm3, long(v8394), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v8392), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v8402 = v7393 + v8400;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm2, long(v8392), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v8402 = v7393 + v8400;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm3, long(v8402), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v8400), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
-      const uint v8410 = v7393 + v8408;  // kernels/gemm/gemv_skinny.hpp:251
+      iron_frag_load<true>(v27, shm2, long(v8400), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
+      const uint v8410 = v7393 + v8408;  // kernels/gemm/gemv_skinny.hpp:244
       iron_frag_load<false>(v25, shm3, long(v8410), long(264u));
-      iron_frag_load<true>(v27, shm2, long(v8408), long(264u));  // kernels/gemm/gemv_skinny.hpp:252
-      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:253
+      iron_frag_load<true>(v27, shm2, long(v8408), long(264u));  // kernels/gemm/gemv_skinny.hpp:245
+      iron_frag_mma(v23, v25, v27);  // kernels/gemm/gemv_skinny.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:236
-    const uint v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:259
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:229
+    const uint v1057 = v21 << 8u;  // kernels/gemm/gemv_skinny.hpp:252
     iron_frag_store<false>(v23, shm4, long(v1057), long(16u));
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:260
-    const uint v1062 = v7395 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemv_skinny.hpp:253
+    const uint v1062 = v7395 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v1063 = v17 + v1062;
-    const uint v1065 = v7395 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v1065 = v7395 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v1066 = v20 + v1065;
-    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v1067 = v1063 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v1068 = v1066 < v1;
     const bool v1069 = v1067 && v1068;
     if (v1069) {
-      const float v1070 = shm4[v7395];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v1070 = shm4[v7395];  // kernels/gemm/gemv_skinny.hpp:259
       float v1071 = v1070;
-      const uint v1073 = 256u + v7395;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v1073 = 256u + v7395;  // kernels/gemm/gemv_skinny.hpp:260
       const float v1074 = shm4[v1073];
       const float v1075 = v1071;
       const float v1076 = v1075 + v1074;
@@ -776,23 +776,23 @@ kernel void iron_gemv_mxfp4_bf16(
       const float v1085 = v1071;
       const float v1086 = v1085 + v1084;
       v1071 = v1086;
-      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:261
       const bfloat v1088 = bfloat(v1087);
       const uint v1089 = v1063 * v1;
       const uint v1090 = v1089 + v1066;
       out[v1090] = v1088;
     }
-    const uint v1095 = v7420 >> 4u;  // kernels/gemm/gemv_skinny.hpp:263
+    const uint v1095 = v7420 >> 4u;  // kernels/gemm/gemv_skinny.hpp:256
     const uint v1096 = v17 + v1095;
-    const uint v1098 = v7420 & 15u;  // kernels/gemm/gemv_skinny.hpp:264
+    const uint v1098 = v7420 & 15u;  // kernels/gemm/gemv_skinny.hpp:257
     const uint v1099 = v20 + v1098;
-    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:265
+    const bool v1100 = v1096 < v0;  // kernels/gemm/gemv_skinny.hpp:258
     const bool v1101 = v1099 < v1;
     const bool v1102 = v1100 && v1101;
     if (v1102) {
-      const float v1103 = shm4[v7420];  // kernels/gemm/gemv_skinny.hpp:266
+      const float v1103 = shm4[v7420];  // kernels/gemm/gemv_skinny.hpp:259
       float v1104 = v1103;
-      const uint v1106 = 256u + v7420;  // kernels/gemm/gemv_skinny.hpp:267
+      const uint v1106 = 256u + v7420;  // kernels/gemm/gemv_skinny.hpp:260
       const float v1107 = shm4[v1106];
       const float v1108 = v1104;
       const float v1109 = v1108 + v1107;
@@ -807,7 +807,7 @@ kernel void iron_gemv_mxfp4_bf16(
       const float v1118 = v1104;
       const float v1119 = v1118 + v1117;
       v1104 = v1119;
-      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:268
+      const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:261
       const bfloat v1121 = bfloat(v1120);
       const uint v1122 = v1096 * v1;
       const uint v1123 = v1122 + v1099;
