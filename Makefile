@@ -1,7 +1,7 @@
 # Build, test, format and lint Iron. `make test` is what CI runs (see .ci/run).
 BUILD_DIR := build
-FORMAT_FILES = $(shell find include src kernels probe examples cli tests -name '*.cpp' -o -name '*.hpp')
-TIDY_FILES = $(shell find src cli kernels -name '*.cpp')
+FORMAT_FILES = $(shell find include src kernels probe examples cli tests python -name '*.cpp' -o -name '*.hpp')
+TIDY_FILES = $(shell find src cli kernels python -name '*.cpp')
 
 .PHONY: build test iron-test bench fmt fmt-check tidy clean
 

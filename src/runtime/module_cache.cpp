@@ -317,6 +317,19 @@ BlobStore::Summary BlobStore::summary() const {
   return summary;
 }
 
+std::vector<std::string> BlobStore::keys() const {
+  std::vector<std::string> keys;
+  std::error_code error;
+  for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_error;
+    if (!is_entry_name(name, extension_) || !it->is_regular_file(type_error)) continue;
+    keys.push_back(name.substr(0, name.size() - extension_.size()));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 BlobStore::Summary BlobStore::clear() const {
   Summary removed;
   std::error_code error;

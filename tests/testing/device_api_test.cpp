@@ -128,6 +128,43 @@ TEST(DeviceApiGpu, TheGuardRefusesWrongTensorsAndLaunchesNothing) {
   stream.synchronize();
 }
 
+TEST(DeviceApiGpu, BorrowedMemoryFreedOrTooSmallIsRefused) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);
+  DeviceTensor result = DeviceTensor::allocate(DType::F32, kN);
+  const auto grid = Grid::elementwise(kN, 128);
+  const Stream stream = Stream::borrow(nullptr);
+  std::uint64_t freed = 0;
+  {
+    const DeviceTensor owner = tensor_of(ramp());
+    freed = owner.address();
+    // More elements than the allocation holds: refused although the guard's sizes agree.
+    DeviceTensor wide = DeviceTensor::allocate(DType::F32, 2 * kN);
+    const DeviceTensor overstated = DeviceTensor::borrow(owner.address(), DType::F32, 2 * kN);
+    const std::string past_end = error_of([&] {
+      launch_async(scale, {&overstated, &wide, f32(1), u32(2 * kN)}, Grid::elementwise(2 * kN, 128),
+                   stream);
+    });
+    EXPECT_NE(past_end.find("iron_scale: argument 'inp'"), std::string::npos) << past_end;
+    EXPECT_NE(past_end.find("past the end of its allocation"), std::string::npos) << past_end;
+  }  // the owner frees its memory; a view of it outlives it
+  const DeviceTensor dangling = DeviceTensor::borrow(freed, DType::F32, kN);
+  const std::string after_free = error_of([&] {
+    launch_async(scale, {&dangling, &result, f32(1), u32(kN)}, grid, stream);
+  });
+  EXPECT_NE(after_free.find("argument 'inp'"), std::string::npos) << after_free;
+  EXPECT_NE(after_free.find("not in any live allocation"), std::string::npos) << after_free;
+  // Host memory is not device memory.
+  std::vector<float> host(kN);
+  const DeviceTensor on_host =
+      DeviceTensor::borrow(reinterpret_cast<std::uintptr_t>(host.data()), DType::F32, kN);
+  EXPECT_NE(error_of([&] {
+              launch_async(scale, {&on_host, &result, f32(1), u32(kN)}, grid, stream);
+            }).find("not in any live allocation"),
+            std::string::npos);
+  stream.synchronize();  // nothing was launched, nothing faulted
+}
+
 TEST(DeviceApiGpu, ACapturedGraphReplaysItsLaunches) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
   const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);

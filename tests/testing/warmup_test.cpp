@@ -4,9 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
 #include "cuda_test_support.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
 #include "iron/runtime/nvrtc.hpp"
 
@@ -39,6 +46,35 @@ TEST(Warmup, CompilesOnceThenFindsTheCache) {
   // Another architecture is another entry.
   EXPECT_TRUE(warm_module_cache({kernels[0]}, 80, 1)[0].compiled);
   EXPECT_EQ(module_store()->summary().entries, 3u);
+  // Each entry has the record of its cold compile, which `iron cache info` reads.
+  const BlobStore records = *compile_record_store();
+  std::vector<std::string> recorded;
+  for (const std::string& key : module_store()->keys()) {
+    const std::optional<CompileRecord> record = load_compile_record(records, key);
+    ASSERT_TRUE(record.has_value()) << key;
+    EXPECT_GT(record->compile_ms, 0.0) << key;
+    recorded.push_back(record->symbol + " " + record->arch);
+  }
+  std::sort(recorded.begin(), recorded.end());
+  EXPECT_EQ(recorded, (std::vector<std::string>{"iron_scale_bf16 sm_90", "iron_scale_f32 sm_80",
+                                                "iron_scale_f32 sm_90"}));
+}
+
+TEST(CompileRecords, RoundTripAndADamagedRecordIsNone) {
+  const TempDir dir;
+  const ScopedEnv cache("IRON_CACHE_DIR", dir.path().string());
+  store_compile_record("k1", {"iron_softmax_bf16", "sm_90", 61.25});
+  const BlobStore records = *compile_record_store();
+  const std::optional<CompileRecord> got = load_compile_record(records, "k1");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->symbol, "iron_softmax_bf16");
+  EXPECT_EQ(got->arch, "sm_90");
+  EXPECT_DOUBLE_EQ(got->compile_ms, 61.25);
+  EXPECT_FALSE(load_compile_record(records, "k2").has_value());
+  const std::string two_lines = "iron_softmax_bf16\nsm_90\n";
+  records.store("k3", std::as_bytes(std::span(two_lines.data(), two_lines.size())));
+  EXPECT_FALSE(load_compile_record(records, "k3").has_value());
+  EXPECT_EQ(records.keys(), (std::vector<std::string>{"k1", "k3"}));
 }
 
 TEST(Warmup, RefusesWithoutACacheFolder) {

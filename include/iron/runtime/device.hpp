@@ -50,7 +50,9 @@ class Stream {
 };
 
 /// `count` elements of `dtype` in device memory: allocated here (freed with the object), or at an
-/// address the application owns.
+/// address the application owns. A borrowed tensor is checked at every launch: its bytes must lie
+/// inside one live allocation of the context, so memory freed behind its back (or never device
+/// memory, or smaller than `count` says) is refused instead of read or written.
 class DeviceTensor {
  public:
   static DeviceTensor allocate(DType dtype, std::size_t count);
@@ -66,6 +68,8 @@ class DeviceTensor {
   DType dtype() const { return dtype_; }
   std::size_t count() const { return count_; }
   std::size_t bytes() const { return count_ * dtype_size(dtype_); }
+  /// Whether this object allocated the memory (and frees it); false for a borrowed tensor.
+  bool owned() const { return owned_; }
 
   /// Copies the tensor's bytes from or to the host (synchronous); Error unless the sizes match.
   void upload(std::span<const std::byte> from);
@@ -84,8 +88,9 @@ class DeviceTensor {
 using DeviceArg = std::variant<const DeviceTensor*, Scalar>;
 
 /// Enqueues `kernel` on `stream` and returns: the dispatch guard with the device's limits (dtype
-/// and size of each tensor, the grid, shared memory), the kernel compiled on first use (through
-/// the module cache), cuLaunchKernel. DispatchError when refused, nothing enqueued then.
+/// and size of each tensor, the grid, shared memory), each borrowed tensor's memory checked to be
+/// live device memory at least its size, the kernel compiled on first use (through the module
+/// cache), cuLaunchKernel. DispatchError when refused, nothing enqueued then.
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream);
 

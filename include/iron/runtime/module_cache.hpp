@@ -81,6 +81,8 @@ class BlobStore {
   };
   /// The entries (regular files) now in the folder (none if it does not exist).
   Summary summary() const;
+  /// The keys of those entries, sorted.
+  std::vector<std::string> keys() const;
   /// Removes every entry and any temp file a crashed writer left (regular files only); returns
   /// the entries removed.
   /// Throws iron::Error naming a file that cannot be removed.

@@ -2,7 +2,10 @@
 /// parallel (`iron warmup`), so that an application's first call loads instead of compiling.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,5 +29,9 @@ struct WarmupResult {
 /// no NVRTC. Results are in the order of `kernels`.
 std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
                                             unsigned jobs);
+
+/// Milliseconds cuModuleLoadData takes for `cubin` on this machine's device (the module is
+/// unloaded again): the device half of a warm first launch. nullopt without CUDA.
+std::optional<double> time_module_load(std::span<const std::byte> cubin);
 
 }  // namespace iron::runtime

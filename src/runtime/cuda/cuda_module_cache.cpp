@@ -11,6 +11,7 @@
 
 #include "iron/core/error.hpp"
 #include "iron/core/hash.hpp"
+#include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
 #include "iron/runtime/nvrtc.hpp"
 
@@ -59,6 +60,7 @@ CUmodule load_or_compile(const codegen::CompiledKernel& compiled, int sm, const 
   if (store) {
     try {
       store->store(key, cubin.cubin);
+      store_compile_record(key, {compiled.symbol, fmt::format("sm_{}", sm), compile_ms});
     } catch (const Error& e) {
       record_cache_event({CacheEventKind::StoreFailed, compiled.symbol, key, 0.0, e.what()});
     }

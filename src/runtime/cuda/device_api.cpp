@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <unordered_map>
 
@@ -51,6 +52,35 @@ const cuda::PreparedKernel& prepared(const ir::Kernel& kernel) {
   if (const auto found = kernels.find(hash); found != kernels.end()) return found->second;
   return kernels.emplace(hash, cuda::prepare_kernel(kernel, cuda::cuda_device().sm()))
       .first->second;
+}
+
+/// DispatchError unless the borrowed tensor `t` (argument `param` of `kernel`) lies inside one live
+/// allocation: memory freed behind the API's back, host memory, or a count larger than the
+/// allocation would otherwise be read or written by the kernel.
+void check_borrowed(const ir::Kernel& kernel, const std::string& param, const DeviceTensor& t) {
+  if (t.owned() || t.bytes() == 0) return;
+  int memory_type = 0;
+  cuda::CUdeviceptr start = 0;
+  std::size_t size = 0;
+  std::array<int, 3> attributes = {static_cast<int>(cuda::PointerAttribute::MemoryType),
+                                   static_cast<int>(cuda::PointerAttribute::RangeStartAddr),
+                                   static_cast<int>(cuda::PointerAttribute::RangeSize)};
+  std::array<void*, 3> data = {&memory_type, &start, &size};
+  const cuda::CUresult asked =
+      driver().api().pointer_get_attributes(3, attributes.data(), data.data(), t.address());
+  if (asked != cuda::kCudaSuccess || memory_type == 0 || size == 0) {
+    throw DispatchError(fmt::format(
+        "{}: argument '{}' at {:#x} is not in any live allocation of this CUDA context (freed, "
+        "or not device memory){}",
+        kernel.name, param, t.address(),
+        asked == cuda::kCudaSuccess ? "" : ": " + driver().describe(asked)));
+  }
+  if (t.address() + t.bytes() > start + size) {
+    throw DispatchError(fmt::format(
+        "{}: argument '{}' at {:#x} says {} bytes, past the end of its allocation ({} bytes from "
+        "{:#x})",
+        kernel.name, param, t.address(), t.bytes(), size, start));
+  }
 }
 
 }  // namespace
@@ -180,6 +210,10 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
   }
   enter(kernel.name);
   check_dispatch(kernel, guarded, grid, cuda::cuda_device().limits);
+  for (std::size_t i = 0; i < args.size() && i < kernel.params.size(); ++i) {
+    const auto* const* t = std::get_if<const DeviceTensor*>(&args[i]);
+    if (t != nullptr && *t != nullptr) check_borrowed(kernel, kernel.params[i].name, **t);
+  }
   cuda::refuse_after_fault(kernel);
   const cuda::PreparedKernel& fn = prepared(kernel);
   cuda::check_threads(kernel, fn, grid.group_size.volume());

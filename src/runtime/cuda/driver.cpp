@@ -106,6 +106,7 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuCtxSetCurrent", api.ctx_set_current, missing);
   resolve(handle, "cuModuleLoadData", api.module_load_data, missing);
   resolve(handle, "cuModuleGetFunction", api.module_get_function, missing);
+  resolve(handle, "cuModuleUnload", api.module_unload, missing);
   resolve(handle, "cuMemAlloc_v2", api.mem_alloc, missing);
   resolve(handle, "cuMemFree_v2", api.mem_free, missing);
   resolve(handle, "cuMemcpyHtoD_v2", api.memcpy_htod, missing);
@@ -132,6 +133,7 @@ std::vector<std::string> resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuGraphLaunch", api.graph_launch, missing);
   resolve(handle, "cuGraphExecDestroy", api.graph_exec_destroy, missing);
   resolve(handle, "cuGraphDestroy", api.graph_destroy, missing);
+  resolve(handle, "cuPointerGetAttributes", api.pointer_get_attributes, missing);
   return missing;
 }
 

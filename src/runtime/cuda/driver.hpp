@@ -43,6 +43,13 @@ enum class DeviceAttribute : int {
   ComputeCapabilityMinor = 76,
 };
 
+/// CUpointer_attribute values Iron reads (cuda.h 13.0).
+enum class PointerAttribute : int {
+  MemoryType = 2,       ///< CUmemorytype: 0 when the address is no memory CUDA knows
+  RangeStartAddr = 11,  ///< the start of the allocation holding the address
+  RangeSize = 12,       ///< its size in bytes
+};
+
 /// CUfunction_attribute values Iron reads (cuda.h 13.0).
 enum class FunctionAttribute : int {
   MaxThreadsPerBlock = 0,  ///< the most threads per block this compiled function can launch with
@@ -62,6 +69,7 @@ struct DriverApi {
   CUresult (*ctx_set_current)(CUcontext) = nullptr;
   CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
   CUresult (*mem_alloc)(CUdeviceptr*, std::size_t) = nullptr;
   CUresult (*mem_free)(CUdeviceptr) = nullptr;
   CUresult (*memcpy_htod)(CUdeviceptr, const void*, std::size_t) = nullptr;
@@ -90,6 +98,8 @@ struct DriverApi {
   CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec) = nullptr;
   CUresult (*graph_destroy)(CUgraph) = nullptr;
+  /// Attributes of an address; never an error for memory CUDA does not know (zeros instead).
+  CUresult (*pointer_get_attributes)(unsigned int, int*, void**, CUdeviceptr) = nullptr;
 };
 
 /// A loaded and initialised driver, or why there is none.

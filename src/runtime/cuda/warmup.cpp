@@ -8,9 +8,11 @@
 #include <chrono>
 #include <thread>
 
+#include "cuda_backend.hpp"
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/error.hpp"
+#include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
 #include "iron/runtime/nvrtc.hpp"
 
@@ -18,6 +20,10 @@ namespace iron::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) {
   const Clock::time_point start = Clock::now();
@@ -28,7 +34,11 @@ WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) 
     result.symbol = compiled.symbol;
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
-      store.store(key, compile_cubin(compiled.source, compiled.symbol, sm).cubin);
+      const Clock::time_point compile_start = Clock::now();
+      const CubinResult cubin = compile_cubin(compiled.source, compiled.symbol, sm);
+      const double compile_ms = ms_since(compile_start);
+      store.store(key, cubin.cubin);
+      store_compile_record(key, {compiled.symbol, fmt::format("sm_{}", sm), compile_ms});
       result.compiled = true;
     }
   } catch (const std::exception& e) {
@@ -36,11 +46,23 @@ WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) 
   }
   if (result.symbol.empty())
     result.symbol = fmt::format("{}_{}", kernel.name, dtype_name(kernel.dtype));
-  result.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  result.ms = ms_since(start);
   return result;
 }
 
 }  // namespace
+
+std::optional<double> time_module_load(std::span<const std::byte> cubin) {
+  if (!cuda::cuda_backend_status().available) return std::nullopt;
+  const cuda::Driver& d = cuda::driver();
+  d.check(d.api().ctx_set_current(cuda::cuda_context()), "cuCtxSetCurrent", "a module load");
+  const Clock::time_point start = Clock::now();
+  cuda::CUmodule module = nullptr;
+  d.check(d.api().module_load_data(&module, cubin.data()), "cuModuleLoadData", "a cached module");
+  const double ms = ms_since(start);
+  d.check(d.api().module_unload(module), "cuModuleUnload", "a cached module");
+  return ms;
+}
 
 std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
                                             unsigned jobs) {
