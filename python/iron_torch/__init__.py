@@ -16,6 +16,13 @@ call returns once the kernel is enqueued, like any torch op. CPU tensors run on 
 a bad argument raises TypeError or ValueError naming it, and nothing runs.
 """
 
+import functools
+
+try:  # torch first: loading it after Iron's native library has crashed its import
+    import torch as _preloaded_torch  # noqa: F401
+except ImportError:
+    pass
+
 from ._native import IronError, Param, catalog, kernel_dtypes, kernel_names, signature
 from ._native import Tensor as _Raw
 from ._native import launch as _launch
@@ -51,17 +58,33 @@ def _torch():
     return torch
 
 
+@functools.cache
+def _iron_dtypes():
+    """torch.dtype -> Iron's dtype name, for the types both have."""
+    torch = _torch()
+    return {getattr(torch, name): iron for name, iron in _TORCH_DTYPE_NAMES.items()
+            if hasattr(torch, name)}
+
+
 def _iron_dtype(kernel, name, tensor):
-    dtype = _TORCH_DTYPE_NAMES.get(str(tensor.dtype).removeprefix("torch."))
+    dtype = _iron_dtypes().get(tensor.dtype)
     if dtype is None:
         raise ValueError(f"{kernel}: argument '{name}' is {tensor.dtype}, which no Iron kernel "
                          f"takes")
     return dtype
 
 
+@functools.cache
+def _params(kernel):
+    """The kernel's parameters (names and kinds are the same in every form)."""
+    return signature(kernel, kernel_dtypes(kernel)[0])
+
+
 def _bind(kernel, args, kwargs):
     """The arguments in parameter order, from positions then names."""
-    params = signature(kernel, kernel_dtypes(kernel)[0])
+    params = _params(kernel)
+    if not kwargs and len(args) == len(params):
+        return params, args
     if len(args) > len(params):
         raise TypeError(f"{kernel}: {len(args)} arguments given, it takes {len(params)} "
                         f"({', '.join(p.name for p in params)})")
@@ -79,9 +102,12 @@ def _bind(kernel, args, kwargs):
     return params, bound
 
 
-def _form(kernel, params, bound):
-    """The dtype T of the form whose tensor element types are the tensors' own."""
-    given = {p.name: _iron_dtype(kernel, p.name, v) for p, v in zip(params, bound) if p.is_tensor}
+@functools.cache
+def _form_for(kernel, tensor_dtypes):
+    """The dtype T of the form whose tensor element types are `tensor_dtypes` (the tensors' own,
+    in parameter order); ValueError naming the first argument that no form takes."""
+    params = signature(kernel, kernel_dtypes(kernel)[0])
+    given = dict(zip((p.name for p in params if p.is_tensor), tensor_dtypes))
     candidates = kernel_dtypes(kernel)
     for dtype in candidates:
         if all(given[p.name] == p.dtype for p in signature(kernel, dtype) if p.is_tensor):
@@ -124,9 +150,9 @@ def run(kernel, *args, **kwargs):
                              f"{tuple(value.stride())}); pass .contiguous()")
     if device is not None and device.type == "cuda" and (device.index or 0) != 0:
         raise ValueError(f"{kernel}: the tensors are on {device}; Iron launches on cuda:0")
-    dtype = _form(kernel, params, bound)
     raw = [_Raw(v.data_ptr(), v.numel(), _iron_dtype(kernel, p.name, v)) if p.is_tensor else v
            for p, v in zip(params, bound)]
+    dtype = _form_for(kernel, tuple(r.dtype for r in raw if isinstance(r, _Raw)))
     on_device = device is not None and device.type == "cuda"
     stream = torch.cuda.current_stream(device).cuda_stream if on_device else 0
     _launch(kernel, dtype, raw, on_device, stream)

@@ -47,16 +47,18 @@ const char* keep(std::string text) {
   return last_text.c_str();
 }
 
-/// Each traced form, kept for the process (launches point into it).
-const ir::Kernel& form(const std::string& name, const std::string& dtype_name) {
+/// Each traced form, kept for the process: launches point into it, and it keeps its compiled
+/// function (DeviceKernel), so a launch does not hash the IR again.
+const runtime::DeviceKernel& form(const std::string& name, const std::string& dtype_name) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, std::unique_ptr<ir::Kernel>> forms;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<runtime::DeviceKernel>>
+      forms;
   const std::lock_guard lock(mutex);
   auto& slot = forms[{name, dtype_name}];
   if (slot == nullptr) {
     const std::optional<DType> dtype = iron::parse_dtype(dtype_name);
     if (!dtype) throw iron::Error(fmt::format("{}: no dtype named '{}'", name, dtype_name));
-    slot = std::make_unique<ir::Kernel>(iron::dsl::kernel_ir_for(name, *dtype));
+    slot = std::make_unique<runtime::DeviceKernel>(iron::dsl::kernel_ir_for(name, *dtype));
   }
   return *slot;
 }
@@ -107,7 +109,8 @@ runtime::Grid planned_grid(const ir::Kernel& kernel, const IronPyArg* args,
   return {{g->groups.x, g->groups.y, g->groups.z}, {g->threads.x, g->threads.y, g->threads.z}};
 }
 
-void launch_on_device(const ir::Kernel& kernel, const IronPyArg* args, void* stream) {
+void launch_on_device(const runtime::DeviceKernel& form, const IronPyArg* args, void* stream) {
+  const ir::Kernel& kernel = form.ir();
   if (!runtime::cuda_available()) {
     throw iron::Error(kernel.name + ": CUDA is unavailable: " + runtime::cuda_unavailable_reason());
   }
@@ -129,7 +132,7 @@ void launch_on_device(const ir::Kernel& kernel, const IronPyArg* args, void* str
     }
   }
   const runtime::Grid grid = planned_grid(kernel, args, runtime::cuda_multiprocessors());
-  runtime::launch_async(kernel, launch_args, grid, runtime::Stream::borrow(stream));
+  runtime::launch_async(form, launch_args, grid, runtime::Stream::borrow(stream));
 }
 
 /// Host memory through the simulator: inputs copied in, outputs copied back after the run.
@@ -190,7 +193,7 @@ __attribute__((visibility("default"))) const char* iron_py_signature(const char*
                                                                      const char* dtype) {
   try {
     nlohmann::json params = nlohmann::json::array();
-    for (const ir::Param& p : form(kernel, dtype).params) {
+    for (const ir::Param& p : form(kernel, dtype).ir().params) {
       params.push_back({{"name", p.name},
                         {"kind", std::string(ir::param_kind_name(p.kind))},
                         {"dtype", std::string(iron::dtype_name(p.dtype))},
@@ -212,12 +215,12 @@ __attribute__((visibility("default"))) int iron_py_launch(const char* kernel, co
                                                           const char** error) {
   *error = keep("");
   try {
-    const ir::Kernel& k = form(kernel, dtype);
-    check_arguments(k, args, n);
+    const runtime::DeviceKernel& k = form(kernel, dtype);
+    check_arguments(k.ir(), args, n);
     if (on_device != 0) {
       launch_on_device(k, args, stream);
     } else {
-      run_on_simulator(k, args);
+      run_on_simulator(k.ir(), args);
     }
     return kOk;
   } catch (const iron::DispatchError& e) {

@@ -40,14 +40,16 @@ inline void check_dtype(const char* function, const char* param,
 
 /// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
 /// constexprs and tensor sizes given, the device's multiprocessors).
-inline void launch_planned(const iron::ir::Kernel& kernel, iron::dsl::GeometryQuery query,
+inline void launch_planned(const iron::runtime::DeviceKernel& kernel,
+                           iron::dsl::GeometryQuery query,
                            const std::vector<iron::runtime::DeviceArg>& args,
                            const iron::runtime::Stream& stream) {
-  query.dtype = kernel.dtype;
+  query.dtype = kernel.ir().dtype;
   query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
-  const auto planned = iron::dsl::geometry_for(kernel.name, query);
+  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query);
   if (!planned) {
-    throw iron::Error(kernel.name + ": no geometry function: launch it with launch_async and a grid");
+    throw iron::Error(kernel.ir().name +
+                      ": no geometry function: launch it with launch_async and a grid");
   }
   const iron::runtime::Grid grid{{planned->groups.x, planned->groups.y, planned->groups.z},
                                  {planned->threads.x, planned->threads.y, planned->threads.z}};
@@ -143,8 +145,8 @@ std::string entry_point(const ir::Kernel& kernel) {
   return fmt::format(
       "\n/// {} ({}) with T = {}, on device tensors: enqueued on `stream` with the grid the\n"
       "/// kernel's geometry function plans for these sizes.\ninline void {}(\n    {}) {{\n"
-      "  static const iron::ir::Kernel kernel =\n"
-      "      iron::dsl::kernel_ir_for(\"{}\", iron::DType::{});\n"
+      "  static const iron::runtime::DeviceKernel kernel{{\n"
+      "      iron::dsl::kernel_ir_for(\"{}\", iron::DType::{})}};\n"
       "  iron::dsl::GeometryQuery query;\n{}"
       "  detail::launch_planned(kernel, query, {{\n      {}}}, stream);\n}}\n",
       kernel.name, format_loc(kernel.loc), dtype_name(kernel.dtype), symbol,

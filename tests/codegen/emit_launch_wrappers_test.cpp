@@ -48,14 +48,16 @@ inline void check_dtype(const char* function, const char* param,
 
 /// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
 /// constexprs and tensor sizes given, the device's multiprocessors).
-inline void launch_planned(const iron::ir::Kernel& kernel, iron::dsl::GeometryQuery query,
+inline void launch_planned(const iron::runtime::DeviceKernel& kernel,
+                           iron::dsl::GeometryQuery query,
                            const std::vector<iron::runtime::DeviceArg>& args,
                            const iron::runtime::Stream& stream) {
-  query.dtype = kernel.dtype;
+  query.dtype = kernel.ir().dtype;
   query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
-  const auto planned = iron::dsl::geometry_for(kernel.name, query);
+  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query);
   if (!planned) {
-    throw iron::Error(kernel.name + ": no geometry function: launch it with launch_async and a grid");
+    throw iron::Error(kernel.ir().name +
+                      ": no geometry function: launch it with launch_async and a grid");
   }
   const iron::runtime::Grid grid{{planned->groups.x, planned->groups.y, planned->groups.z},
                                  {planned->threads.x, planned->threads.y, planned->threads.z}};
@@ -126,8 +128,8 @@ inline void scale_if_f16(
     std::uint32_t n,
     std::int32_t shift,
     bool flag) {
-  static const iron::ir::Kernel kernel =
-      iron::dsl::kernel_ir_for("scale_if", iron::DType::F16);
+  static const iron::runtime::DeviceKernel kernel{
+      iron::dsl::kernel_ir_for("scale_if", iron::DType::F16)};
   iron::dsl::GeometryQuery query;
   query.elements["x"] = x.count();
   query.elements["y"] = y.count();
@@ -150,8 +152,8 @@ inline void prefix_f32(
     const iron::runtime::Stream& stream,
     const iron::runtime::DeviceTensor& x,
     iron::runtime::DeviceTensor& y) {
-  static const iron::ir::Kernel kernel =
-      iron::dsl::kernel_ir_for("prefix", iron::DType::F32);
+  static const iron::runtime::DeviceKernel kernel{
+      iron::dsl::kernel_ir_for("prefix", iron::DType::F32)};
   iron::dsl::GeometryQuery query;
   query.elements["x"] = x.count();
   query.elements["y"] = y.count();

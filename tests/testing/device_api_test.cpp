@@ -128,6 +128,29 @@ TEST(DeviceApiGpu, TheGuardRefusesWrongTensorsAndLaunchesNothing) {
   stream.synchronize();
 }
 
+TEST(DeviceApiGpu, AKeptKernelLaunchesLikeItsIr) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
+  const DeviceKernel scale(dsl::kernel_ir_for("iron_scale", DType::F32));
+  DeviceTensor in = tensor_of(ramp());
+  DeviceTensor out = DeviceTensor::allocate(DType::F32, kN);
+  DeviceTensor small = DeviceTensor::allocate(DType::F32, kN / 2);
+  const Stream stream = Stream::create();
+  for (const double alpha : {2.0, -0.5}) {  // the second launch reuses the compiled function
+    launch_async(scale, {&in, &out, f32(alpha), u32(kN)}, Grid::elementwise(kN, 256), stream);
+    stream.synchronize();
+    const auto x = ramp();
+    const auto got = floats_of(out);
+    for (std::uint32_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(got[i], static_cast<float>(alpha * x[i])) << "element " << i;
+    }
+  }
+  EXPECT_NE(
+      error_of([&] {
+        launch_async(scale, {&in, &small, f32(1), u32(kN)}, Grid::elementwise(kN, 256), stream);
+      }).find("dispatch refused"),
+      std::string::npos);
+}
+
 TEST(DeviceApiGpu, BorrowedMemoryFreedOrTooSmallIsRefused) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
   const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::F32);

@@ -5,11 +5,13 @@
 /// the kernel or the call on a failure.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -17,6 +19,10 @@
 #include "iron/runtime/launch.hpp"
 
 namespace iron::runtime {
+
+namespace cuda {
+struct PreparedKernel;
+}
 
 /// Whether the device API can run here (the cuda backend's status), and if not why.
 bool cuda_available();
@@ -92,6 +98,28 @@ using DeviceArg = std::variant<const DeviceTensor*, Scalar>;
 /// live device memory at least its size, the kernel compiled on first use (through the module
 /// cache), cuLaunchKernel. DispatchError when refused, nothing enqueued then.
 void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
+                  const Stream& stream);
+
+/// A kernel kept for repeated launches: launch_async on it finds its compiled function once,
+/// where the overload on a plain ir::Kernel hashes the whole IR at every launch to find it (a
+/// large kernel's IR takes hundreds of microseconds to hash). Needs no CUDA to construct; the
+/// module is compiled or loaded at the first launch.
+class DeviceKernel {
+ public:
+  explicit DeviceKernel(ir::Kernel kernel) : kernel_(std::move(kernel)) {}
+  DeviceKernel(const DeviceKernel&) = delete;
+  DeviceKernel& operator=(const DeviceKernel&) = delete;
+  const ir::Kernel& ir() const { return kernel_; }
+
+ private:
+  friend void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args,
+                           const Grid& grid, const Stream& stream);
+  ir::Kernel kernel_;
+  mutable std::atomic<const cuda::PreparedKernel*> prepared_{nullptr};
+};
+
+/// launch_async for a kept kernel: the same checks, without hashing its IR again.
+void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
                   const Stream& stream);
 
 /// A CUDA event: recorded on a stream, waited for, timed against another.

@@ -190,8 +190,13 @@ void DeviceTensor::download(std::span<std::byte> to) const {
   }
 }
 
-void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
-                  const Stream& stream) {
+namespace {
+
+/// launch_async once the kernel's compiled function is known; `prepare` finds it (after the
+/// guard, so that a refused launch compiles nothing).
+void launch_with(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
+                 const Stream& stream,
+                 const std::function<const cuda::PreparedKernel&()>& prepare) {
   std::vector<GuardArg> guarded;
   std::vector<Arg> carried;
   std::vector<cuda::CUdeviceptr> addresses;
@@ -215,7 +220,7 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
     if (t != nullptr && *t != nullptr) check_borrowed(kernel, kernel.params[i].name, **t);
   }
   cuda::refuse_after_fault(kernel);
-  const cuda::PreparedKernel& fn = prepared(kernel);
+  const cuda::PreparedKernel& fn = prepare();
   cuda::check_threads(kernel, fn, grid.group_size.volume());
   cuda::KernelParams params(carried, addresses);
   driver().check(driver().api().launch_kernel(
@@ -223,6 +228,26 @@ void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, 
                      grid.group_size.y, grid.group_size.z, fn.dynamic_shared,
                      static_cast<cuda::CUstream>(stream.handle()), params.data(), nullptr),
                  "cuLaunchKernel", fn.symbol);
+}
+
+}  // namespace
+
+void launch_async(const ir::Kernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
+                  const Stream& stream) {
+  launch_with(kernel, args, grid, stream,
+              [&]() -> const cuda::PreparedKernel& { return prepared(kernel); });
+}
+
+void launch_async(const DeviceKernel& kernel, const std::vector<DeviceArg>& args, const Grid& grid,
+                  const Stream& stream) {
+  launch_with(kernel.ir(), args, grid, stream, [&]() -> const cuda::PreparedKernel& {
+    const cuda::PreparedKernel* known = kernel.prepared_.load(std::memory_order_acquire);
+    if (known == nullptr) {
+      known = &prepared(kernel.ir());  // entries of the process's map never move
+      kernel.prepared_.store(known, std::memory_order_release);
+    }
+    return *known;
+  });
 }
 
 Event::Event() {
