@@ -150,6 +150,8 @@ void run_on_simulator(const ir::Kernel& kernel, const IronPyArg* args) {
     t.dtype = p.dtype;
     t.bytes.resize(args[i].count * iron::dtype_size(p.dtype));
     if (!t.bytes.empty()) {
+      // The caller's host buffer, given to Python as an integer address.
+      // NOLINTNEXTLINE(performance-no-int-to-ptr)
       std::memcpy(t.bytes.data(), reinterpret_cast<const void*>(args[i].address), t.bytes.size());
     }
     launch.args.emplace_back(&t);
@@ -162,6 +164,7 @@ void run_on_simulator(const ir::Kernel& kernel, const IronPyArg* args) {
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
     if (args[i].is_tensor != 0 && ir::is_output(kernel.params[i].kind) &&
         !tensors[i].bytes.empty()) {
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's host buffer, as above
       std::memcpy(reinterpret_cast<void*>(args[i].address), tensors[i].bytes.data(),
                   tensors[i].bytes.size());
     }
