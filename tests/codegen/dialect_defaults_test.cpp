@@ -140,7 +140,7 @@ TEST(DialectDefaults, ConversionToBoolComparesWithZeroInF32) {
   EXPECT_EQ(d.convert("x", DType::I8, DType::Bool, needs), "x != 0");
   EXPECT_EQ(d.convert("x", DType::U16, DType::Bool, needs), "x != 0u");
   EXPECT_EQ(d.convert("x", DType::F16, DType::Bool, needs), "(float)x != 0.0f");
-  EXPECT_EQ(cuda.convert("x", DType::BF16, DType::Bool, needs), "__bfloat162float(x) != 0.0f");
+  EXPECT_EQ(cuda.convert("x", DType::BF16, DType::Bool, needs), "iron_to_f32(x) != 0.0f");
   EXPECT_EQ(msl.convert("x", DType::F16, DType::Bool, needs), "float(x) != 0.0f");
   EXPECT_EQ(d.convert("x", DType::F32, DType::I32, needs), "(int)x");
 }
@@ -180,7 +180,7 @@ TEST(DialectDefaults, SignatureAndAbiCommentComeFromTheDialect) {
   EXPECT_EQ(c_like::abi_comment(k, msl)[4],
             "  [[buffer(2)]] n: constexpr u16 (converted in the kernel), as constant uint&");
   const cuda::CudaDialect cuda;
-  EXPECT_EQ(c_like::param_declarations(k, cuda)[0], "const __half* __restrict__ x");
+  EXPECT_EQ(c_like::param_declarations(k, cuda)[0], "const iron_f16* __restrict__ x");
 }
 
 }  // namespace

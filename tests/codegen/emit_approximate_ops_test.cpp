@@ -26,9 +26,9 @@ constexpr const char* kApproximations = R"(kernel approx_k dtype=f32 mode=elemen
 TEST(EmitApproximateOps, CudaCallsOnePtxInstructionEach) {
   const std::string source = cuda(kApproximations);
   EXPECT_EQ(body_of(source), R"(  const unsigned int v0 = blockIdx.x * blockDim.x + threadIdx.x;
-  const __nv_bfloat16 v1 = x[v0];
-  const __nv_bfloat16 v2 = __float2bfloat16_rn(iron_exp2_approx(__bfloat162float(v1)));
-  const __nv_bfloat16 v3 = __float2bfloat16_rn(iron_recip_approx(__bfloat162float(v2)));
+  const iron_bf16 v1 = x[v0];
+  const iron_bf16 v2 = iron_f32_to_bf16(iron_exp2_approx(iron_to_f32(v1)));
+  const iron_bf16 v3 = iron_f32_to_bf16(iron_recip_approx(iron_to_f32(v2)));
   y[v0] = v3;
 )");
   EXPECT_NE(source.find(R"(asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));)"),

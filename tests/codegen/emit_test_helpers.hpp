@@ -71,7 +71,18 @@ inline std::string body_of(const std::string& source) {
 inline std::string after_includes(const std::string& source) {
   const std::size_t last_include = source.rfind("\n#include");
   const std::size_t metal = source.find("\nusing namespace metal;");
-  const std::size_t from = metal != std::string::npos ? metal + 1 : last_include + 1;
+  // CUDA's f16/bf16 types stand where its includes would; they end with their f32 conversion.
+  std::size_t halves = std::string::npos;
+  for (const char* last : {"\n__device__ __forceinline__ iron_f16 iron_f32_to_f16",
+                           "\n__device__ __forceinline__ iron_bf16 iron_f32_to_bf16"}) {
+    const std::size_t at = source.rfind(last);
+    if (at != std::string::npos && (halves == std::string::npos || at > halves)) halves = at;
+  }
+  std::size_t from = last_include + 1;
+  if (metal != std::string::npos) from = metal + 1;
+  if (halves != std::string::npos && (last_include == std::string::npos || halves > last_include)) {
+    from = halves + 1;
+  }
   return source.substr(source.find("\n\n", from) + 2);
 }
 

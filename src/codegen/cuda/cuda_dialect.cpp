@@ -47,20 +47,6 @@ constexpr c_like::Spelling kFloatAtomics[] = {
     {OpKind::AtomicMin, "iron_atomic_min_f32"},
 };
 
-/// `expr` of the float type `from` as an f32 expression.
-std::string to_f32(const std::string& expr, DType from) {
-  if (from == DType::F16) return "__half2float(" + expr + ")";
-  if (from == DType::BF16) return "__bfloat162float(" + expr + ")";
-  return expr;
-}
-
-/// The f32 expression `f` rounded once to the float type `to`.
-std::string from_f32(const std::string& f, DType to) {
-  if (to == DType::F16) return "__float2half_rn(" + f + ")";
-  if (to == DType::BF16) return "__float2bfloat16_rn(" + f + ")";
-  return f;
-}
-
 std::string static_cast_to(const std::string& type, const std::string& expr) {
   return "static_cast<" + type + ">(" + expr + ")";
 }
@@ -68,7 +54,23 @@ std::string static_cast_to(const std::string& type, const std::string& expr) {
 }  // namespace
 
 std::string CudaDialect::half_type(DType t) const {
-  return t == DType::F16 ? "__half" : "__nv_bfloat16";
+  if (header_halves()) return t == DType::F16 ? "__half" : "__nv_bfloat16";
+  return t == DType::F16 ? "iron_f16" : "iron_bf16";
+}
+
+std::string CudaDialect::to_f32(const std::string& expr, DType from) const {
+  if (!is_float(from) || from == DType::F32) return expr;
+  if (!header_halves()) return "iron_to_f32(" + expr + ")";
+  return (from == DType::F16 ? "__half2float(" : "__bfloat162float(") + expr + ")";
+}
+
+std::string CudaDialect::from_f32(const std::string& f, DType to) const {
+  if (to == DType::F16)
+    return (header_halves() ? "__float2half_rn(" : "iron_f32_to_f16(") + f + ")";
+  if (to == DType::BF16) {
+    return (header_halves() ? "__float2bfloat16_rn(" : "iron_f32_to_bf16(") + f + ")";
+  }
+  return f;
 }
 
 std::string CudaDialect::float_function(OpKind k) const {
@@ -111,6 +113,11 @@ std::string CudaDialect::bitcast(const std::string& expr, DType from, DType to) 
   }
   if (dtype_size(from) != 2) return static_cast_to(type(to), expr);  // i8 <-> u8, i32 <-> u32
   std::string bits = expr;
+  if (!header_halves()) {
+    if (from == DType::F16 || from == DType::BF16) bits = "(" + expr + ").bits";
+    if (to == DType::F16 || to == DType::BF16) return half_type(to) + "_from_bits(" + bits + ")";
+    return bits;
+  }
   if (from == DType::F16) bits = "__half_as_ushort(" + expr + ")";
   if (from == DType::BF16) bits = "__bfloat16_as_ushort(" + expr + ")";
   if (to == DType::F16) return "__ushort_as_half(" + bits + ")";

@@ -14,6 +14,14 @@ class CudaDialect final : public c_like::Dialect {
   explicit CudaDialect(MmaStrategy mma = MmaStrategy::MmaSync, bool wmma_row_major_b = false)
       : mma_(mma), wmma_row_major_b_(wmma_row_major_b) {}
 
+  /// Whether f16/bf16 are the toolkit headers' __half and __nv_bfloat16 (wmma needs them), not
+  /// the prelude's iron_f16 and iron_bf16 (cuda_halves.hpp).
+  bool header_halves() const { return mma_ == MmaStrategy::Wmma; }
+  /// `expr` of the float type `from` as an f32 expression.
+  std::string to_f32(const std::string& expr, DType from) const;
+  /// The f32 expression `f` rounded once to the float type `to`.
+  std::string from_f32(const std::string& f, DType to) const;
+
   std::string half_type(DType t) const override;
   std::string float_function(ir::OpKind k) const override;
   std::string_view reserved_words() const override;

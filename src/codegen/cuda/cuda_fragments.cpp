@@ -177,14 +177,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
       {"iron_frag_mma_sync",
        {"iron_frag"},
        R"(// d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -200,7 +192,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"

@@ -4,6 +4,7 @@
 #include "../c_like/body_writer.hpp"
 #include "../c_like/kernel_abi.hpp"
 #include "cuda_dialect.hpp"
+#include "cuda_halves.hpp"
 #include "cuda_prelude.hpp"
 #include "cuda_wmma.hpp"
 #include "iron/codegen/emit.hpp"
@@ -12,10 +13,14 @@
 namespace iron::codegen {
 namespace {
 
-std::string includes(const ir::Kernel& kernel, bool wmma) {
+/// The toolkit headers (wmma only), or the prelude's own f16/bf16 types.
+std::string includes(const ir::Kernel& kernel, const cuda::CudaDialect& dialect, bool wmma) {
+  const bool f16 = c_like::kernel_uses(kernel, DType::F16);
+  const bool bf16 = c_like::kernel_uses(kernel, DType::BF16);
+  if (!dialect.header_halves()) return cuda::half_types_prelude(f16, bf16);
   std::string text;
-  if (c_like::kernel_uses(kernel, DType::F16)) text += "#include <cuda_fp16.h>\n";
-  if (c_like::kernel_uses(kernel, DType::BF16)) text += "#include <cuda_bf16.h>\n";
+  if (f16) text += "#include <cuda_fp16.h>\n";
+  if (bf16) text += "#include <cuda_bf16.h>\n";
   if (wmma) text += "#include <mma.h>\n";
   return text;
 }
@@ -42,7 +47,7 @@ std::string emit_cuda(const ir::Kernel& lowered, const TargetProfile& target) {
   std::string text = c_like::header_comment(lowered, target.name + " (CUDA C++ for NVRTC)",
                                             c_like::abi_comment(lowered, dialect));
   for (const std::string& part :
-       {includes(lowered, cuda::uses_wmma(needs)), cuda::cuda_prelude(needs, dialect)}) {
+       {includes(lowered, dialect, cuda::uses_wmma(needs)), cuda::cuda_prelude(needs, dialect)}) {
     if (!part.empty()) text += "\n" + part;
   }
   text += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}(",

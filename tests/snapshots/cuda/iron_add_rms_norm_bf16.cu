@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 256 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   residual: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   weight: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   sum: output bf16 tensor, as __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   residual: input bf16 tensor, as const iron_bf16* __restrict__
+//   weight: input bf16 tensor, as const iron_bf16* __restrict__
+//   sum: output bf16 tensor, as iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 //   eps: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -31,11 +73,11 @@ __device__ __forceinline__ T iron_simd_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_add_rms_norm_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    const __nv_bfloat16* __restrict__ residual,
-    const __nv_bfloat16* __restrict__ weight,
-    __nv_bfloat16* __restrict__ sum,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    const iron_bf16* __restrict__ residual,
+    const iron_bf16* __restrict__ weight,
+    iron_bf16* __restrict__ sum,
+    iron_bf16* __restrict__ out,
     unsigned int n,
     float eps) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -101,280 +143,280 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_rms_norm_bf16(
     if (v24) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v57 = v3 + v23;  // kernels/norm/add_rms_norm.cpp:54
       const iron_bf16x8 v58 = *reinterpret_cast<const iron_bf16x8*>(inp + v57);
-      const __nv_bfloat16 v59 = v58.v[0];
-      const __nv_bfloat16 v60 = v58.v[1];
-      const __nv_bfloat16 v61 = v58.v[2];
-      const __nv_bfloat16 v62 = v58.v[3];
-      const __nv_bfloat16 v63 = v58.v[4];
-      const __nv_bfloat16 v64 = v58.v[5];
-      const __nv_bfloat16 v65 = v58.v[6];
-      const __nv_bfloat16 v66 = v58.v[7];
+      const iron_bf16 v59 = v58.v[0];
+      const iron_bf16 v60 = v58.v[1];
+      const iron_bf16 v61 = v58.v[2];
+      const iron_bf16 v62 = v58.v[3];
+      const iron_bf16 v63 = v58.v[4];
+      const iron_bf16 v64 = v58.v[5];
+      const iron_bf16 v65 = v58.v[6];
+      const iron_bf16 v66 = v58.v[7];
       const iron_bf16x8 v68 = *reinterpret_cast<const iron_bf16x8*>(residual + v57);  // kernels/norm/add_rms_norm.cpp:55
-      const __nv_bfloat16 v69 = v68.v[0];
-      const __nv_bfloat16 v70 = v68.v[1];
-      const __nv_bfloat16 v71 = v68.v[2];
-      const __nv_bfloat16 v72 = v68.v[3];
-      const __nv_bfloat16 v73 = v68.v[4];
-      const __nv_bfloat16 v74 = v68.v[5];
-      const __nv_bfloat16 v75 = v68.v[6];
-      const __nv_bfloat16 v76 = v68.v[7];
-      const float v77 = __bfloat162float(v69);  // kernels/norm/add_rms_norm.cpp:58
-      const float v78 = __bfloat162float(v59);
+      const iron_bf16 v69 = v68.v[0];
+      const iron_bf16 v70 = v68.v[1];
+      const iron_bf16 v71 = v68.v[2];
+      const iron_bf16 v72 = v68.v[3];
+      const iron_bf16 v73 = v68.v[4];
+      const iron_bf16 v74 = v68.v[5];
+      const iron_bf16 v75 = v68.v[6];
+      const iron_bf16 v76 = v68.v[7];
+      const float v77 = iron_to_f32(v69);  // kernels/norm/add_rms_norm.cpp:58
+      const float v78 = iron_to_f32(v59);
       const float v79 = v78 + v77;
-      const __nv_bfloat16 v80 = __float2bfloat16_rn(v79);
-      const float v81 = __bfloat162float(v80);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v80 = iron_f32_to_bf16(v79);
+      const float v81 = iron_to_f32(v80);  // kernels/norm/add_rms_norm.cpp:59
       v744 = v81;
-      const float v82 = __bfloat162float(v70);  // kernels/norm/add_rms_norm.cpp:58
-      const float v83 = __bfloat162float(v60);
+      const float v82 = iron_to_f32(v70);  // kernels/norm/add_rms_norm.cpp:58
+      const float v83 = iron_to_f32(v60);
       const float v84 = v83 + v82;
-      const __nv_bfloat16 v85 = __float2bfloat16_rn(v84);
-      const float v86 = __bfloat162float(v85);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v85 = iron_f32_to_bf16(v84);
+      const float v86 = iron_to_f32(v85);  // kernels/norm/add_rms_norm.cpp:59
       v745 = v86;
-      const float v87 = __bfloat162float(v71);  // kernels/norm/add_rms_norm.cpp:58
-      const float v88 = __bfloat162float(v61);
+      const float v87 = iron_to_f32(v71);  // kernels/norm/add_rms_norm.cpp:58
+      const float v88 = iron_to_f32(v61);
       const float v89 = v88 + v87;
-      const __nv_bfloat16 v90 = __float2bfloat16_rn(v89);
-      const float v91 = __bfloat162float(v90);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v90 = iron_f32_to_bf16(v89);
+      const float v91 = iron_to_f32(v90);  // kernels/norm/add_rms_norm.cpp:59
       v746 = v91;
-      const float v92 = __bfloat162float(v72);  // kernels/norm/add_rms_norm.cpp:58
-      const float v93 = __bfloat162float(v62);
+      const float v92 = iron_to_f32(v72);  // kernels/norm/add_rms_norm.cpp:58
+      const float v93 = iron_to_f32(v62);
       const float v94 = v93 + v92;
-      const __nv_bfloat16 v95 = __float2bfloat16_rn(v94);
-      const float v96 = __bfloat162float(v95);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v95 = iron_f32_to_bf16(v94);
+      const float v96 = iron_to_f32(v95);  // kernels/norm/add_rms_norm.cpp:59
       v747 = v96;
-      const float v97 = __bfloat162float(v73);  // kernels/norm/add_rms_norm.cpp:58
-      const float v98 = __bfloat162float(v63);
+      const float v97 = iron_to_f32(v73);  // kernels/norm/add_rms_norm.cpp:58
+      const float v98 = iron_to_f32(v63);
       const float v99 = v98 + v97;
-      const __nv_bfloat16 v100 = __float2bfloat16_rn(v99);
-      const float v101 = __bfloat162float(v100);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v100 = iron_f32_to_bf16(v99);
+      const float v101 = iron_to_f32(v100);  // kernels/norm/add_rms_norm.cpp:59
       v748 = v101;
-      const float v102 = __bfloat162float(v74);  // kernels/norm/add_rms_norm.cpp:58
-      const float v103 = __bfloat162float(v64);
+      const float v102 = iron_to_f32(v74);  // kernels/norm/add_rms_norm.cpp:58
+      const float v103 = iron_to_f32(v64);
       const float v104 = v103 + v102;
-      const __nv_bfloat16 v105 = __float2bfloat16_rn(v104);
-      const float v106 = __bfloat162float(v105);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v105 = iron_f32_to_bf16(v104);
+      const float v106 = iron_to_f32(v105);  // kernels/norm/add_rms_norm.cpp:59
       v749 = v106;
-      const float v107 = __bfloat162float(v75);  // kernels/norm/add_rms_norm.cpp:58
-      const float v108 = __bfloat162float(v65);
+      const float v107 = iron_to_f32(v75);  // kernels/norm/add_rms_norm.cpp:58
+      const float v108 = iron_to_f32(v65);
       const float v109 = v108 + v107;
-      const __nv_bfloat16 v110 = __float2bfloat16_rn(v109);
-      const float v111 = __bfloat162float(v110);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v110 = iron_f32_to_bf16(v109);
+      const float v111 = iron_to_f32(v110);  // kernels/norm/add_rms_norm.cpp:59
       v750 = v111;
-      const float v112 = __bfloat162float(v76);  // kernels/norm/add_rms_norm.cpp:58
-      const float v113 = __bfloat162float(v66);
+      const float v112 = iron_to_f32(v76);  // kernels/norm/add_rms_norm.cpp:58
+      const float v113 = iron_to_f32(v66);
       const float v114 = v113 + v112;
-      const __nv_bfloat16 v115 = __float2bfloat16_rn(v114);
-      const float v116 = __bfloat162float(v115);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v115 = iron_f32_to_bf16(v114);
+      const float v116 = iron_to_f32(v115);  // kernels/norm/add_rms_norm.cpp:59
       v751 = v116;
       *reinterpret_cast<iron_bf16x8*>(sum + v57) = iron_bf16x8{{v80, v85, v90, v95, v100, v105, v110, v115}};  // kernels/norm/add_rms_norm.cpp:61
     }
     if (v32) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v126 = v3 + v31;  // kernels/norm/add_rms_norm.cpp:54
       const iron_bf16x8 v127 = *reinterpret_cast<const iron_bf16x8*>(inp + v126);
-      const __nv_bfloat16 v128 = v127.v[0];
-      const __nv_bfloat16 v129 = v127.v[1];
-      const __nv_bfloat16 v130 = v127.v[2];
-      const __nv_bfloat16 v131 = v127.v[3];
-      const __nv_bfloat16 v132 = v127.v[4];
-      const __nv_bfloat16 v133 = v127.v[5];
-      const __nv_bfloat16 v134 = v127.v[6];
-      const __nv_bfloat16 v135 = v127.v[7];
+      const iron_bf16 v128 = v127.v[0];
+      const iron_bf16 v129 = v127.v[1];
+      const iron_bf16 v130 = v127.v[2];
+      const iron_bf16 v131 = v127.v[3];
+      const iron_bf16 v132 = v127.v[4];
+      const iron_bf16 v133 = v127.v[5];
+      const iron_bf16 v134 = v127.v[6];
+      const iron_bf16 v135 = v127.v[7];
       const iron_bf16x8 v137 = *reinterpret_cast<const iron_bf16x8*>(residual + v126);  // kernels/norm/add_rms_norm.cpp:55
-      const __nv_bfloat16 v138 = v137.v[0];
-      const __nv_bfloat16 v139 = v137.v[1];
-      const __nv_bfloat16 v140 = v137.v[2];
-      const __nv_bfloat16 v141 = v137.v[3];
-      const __nv_bfloat16 v142 = v137.v[4];
-      const __nv_bfloat16 v143 = v137.v[5];
-      const __nv_bfloat16 v144 = v137.v[6];
-      const __nv_bfloat16 v145 = v137.v[7];
-      const float v146 = __bfloat162float(v138);  // kernels/norm/add_rms_norm.cpp:58
-      const float v147 = __bfloat162float(v128);
+      const iron_bf16 v138 = v137.v[0];
+      const iron_bf16 v139 = v137.v[1];
+      const iron_bf16 v140 = v137.v[2];
+      const iron_bf16 v141 = v137.v[3];
+      const iron_bf16 v142 = v137.v[4];
+      const iron_bf16 v143 = v137.v[5];
+      const iron_bf16 v144 = v137.v[6];
+      const iron_bf16 v145 = v137.v[7];
+      const float v146 = iron_to_f32(v138);  // kernels/norm/add_rms_norm.cpp:58
+      const float v147 = iron_to_f32(v128);
       const float v148 = v147 + v146;
-      const __nv_bfloat16 v149 = __float2bfloat16_rn(v148);
-      const float v150 = __bfloat162float(v149);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v149 = iron_f32_to_bf16(v148);
+      const float v150 = iron_to_f32(v149);  // kernels/norm/add_rms_norm.cpp:59
       v752 = v150;
-      const float v151 = __bfloat162float(v139);  // kernels/norm/add_rms_norm.cpp:58
-      const float v152 = __bfloat162float(v129);
+      const float v151 = iron_to_f32(v139);  // kernels/norm/add_rms_norm.cpp:58
+      const float v152 = iron_to_f32(v129);
       const float v153 = v152 + v151;
-      const __nv_bfloat16 v154 = __float2bfloat16_rn(v153);
-      const float v155 = __bfloat162float(v154);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v154 = iron_f32_to_bf16(v153);
+      const float v155 = iron_to_f32(v154);  // kernels/norm/add_rms_norm.cpp:59
       v753 = v155;
-      const float v156 = __bfloat162float(v140);  // kernels/norm/add_rms_norm.cpp:58
-      const float v157 = __bfloat162float(v130);
+      const float v156 = iron_to_f32(v140);  // kernels/norm/add_rms_norm.cpp:58
+      const float v157 = iron_to_f32(v130);
       const float v158 = v157 + v156;
-      const __nv_bfloat16 v159 = __float2bfloat16_rn(v158);
-      const float v160 = __bfloat162float(v159);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v159 = iron_f32_to_bf16(v158);
+      const float v160 = iron_to_f32(v159);  // kernels/norm/add_rms_norm.cpp:59
       v754 = v160;
-      const float v161 = __bfloat162float(v141);  // kernels/norm/add_rms_norm.cpp:58
-      const float v162 = __bfloat162float(v131);
+      const float v161 = iron_to_f32(v141);  // kernels/norm/add_rms_norm.cpp:58
+      const float v162 = iron_to_f32(v131);
       const float v163 = v162 + v161;
-      const __nv_bfloat16 v164 = __float2bfloat16_rn(v163);
-      const float v165 = __bfloat162float(v164);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v164 = iron_f32_to_bf16(v163);
+      const float v165 = iron_to_f32(v164);  // kernels/norm/add_rms_norm.cpp:59
       v755 = v165;
-      const float v166 = __bfloat162float(v142);  // kernels/norm/add_rms_norm.cpp:58
-      const float v167 = __bfloat162float(v132);
+      const float v166 = iron_to_f32(v142);  // kernels/norm/add_rms_norm.cpp:58
+      const float v167 = iron_to_f32(v132);
       const float v168 = v167 + v166;
-      const __nv_bfloat16 v169 = __float2bfloat16_rn(v168);
-      const float v170 = __bfloat162float(v169);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v169 = iron_f32_to_bf16(v168);
+      const float v170 = iron_to_f32(v169);  // kernels/norm/add_rms_norm.cpp:59
       v756 = v170;
-      const float v171 = __bfloat162float(v143);  // kernels/norm/add_rms_norm.cpp:58
-      const float v172 = __bfloat162float(v133);
+      const float v171 = iron_to_f32(v143);  // kernels/norm/add_rms_norm.cpp:58
+      const float v172 = iron_to_f32(v133);
       const float v173 = v172 + v171;
-      const __nv_bfloat16 v174 = __float2bfloat16_rn(v173);
-      const float v175 = __bfloat162float(v174);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v174 = iron_f32_to_bf16(v173);
+      const float v175 = iron_to_f32(v174);  // kernels/norm/add_rms_norm.cpp:59
       v757 = v175;
-      const float v176 = __bfloat162float(v144);  // kernels/norm/add_rms_norm.cpp:58
-      const float v177 = __bfloat162float(v134);
+      const float v176 = iron_to_f32(v144);  // kernels/norm/add_rms_norm.cpp:58
+      const float v177 = iron_to_f32(v134);
       const float v178 = v177 + v176;
-      const __nv_bfloat16 v179 = __float2bfloat16_rn(v178);
-      const float v180 = __bfloat162float(v179);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v179 = iron_f32_to_bf16(v178);
+      const float v180 = iron_to_f32(v179);  // kernels/norm/add_rms_norm.cpp:59
       v758 = v180;
-      const float v181 = __bfloat162float(v145);  // kernels/norm/add_rms_norm.cpp:58
-      const float v182 = __bfloat162float(v135);
+      const float v181 = iron_to_f32(v145);  // kernels/norm/add_rms_norm.cpp:58
+      const float v182 = iron_to_f32(v135);
       const float v183 = v182 + v181;
-      const __nv_bfloat16 v184 = __float2bfloat16_rn(v183);
-      const float v185 = __bfloat162float(v184);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v184 = iron_f32_to_bf16(v183);
+      const float v185 = iron_to_f32(v184);  // kernels/norm/add_rms_norm.cpp:59
       v759 = v185;
       *reinterpret_cast<iron_bf16x8*>(sum + v126) = iron_bf16x8{{v149, v154, v159, v164, v169, v174, v179, v184}};  // kernels/norm/add_rms_norm.cpp:61
     }
     if (v40) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v195 = v3 + v39;  // kernels/norm/add_rms_norm.cpp:54
       const iron_bf16x8 v196 = *reinterpret_cast<const iron_bf16x8*>(inp + v195);
-      const __nv_bfloat16 v197 = v196.v[0];
-      const __nv_bfloat16 v198 = v196.v[1];
-      const __nv_bfloat16 v199 = v196.v[2];
-      const __nv_bfloat16 v200 = v196.v[3];
-      const __nv_bfloat16 v201 = v196.v[4];
-      const __nv_bfloat16 v202 = v196.v[5];
-      const __nv_bfloat16 v203 = v196.v[6];
-      const __nv_bfloat16 v204 = v196.v[7];
+      const iron_bf16 v197 = v196.v[0];
+      const iron_bf16 v198 = v196.v[1];
+      const iron_bf16 v199 = v196.v[2];
+      const iron_bf16 v200 = v196.v[3];
+      const iron_bf16 v201 = v196.v[4];
+      const iron_bf16 v202 = v196.v[5];
+      const iron_bf16 v203 = v196.v[6];
+      const iron_bf16 v204 = v196.v[7];
       const iron_bf16x8 v206 = *reinterpret_cast<const iron_bf16x8*>(residual + v195);  // kernels/norm/add_rms_norm.cpp:55
-      const __nv_bfloat16 v207 = v206.v[0];
-      const __nv_bfloat16 v208 = v206.v[1];
-      const __nv_bfloat16 v209 = v206.v[2];
-      const __nv_bfloat16 v210 = v206.v[3];
-      const __nv_bfloat16 v211 = v206.v[4];
-      const __nv_bfloat16 v212 = v206.v[5];
-      const __nv_bfloat16 v213 = v206.v[6];
-      const __nv_bfloat16 v214 = v206.v[7];
-      const float v215 = __bfloat162float(v207);  // kernels/norm/add_rms_norm.cpp:58
-      const float v216 = __bfloat162float(v197);
+      const iron_bf16 v207 = v206.v[0];
+      const iron_bf16 v208 = v206.v[1];
+      const iron_bf16 v209 = v206.v[2];
+      const iron_bf16 v210 = v206.v[3];
+      const iron_bf16 v211 = v206.v[4];
+      const iron_bf16 v212 = v206.v[5];
+      const iron_bf16 v213 = v206.v[6];
+      const iron_bf16 v214 = v206.v[7];
+      const float v215 = iron_to_f32(v207);  // kernels/norm/add_rms_norm.cpp:58
+      const float v216 = iron_to_f32(v197);
       const float v217 = v216 + v215;
-      const __nv_bfloat16 v218 = __float2bfloat16_rn(v217);
-      const float v219 = __bfloat162float(v218);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v218 = iron_f32_to_bf16(v217);
+      const float v219 = iron_to_f32(v218);  // kernels/norm/add_rms_norm.cpp:59
       v760 = v219;
-      const float v220 = __bfloat162float(v208);  // kernels/norm/add_rms_norm.cpp:58
-      const float v221 = __bfloat162float(v198);
+      const float v220 = iron_to_f32(v208);  // kernels/norm/add_rms_norm.cpp:58
+      const float v221 = iron_to_f32(v198);
       const float v222 = v221 + v220;
-      const __nv_bfloat16 v223 = __float2bfloat16_rn(v222);
-      const float v224 = __bfloat162float(v223);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v223 = iron_f32_to_bf16(v222);
+      const float v224 = iron_to_f32(v223);  // kernels/norm/add_rms_norm.cpp:59
       v761 = v224;
-      const float v225 = __bfloat162float(v209);  // kernels/norm/add_rms_norm.cpp:58
-      const float v226 = __bfloat162float(v199);
+      const float v225 = iron_to_f32(v209);  // kernels/norm/add_rms_norm.cpp:58
+      const float v226 = iron_to_f32(v199);
       const float v227 = v226 + v225;
-      const __nv_bfloat16 v228 = __float2bfloat16_rn(v227);
-      const float v229 = __bfloat162float(v228);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v228 = iron_f32_to_bf16(v227);
+      const float v229 = iron_to_f32(v228);  // kernels/norm/add_rms_norm.cpp:59
       v762 = v229;
-      const float v230 = __bfloat162float(v210);  // kernels/norm/add_rms_norm.cpp:58
-      const float v231 = __bfloat162float(v200);
+      const float v230 = iron_to_f32(v210);  // kernels/norm/add_rms_norm.cpp:58
+      const float v231 = iron_to_f32(v200);
       const float v232 = v231 + v230;
-      const __nv_bfloat16 v233 = __float2bfloat16_rn(v232);
-      const float v234 = __bfloat162float(v233);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v233 = iron_f32_to_bf16(v232);
+      const float v234 = iron_to_f32(v233);  // kernels/norm/add_rms_norm.cpp:59
       v763 = v234;
-      const float v235 = __bfloat162float(v211);  // kernels/norm/add_rms_norm.cpp:58
-      const float v236 = __bfloat162float(v201);
+      const float v235 = iron_to_f32(v211);  // kernels/norm/add_rms_norm.cpp:58
+      const float v236 = iron_to_f32(v201);
       const float v237 = v236 + v235;
-      const __nv_bfloat16 v238 = __float2bfloat16_rn(v237);
-      const float v239 = __bfloat162float(v238);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v238 = iron_f32_to_bf16(v237);
+      const float v239 = iron_to_f32(v238);  // kernels/norm/add_rms_norm.cpp:59
       v764 = v239;
-      const float v240 = __bfloat162float(v212);  // kernels/norm/add_rms_norm.cpp:58
-      const float v241 = __bfloat162float(v202);
+      const float v240 = iron_to_f32(v212);  // kernels/norm/add_rms_norm.cpp:58
+      const float v241 = iron_to_f32(v202);
       const float v242 = v241 + v240;
-      const __nv_bfloat16 v243 = __float2bfloat16_rn(v242);
-      const float v244 = __bfloat162float(v243);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v243 = iron_f32_to_bf16(v242);
+      const float v244 = iron_to_f32(v243);  // kernels/norm/add_rms_norm.cpp:59
       v765 = v244;
-      const float v245 = __bfloat162float(v213);  // kernels/norm/add_rms_norm.cpp:58
-      const float v246 = __bfloat162float(v203);
+      const float v245 = iron_to_f32(v213);  // kernels/norm/add_rms_norm.cpp:58
+      const float v246 = iron_to_f32(v203);
       const float v247 = v246 + v245;
-      const __nv_bfloat16 v248 = __float2bfloat16_rn(v247);
-      const float v249 = __bfloat162float(v248);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v248 = iron_f32_to_bf16(v247);
+      const float v249 = iron_to_f32(v248);  // kernels/norm/add_rms_norm.cpp:59
       v766 = v249;
-      const float v250 = __bfloat162float(v214);  // kernels/norm/add_rms_norm.cpp:58
-      const float v251 = __bfloat162float(v204);
+      const float v250 = iron_to_f32(v214);  // kernels/norm/add_rms_norm.cpp:58
+      const float v251 = iron_to_f32(v204);
       const float v252 = v251 + v250;
-      const __nv_bfloat16 v253 = __float2bfloat16_rn(v252);
-      const float v254 = __bfloat162float(v253);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v253 = iron_f32_to_bf16(v252);
+      const float v254 = iron_to_f32(v253);  // kernels/norm/add_rms_norm.cpp:59
       v767 = v254;
       *reinterpret_cast<iron_bf16x8*>(sum + v195) = iron_bf16x8{{v218, v223, v228, v233, v238, v243, v248, v253}};  // kernels/norm/add_rms_norm.cpp:61
     }
     if (v48) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v264 = v3 + v47;  // kernels/norm/add_rms_norm.cpp:54
       const iron_bf16x8 v265 = *reinterpret_cast<const iron_bf16x8*>(inp + v264);
-      const __nv_bfloat16 v266 = v265.v[0];
-      const __nv_bfloat16 v267 = v265.v[1];
-      const __nv_bfloat16 v268 = v265.v[2];
-      const __nv_bfloat16 v269 = v265.v[3];
-      const __nv_bfloat16 v270 = v265.v[4];
-      const __nv_bfloat16 v271 = v265.v[5];
-      const __nv_bfloat16 v272 = v265.v[6];
-      const __nv_bfloat16 v273 = v265.v[7];
+      const iron_bf16 v266 = v265.v[0];
+      const iron_bf16 v267 = v265.v[1];
+      const iron_bf16 v268 = v265.v[2];
+      const iron_bf16 v269 = v265.v[3];
+      const iron_bf16 v270 = v265.v[4];
+      const iron_bf16 v271 = v265.v[5];
+      const iron_bf16 v272 = v265.v[6];
+      const iron_bf16 v273 = v265.v[7];
       const iron_bf16x8 v275 = *reinterpret_cast<const iron_bf16x8*>(residual + v264);  // kernels/norm/add_rms_norm.cpp:55
-      const __nv_bfloat16 v276 = v275.v[0];
-      const __nv_bfloat16 v277 = v275.v[1];
-      const __nv_bfloat16 v278 = v275.v[2];
-      const __nv_bfloat16 v279 = v275.v[3];
-      const __nv_bfloat16 v280 = v275.v[4];
-      const __nv_bfloat16 v281 = v275.v[5];
-      const __nv_bfloat16 v282 = v275.v[6];
-      const __nv_bfloat16 v283 = v275.v[7];
-      const float v284 = __bfloat162float(v276);  // kernels/norm/add_rms_norm.cpp:58
-      const float v285 = __bfloat162float(v266);
+      const iron_bf16 v276 = v275.v[0];
+      const iron_bf16 v277 = v275.v[1];
+      const iron_bf16 v278 = v275.v[2];
+      const iron_bf16 v279 = v275.v[3];
+      const iron_bf16 v280 = v275.v[4];
+      const iron_bf16 v281 = v275.v[5];
+      const iron_bf16 v282 = v275.v[6];
+      const iron_bf16 v283 = v275.v[7];
+      const float v284 = iron_to_f32(v276);  // kernels/norm/add_rms_norm.cpp:58
+      const float v285 = iron_to_f32(v266);
       const float v286 = v285 + v284;
-      const __nv_bfloat16 v287 = __float2bfloat16_rn(v286);
-      const float v288 = __bfloat162float(v287);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v287 = iron_f32_to_bf16(v286);
+      const float v288 = iron_to_f32(v287);  // kernels/norm/add_rms_norm.cpp:59
       v768 = v288;
-      const float v289 = __bfloat162float(v277);  // kernels/norm/add_rms_norm.cpp:58
-      const float v290 = __bfloat162float(v267);
+      const float v289 = iron_to_f32(v277);  // kernels/norm/add_rms_norm.cpp:58
+      const float v290 = iron_to_f32(v267);
       const float v291 = v290 + v289;
-      const __nv_bfloat16 v292 = __float2bfloat16_rn(v291);
-      const float v293 = __bfloat162float(v292);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v292 = iron_f32_to_bf16(v291);
+      const float v293 = iron_to_f32(v292);  // kernels/norm/add_rms_norm.cpp:59
       v769 = v293;
-      const float v294 = __bfloat162float(v278);  // kernels/norm/add_rms_norm.cpp:58
-      const float v295 = __bfloat162float(v268);
+      const float v294 = iron_to_f32(v278);  // kernels/norm/add_rms_norm.cpp:58
+      const float v295 = iron_to_f32(v268);
       const float v296 = v295 + v294;
-      const __nv_bfloat16 v297 = __float2bfloat16_rn(v296);
-      const float v298 = __bfloat162float(v297);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v297 = iron_f32_to_bf16(v296);
+      const float v298 = iron_to_f32(v297);  // kernels/norm/add_rms_norm.cpp:59
       v770 = v298;
-      const float v299 = __bfloat162float(v279);  // kernels/norm/add_rms_norm.cpp:58
-      const float v300 = __bfloat162float(v269);
+      const float v299 = iron_to_f32(v279);  // kernels/norm/add_rms_norm.cpp:58
+      const float v300 = iron_to_f32(v269);
       const float v301 = v300 + v299;
-      const __nv_bfloat16 v302 = __float2bfloat16_rn(v301);
-      const float v303 = __bfloat162float(v302);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v302 = iron_f32_to_bf16(v301);
+      const float v303 = iron_to_f32(v302);  // kernels/norm/add_rms_norm.cpp:59
       v771 = v303;
-      const float v304 = __bfloat162float(v280);  // kernels/norm/add_rms_norm.cpp:58
-      const float v305 = __bfloat162float(v270);
+      const float v304 = iron_to_f32(v280);  // kernels/norm/add_rms_norm.cpp:58
+      const float v305 = iron_to_f32(v270);
       const float v306 = v305 + v304;
-      const __nv_bfloat16 v307 = __float2bfloat16_rn(v306);
-      const float v308 = __bfloat162float(v307);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v307 = iron_f32_to_bf16(v306);
+      const float v308 = iron_to_f32(v307);  // kernels/norm/add_rms_norm.cpp:59
       v772 = v308;
-      const float v309 = __bfloat162float(v281);  // kernels/norm/add_rms_norm.cpp:58
-      const float v310 = __bfloat162float(v271);
+      const float v309 = iron_to_f32(v281);  // kernels/norm/add_rms_norm.cpp:58
+      const float v310 = iron_to_f32(v271);
       const float v311 = v310 + v309;
-      const __nv_bfloat16 v312 = __float2bfloat16_rn(v311);
-      const float v313 = __bfloat162float(v312);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v312 = iron_f32_to_bf16(v311);
+      const float v313 = iron_to_f32(v312);  // kernels/norm/add_rms_norm.cpp:59
       v773 = v313;
-      const float v314 = __bfloat162float(v282);  // kernels/norm/add_rms_norm.cpp:58
-      const float v315 = __bfloat162float(v272);
+      const float v314 = iron_to_f32(v282);  // kernels/norm/add_rms_norm.cpp:58
+      const float v315 = iron_to_f32(v272);
       const float v316 = v315 + v314;
-      const __nv_bfloat16 v317 = __float2bfloat16_rn(v316);
-      const float v318 = __bfloat162float(v317);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v317 = iron_f32_to_bf16(v316);
+      const float v318 = iron_to_f32(v317);  // kernels/norm/add_rms_norm.cpp:59
       v774 = v318;
-      const float v319 = __bfloat162float(v283);  // kernels/norm/add_rms_norm.cpp:58
-      const float v320 = __bfloat162float(v273);
+      const float v319 = iron_to_f32(v283);  // kernels/norm/add_rms_norm.cpp:58
+      const float v320 = iron_to_f32(v273);
       const float v321 = v320 + v319;
-      const __nv_bfloat16 v322 = __float2bfloat16_rn(v321);
-      const float v323 = __bfloat162float(v322);  // kernels/norm/add_rms_norm.cpp:59
+      const iron_bf16 v322 = iron_f32_to_bf16(v321);
+      const float v323 = iron_to_f32(v322);  // kernels/norm/add_rms_norm.cpp:59
       v775 = v323;
       *reinterpret_cast<iron_bf16x8*>(sum + v264) = iron_bf16x8{{v287, v292, v297, v302, v307, v312, v317, v322}};  // kernels/norm/add_rms_norm.cpp:61
     }
@@ -500,205 +542,205 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_rms_norm_bf16(
     const float v466 = rsqrtf(v465);
     if (v24) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v475 = *reinterpret_cast<const iron_bf16x8*>(weight + v23);  // kernels/norm/add_rms_norm.cpp:65
-      const __nv_bfloat16 v476 = v475.v[0];
-      const __nv_bfloat16 v477 = v475.v[1];
-      const __nv_bfloat16 v478 = v475.v[2];
-      const __nv_bfloat16 v479 = v475.v[3];
-      const __nv_bfloat16 v480 = v475.v[4];
-      const __nv_bfloat16 v481 = v475.v[5];
-      const __nv_bfloat16 v482 = v475.v[6];
-      const __nv_bfloat16 v483 = v475.v[7];
-      const float v484 = __bfloat162float(v476);  // kernels/norm/add_rms_norm.cpp:67
+      const iron_bf16 v476 = v475.v[0];
+      const iron_bf16 v477 = v475.v[1];
+      const iron_bf16 v478 = v475.v[2];
+      const iron_bf16 v479 = v475.v[3];
+      const iron_bf16 v480 = v475.v[4];
+      const iron_bf16 v481 = v475.v[5];
+      const iron_bf16 v482 = v475.v[6];
+      const iron_bf16 v483 = v475.v[7];
+      const float v484 = iron_to_f32(v476);  // kernels/norm/add_rms_norm.cpp:67
       const float v486 = v328 * v466;
       const float v487 = v486 * v484;
-      const __nv_bfloat16 v488 = __float2bfloat16_rn(v487);
-      const float v489 = __bfloat162float(v477);
+      const iron_bf16 v488 = iron_f32_to_bf16(v487);
+      const float v489 = iron_to_f32(v477);
       const float v491 = v331 * v466;
       const float v492 = v491 * v489;
-      const __nv_bfloat16 v493 = __float2bfloat16_rn(v492);
-      const float v494 = __bfloat162float(v478);
+      const iron_bf16 v493 = iron_f32_to_bf16(v492);
+      const float v494 = iron_to_f32(v478);
       const float v496 = v335 * v466;
       const float v497 = v496 * v494;
-      const __nv_bfloat16 v498 = __float2bfloat16_rn(v497);
-      const float v499 = __bfloat162float(v479);
+      const iron_bf16 v498 = iron_f32_to_bf16(v497);
+      const float v499 = iron_to_f32(v479);
       const float v501 = v339 * v466;
       const float v502 = v501 * v499;
-      const __nv_bfloat16 v503 = __float2bfloat16_rn(v502);
-      const float v504 = __bfloat162float(v480);
+      const iron_bf16 v503 = iron_f32_to_bf16(v502);
+      const float v504 = iron_to_f32(v480);
       const float v506 = v343 * v466;
       const float v507 = v506 * v504;
-      const __nv_bfloat16 v508 = __float2bfloat16_rn(v507);
-      const float v509 = __bfloat162float(v481);
+      const iron_bf16 v508 = iron_f32_to_bf16(v507);
+      const float v509 = iron_to_f32(v481);
       const float v511 = v347 * v466;
       const float v512 = v511 * v509;
-      const __nv_bfloat16 v513 = __float2bfloat16_rn(v512);
-      const float v514 = __bfloat162float(v482);
+      const iron_bf16 v513 = iron_f32_to_bf16(v512);
+      const float v514 = iron_to_f32(v482);
       const float v516 = v351 * v466;
       const float v517 = v516 * v514;
-      const __nv_bfloat16 v518 = __float2bfloat16_rn(v517);
-      const float v519 = __bfloat162float(v483);
+      const iron_bf16 v518 = iron_f32_to_bf16(v517);
+      const float v519 = iron_to_f32(v483);
       const float v521 = v355 * v466;
       const float v522 = v521 * v519;
-      const __nv_bfloat16 v523 = __float2bfloat16_rn(v522);
+      const iron_bf16 v523 = iron_f32_to_bf16(v522);
       const unsigned int v524 = v3 + v23;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v524) = iron_bf16x8{{v488, v493, v498, v503, v508, v513, v518, v523}};
     }
     if (v32) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v533 = *reinterpret_cast<const iron_bf16x8*>(weight + v31);  // kernels/norm/add_rms_norm.cpp:65
-      const __nv_bfloat16 v534 = v533.v[0];
-      const __nv_bfloat16 v535 = v533.v[1];
-      const __nv_bfloat16 v536 = v533.v[2];
-      const __nv_bfloat16 v537 = v533.v[3];
-      const __nv_bfloat16 v538 = v533.v[4];
-      const __nv_bfloat16 v539 = v533.v[5];
-      const __nv_bfloat16 v540 = v533.v[6];
-      const __nv_bfloat16 v541 = v533.v[7];
-      const float v542 = __bfloat162float(v534);  // kernels/norm/add_rms_norm.cpp:67
+      const iron_bf16 v534 = v533.v[0];
+      const iron_bf16 v535 = v533.v[1];
+      const iron_bf16 v536 = v533.v[2];
+      const iron_bf16 v537 = v533.v[3];
+      const iron_bf16 v538 = v533.v[4];
+      const iron_bf16 v539 = v533.v[5];
+      const iron_bf16 v540 = v533.v[6];
+      const iron_bf16 v541 = v533.v[7];
+      const float v542 = iron_to_f32(v534);  // kernels/norm/add_rms_norm.cpp:67
       const float v543 = v752;
       const float v544 = v543 * v466;
       const float v545 = v544 * v542;
-      const __nv_bfloat16 v546 = __float2bfloat16_rn(v545);
-      const float v547 = __bfloat162float(v535);
+      const iron_bf16 v546 = iron_f32_to_bf16(v545);
+      const float v547 = iron_to_f32(v535);
       const float v548 = v753;
       const float v549 = v548 * v466;
       const float v550 = v549 * v547;
-      const __nv_bfloat16 v551 = __float2bfloat16_rn(v550);
-      const float v552 = __bfloat162float(v536);
+      const iron_bf16 v551 = iron_f32_to_bf16(v550);
+      const float v552 = iron_to_f32(v536);
       const float v553 = v754;
       const float v554 = v553 * v466;
       const float v555 = v554 * v552;
-      const __nv_bfloat16 v556 = __float2bfloat16_rn(v555);
-      const float v557 = __bfloat162float(v537);
+      const iron_bf16 v556 = iron_f32_to_bf16(v555);
+      const float v557 = iron_to_f32(v537);
       const float v558 = v755;
       const float v559 = v558 * v466;
       const float v560 = v559 * v557;
-      const __nv_bfloat16 v561 = __float2bfloat16_rn(v560);
-      const float v562 = __bfloat162float(v538);
+      const iron_bf16 v561 = iron_f32_to_bf16(v560);
+      const float v562 = iron_to_f32(v538);
       const float v563 = v756;
       const float v564 = v563 * v466;
       const float v565 = v564 * v562;
-      const __nv_bfloat16 v566 = __float2bfloat16_rn(v565);
-      const float v567 = __bfloat162float(v539);
+      const iron_bf16 v566 = iron_f32_to_bf16(v565);
+      const float v567 = iron_to_f32(v539);
       const float v568 = v757;
       const float v569 = v568 * v466;
       const float v570 = v569 * v567;
-      const __nv_bfloat16 v571 = __float2bfloat16_rn(v570);
-      const float v572 = __bfloat162float(v540);
+      const iron_bf16 v571 = iron_f32_to_bf16(v570);
+      const float v572 = iron_to_f32(v540);
       const float v573 = v758;
       const float v574 = v573 * v466;
       const float v575 = v574 * v572;
-      const __nv_bfloat16 v576 = __float2bfloat16_rn(v575);
-      const float v577 = __bfloat162float(v541);
+      const iron_bf16 v576 = iron_f32_to_bf16(v575);
+      const float v577 = iron_to_f32(v541);
       const float v578 = v759;
       const float v579 = v578 * v466;
       const float v580 = v579 * v577;
-      const __nv_bfloat16 v581 = __float2bfloat16_rn(v580);
+      const iron_bf16 v581 = iron_f32_to_bf16(v580);
       const unsigned int v582 = v3 + v31;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v582) = iron_bf16x8{{v546, v551, v556, v561, v566, v571, v576, v581}};
     }
     if (v40) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v591 = *reinterpret_cast<const iron_bf16x8*>(weight + v39);  // kernels/norm/add_rms_norm.cpp:65
-      const __nv_bfloat16 v592 = v591.v[0];
-      const __nv_bfloat16 v593 = v591.v[1];
-      const __nv_bfloat16 v594 = v591.v[2];
-      const __nv_bfloat16 v595 = v591.v[3];
-      const __nv_bfloat16 v596 = v591.v[4];
-      const __nv_bfloat16 v597 = v591.v[5];
-      const __nv_bfloat16 v598 = v591.v[6];
-      const __nv_bfloat16 v599 = v591.v[7];
-      const float v600 = __bfloat162float(v592);  // kernels/norm/add_rms_norm.cpp:67
+      const iron_bf16 v592 = v591.v[0];
+      const iron_bf16 v593 = v591.v[1];
+      const iron_bf16 v594 = v591.v[2];
+      const iron_bf16 v595 = v591.v[3];
+      const iron_bf16 v596 = v591.v[4];
+      const iron_bf16 v597 = v591.v[5];
+      const iron_bf16 v598 = v591.v[6];
+      const iron_bf16 v599 = v591.v[7];
+      const float v600 = iron_to_f32(v592);  // kernels/norm/add_rms_norm.cpp:67
       const float v601 = v760;
       const float v602 = v601 * v466;
       const float v603 = v602 * v600;
-      const __nv_bfloat16 v604 = __float2bfloat16_rn(v603);
-      const float v605 = __bfloat162float(v593);
+      const iron_bf16 v604 = iron_f32_to_bf16(v603);
+      const float v605 = iron_to_f32(v593);
       const float v606 = v761;
       const float v607 = v606 * v466;
       const float v608 = v607 * v605;
-      const __nv_bfloat16 v609 = __float2bfloat16_rn(v608);
-      const float v610 = __bfloat162float(v594);
+      const iron_bf16 v609 = iron_f32_to_bf16(v608);
+      const float v610 = iron_to_f32(v594);
       const float v611 = v762;
       const float v612 = v611 * v466;
       const float v613 = v612 * v610;
-      const __nv_bfloat16 v614 = __float2bfloat16_rn(v613);
-      const float v615 = __bfloat162float(v595);
+      const iron_bf16 v614 = iron_f32_to_bf16(v613);
+      const float v615 = iron_to_f32(v595);
       const float v616 = v763;
       const float v617 = v616 * v466;
       const float v618 = v617 * v615;
-      const __nv_bfloat16 v619 = __float2bfloat16_rn(v618);
-      const float v620 = __bfloat162float(v596);
+      const iron_bf16 v619 = iron_f32_to_bf16(v618);
+      const float v620 = iron_to_f32(v596);
       const float v621 = v764;
       const float v622 = v621 * v466;
       const float v623 = v622 * v620;
-      const __nv_bfloat16 v624 = __float2bfloat16_rn(v623);
-      const float v625 = __bfloat162float(v597);
+      const iron_bf16 v624 = iron_f32_to_bf16(v623);
+      const float v625 = iron_to_f32(v597);
       const float v626 = v765;
       const float v627 = v626 * v466;
       const float v628 = v627 * v625;
-      const __nv_bfloat16 v629 = __float2bfloat16_rn(v628);
-      const float v630 = __bfloat162float(v598);
+      const iron_bf16 v629 = iron_f32_to_bf16(v628);
+      const float v630 = iron_to_f32(v598);
       const float v631 = v766;
       const float v632 = v631 * v466;
       const float v633 = v632 * v630;
-      const __nv_bfloat16 v634 = __float2bfloat16_rn(v633);
-      const float v635 = __bfloat162float(v599);
+      const iron_bf16 v634 = iron_f32_to_bf16(v633);
+      const float v635 = iron_to_f32(v599);
       const float v636 = v767;
       const float v637 = v636 * v466;
       const float v638 = v637 * v635;
-      const __nv_bfloat16 v639 = __float2bfloat16_rn(v638);
+      const iron_bf16 v639 = iron_f32_to_bf16(v638);
       const unsigned int v640 = v3 + v39;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v640) = iron_bf16x8{{v604, v609, v614, v619, v624, v629, v634, v639}};
     }
     if (v48) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v649 = *reinterpret_cast<const iron_bf16x8*>(weight + v47);  // kernels/norm/add_rms_norm.cpp:65
-      const __nv_bfloat16 v650 = v649.v[0];
-      const __nv_bfloat16 v651 = v649.v[1];
-      const __nv_bfloat16 v652 = v649.v[2];
-      const __nv_bfloat16 v653 = v649.v[3];
-      const __nv_bfloat16 v654 = v649.v[4];
-      const __nv_bfloat16 v655 = v649.v[5];
-      const __nv_bfloat16 v656 = v649.v[6];
-      const __nv_bfloat16 v657 = v649.v[7];
-      const float v658 = __bfloat162float(v650);  // kernels/norm/add_rms_norm.cpp:67
+      const iron_bf16 v650 = v649.v[0];
+      const iron_bf16 v651 = v649.v[1];
+      const iron_bf16 v652 = v649.v[2];
+      const iron_bf16 v653 = v649.v[3];
+      const iron_bf16 v654 = v649.v[4];
+      const iron_bf16 v655 = v649.v[5];
+      const iron_bf16 v656 = v649.v[6];
+      const iron_bf16 v657 = v649.v[7];
+      const float v658 = iron_to_f32(v650);  // kernels/norm/add_rms_norm.cpp:67
       const float v659 = v768;
       const float v660 = v659 * v466;
       const float v661 = v660 * v658;
-      const __nv_bfloat16 v662 = __float2bfloat16_rn(v661);
-      const float v663 = __bfloat162float(v651);
+      const iron_bf16 v662 = iron_f32_to_bf16(v661);
+      const float v663 = iron_to_f32(v651);
       const float v664 = v769;
       const float v665 = v664 * v466;
       const float v666 = v665 * v663;
-      const __nv_bfloat16 v667 = __float2bfloat16_rn(v666);
-      const float v668 = __bfloat162float(v652);
+      const iron_bf16 v667 = iron_f32_to_bf16(v666);
+      const float v668 = iron_to_f32(v652);
       const float v669 = v770;
       const float v670 = v669 * v466;
       const float v671 = v670 * v668;
-      const __nv_bfloat16 v672 = __float2bfloat16_rn(v671);
-      const float v673 = __bfloat162float(v653);
+      const iron_bf16 v672 = iron_f32_to_bf16(v671);
+      const float v673 = iron_to_f32(v653);
       const float v674 = v771;
       const float v675 = v674 * v466;
       const float v676 = v675 * v673;
-      const __nv_bfloat16 v677 = __float2bfloat16_rn(v676);
-      const float v678 = __bfloat162float(v654);
+      const iron_bf16 v677 = iron_f32_to_bf16(v676);
+      const float v678 = iron_to_f32(v654);
       const float v679 = v772;
       const float v680 = v679 * v466;
       const float v681 = v680 * v678;
-      const __nv_bfloat16 v682 = __float2bfloat16_rn(v681);
-      const float v683 = __bfloat162float(v655);
+      const iron_bf16 v682 = iron_f32_to_bf16(v681);
+      const float v683 = iron_to_f32(v655);
       const float v684 = v773;
       const float v685 = v684 * v466;
       const float v686 = v685 * v683;
-      const __nv_bfloat16 v687 = __float2bfloat16_rn(v686);
-      const float v688 = __bfloat162float(v656);
+      const iron_bf16 v687 = iron_f32_to_bf16(v686);
+      const float v688 = iron_to_f32(v656);
       const float v689 = v774;
       const float v690 = v689 * v466;
       const float v691 = v690 * v688;
-      const __nv_bfloat16 v692 = __float2bfloat16_rn(v691);
-      const float v693 = __bfloat162float(v657);
+      const iron_bf16 v692 = iron_f32_to_bf16(v691);
+      const float v693 = iron_to_f32(v657);
       const float v694 = v775;
       const float v695 = v694 * v466;
       const float v696 = v695 * v693;
-      const __nv_bfloat16 v697 = __float2bfloat16_rn(v696);
+      const iron_bf16 v697 = iron_f32_to_bf16(v696);
       const unsigned int v698 = v3 + v47;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v698) = iron_bf16x8{{v662, v667, v672, v677, v682, v687, v692, v697}};
     }
@@ -707,14 +749,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_rms_norm_bf16(
 
     for (unsigned int v701 = v4; v701 < v0; v701 += v5) {  // kernels/norm/add_rms_norm.cpp:73
       const unsigned int v702 = v3 + v701;  // kernels/norm/add_rms_norm.cpp:74
-      const __nv_bfloat16 v703 = residual[v702];
-      const float v704 = __bfloat162float(v703);
-      const __nv_bfloat16 v706 = inp[v702];
-      const float v707 = __bfloat162float(v706);
+      const iron_bf16 v703 = residual[v702];
+      const float v704 = iron_to_f32(v703);
+      const iron_bf16 v706 = inp[v702];
+      const float v707 = iron_to_f32(v706);
       const float v708 = v707 + v704;
-      const __nv_bfloat16 v709 = __float2bfloat16_rn(v708);
+      const iron_bf16 v709 = iron_f32_to_bf16(v708);
       sum[v702] = v709;  // kernels/norm/add_rms_norm.cpp:75
-      const float v711 = __bfloat162float(v709);  // kernels/norm/add_rms_norm.cpp:76
+      const float v711 = iron_to_f32(v709);  // kernels/norm/add_rms_norm.cpp:76
       const float v712 = v711 * v711;  // kernels/norm/add_rms_norm.cpp:77
       const float v713 = v700;
       const float v714 = v713 + v712;
@@ -744,18 +786,18 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_rms_norm_bf16(
 
     for (unsigned int v721 = v4; v721 < v0; v721 += v5) {  // kernels/norm/add_rms_norm.cpp:81
       const unsigned int v722 = v3 + v721;  // kernels/norm/add_rms_norm.cpp:82
-      const __nv_bfloat16 v723 = residual[v722];
-      const float v724 = __bfloat162float(v723);
-      const __nv_bfloat16 v726 = inp[v722];
-      const float v727 = __bfloat162float(v726);
+      const iron_bf16 v723 = residual[v722];
+      const float v724 = iron_to_f32(v723);
+      const iron_bf16 v726 = inp[v722];
+      const float v727 = iron_to_f32(v726);
       const float v728 = v727 + v724;
-      const __nv_bfloat16 v729 = __float2bfloat16_rn(v728);
-      const __nv_bfloat16 v730 = weight[v721];  // kernels/norm/add_rms_norm.cpp:83
-      const float v731 = __bfloat162float(v730);
-      const float v732 = __bfloat162float(v729);
+      const iron_bf16 v729 = iron_f32_to_bf16(v728);
+      const iron_bf16 v730 = weight[v721];  // kernels/norm/add_rms_norm.cpp:83
+      const float v731 = iron_to_f32(v730);
+      const float v732 = iron_to_f32(v729);
       const float v733 = v732 * v720;
       const float v734 = v733 * v731;
-      const __nv_bfloat16 v735 = __float2bfloat16_rn(v734);
+      const iron_bf16 v735 = iron_f32_to_bf16(v734);
       out[v722] = v735;
     }
   }

@@ -3,25 +3,67 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   b: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   a: input bf16 tensor, as const iron_bf16* __restrict__
+//   b: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_add_row_bf16(
-    const __nv_bfloat16* __restrict__ a,
-    const __nv_bfloat16* __restrict__ b,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ a,
+    const iron_bf16* __restrict__ b,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/binary.cpp:84
   const unsigned int v1 = blockIdx.x;  // kernels/ops/binary.cpp:63
@@ -36,56 +78,56 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_row_bf16(
     for (unsigned int v19 = v4; v19 < v18; v19 += v3) {
       const unsigned int v20 = v19 << 3u;
       const iron_bf16x8 v21 = *reinterpret_cast<const iron_bf16x8*>(b + v20);  // kernels/ops/binary.cpp:65
-      const __nv_bfloat16 v22 = v21.v[0];
-      const __nv_bfloat16 v23 = v21.v[1];
-      const __nv_bfloat16 v24 = v21.v[2];
-      const __nv_bfloat16 v25 = v21.v[3];
-      const __nv_bfloat16 v26 = v21.v[4];
-      const __nv_bfloat16 v27 = v21.v[5];
-      const __nv_bfloat16 v28 = v21.v[6];
-      const __nv_bfloat16 v29 = v21.v[7];
+      const iron_bf16 v22 = v21.v[0];
+      const iron_bf16 v23 = v21.v[1];
+      const iron_bf16 v24 = v21.v[2];
+      const iron_bf16 v25 = v21.v[3];
+      const iron_bf16 v26 = v21.v[4];
+      const iron_bf16 v27 = v21.v[5];
+      const iron_bf16 v28 = v21.v[6];
+      const iron_bf16 v29 = v21.v[7];
       const unsigned int v30 = v2 + v20;
       const iron_bf16x8 v31 = *reinterpret_cast<const iron_bf16x8*>(a + v30);
-      const __nv_bfloat16 v32 = v31.v[0];
-      const __nv_bfloat16 v33 = v31.v[1];
-      const __nv_bfloat16 v34 = v31.v[2];
-      const __nv_bfloat16 v35 = v31.v[3];
-      const __nv_bfloat16 v36 = v31.v[4];
-      const __nv_bfloat16 v37 = v31.v[5];
-      const __nv_bfloat16 v38 = v31.v[6];
-      const __nv_bfloat16 v39 = v31.v[7];
-      const float v40 = __bfloat162float(v22);
-      const float v41 = __bfloat162float(v32);
+      const iron_bf16 v32 = v31.v[0];
+      const iron_bf16 v33 = v31.v[1];
+      const iron_bf16 v34 = v31.v[2];
+      const iron_bf16 v35 = v31.v[3];
+      const iron_bf16 v36 = v31.v[4];
+      const iron_bf16 v37 = v31.v[5];
+      const iron_bf16 v38 = v31.v[6];
+      const iron_bf16 v39 = v31.v[7];
+      const float v40 = iron_to_f32(v22);
+      const float v41 = iron_to_f32(v32);
       const float v42 = v41 + v40;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v43 = __float2bfloat16_rn(v42);  // kernels/ops/binary.cpp:65
-      const float v44 = __bfloat162float(v23);
-      const float v45 = __bfloat162float(v33);
+      const iron_bf16 v43 = iron_f32_to_bf16(v42);  // kernels/ops/binary.cpp:65
+      const float v44 = iron_to_f32(v23);
+      const float v45 = iron_to_f32(v33);
       const float v46 = v45 + v44;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v47 = __float2bfloat16_rn(v46);  // kernels/ops/binary.cpp:65
-      const float v48 = __bfloat162float(v24);
-      const float v49 = __bfloat162float(v34);
+      const iron_bf16 v47 = iron_f32_to_bf16(v46);  // kernels/ops/binary.cpp:65
+      const float v48 = iron_to_f32(v24);
+      const float v49 = iron_to_f32(v34);
       const float v50 = v49 + v48;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v51 = __float2bfloat16_rn(v50);  // kernels/ops/binary.cpp:65
-      const float v52 = __bfloat162float(v25);
-      const float v53 = __bfloat162float(v35);
+      const iron_bf16 v51 = iron_f32_to_bf16(v50);  // kernels/ops/binary.cpp:65
+      const float v52 = iron_to_f32(v25);
+      const float v53 = iron_to_f32(v35);
       const float v54 = v53 + v52;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v55 = __float2bfloat16_rn(v54);  // kernels/ops/binary.cpp:65
-      const float v56 = __bfloat162float(v26);
-      const float v57 = __bfloat162float(v36);
+      const iron_bf16 v55 = iron_f32_to_bf16(v54);  // kernels/ops/binary.cpp:65
+      const float v56 = iron_to_f32(v26);
+      const float v57 = iron_to_f32(v36);
       const float v58 = v57 + v56;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v59 = __float2bfloat16_rn(v58);  // kernels/ops/binary.cpp:65
-      const float v60 = __bfloat162float(v27);
-      const float v61 = __bfloat162float(v37);
+      const iron_bf16 v59 = iron_f32_to_bf16(v58);  // kernels/ops/binary.cpp:65
+      const float v60 = iron_to_f32(v27);
+      const float v61 = iron_to_f32(v37);
       const float v62 = v61 + v60;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v63 = __float2bfloat16_rn(v62);  // kernels/ops/binary.cpp:65
-      const float v64 = __bfloat162float(v28);
-      const float v65 = __bfloat162float(v38);
+      const iron_bf16 v63 = iron_f32_to_bf16(v62);  // kernels/ops/binary.cpp:65
+      const float v64 = iron_to_f32(v28);
+      const float v65 = iron_to_f32(v38);
       const float v66 = v65 + v64;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v67 = __float2bfloat16_rn(v66);  // kernels/ops/binary.cpp:65
-      const float v68 = __bfloat162float(v29);
-      const float v69 = __bfloat162float(v39);
+      const iron_bf16 v67 = iron_f32_to_bf16(v66);  // kernels/ops/binary.cpp:65
+      const float v68 = iron_to_f32(v29);
+      const float v69 = iron_to_f32(v39);
       const float v70 = v69 + v68;  // kernels/ops/binary.cpp:35
-      const __nv_bfloat16 v71 = __float2bfloat16_rn(v70);  // kernels/ops/binary.cpp:65
+      const iron_bf16 v71 = iron_f32_to_bf16(v70);  // kernels/ops/binary.cpp:65
       *reinterpret_cast<iron_bf16x8*>(out + v30) = iron_bf16x8{{v43, v47, v51, v55, v59, v63, v67, v71}};
     }
   } else {
@@ -97,43 +139,43 @@ extern "C" __global__ void __launch_bounds__(1024) iron_add_row_bf16(
       for (unsigned int v77 = v4; v77 < v76; v77 += v3) {
         const unsigned int v78 = v77 << 2u;
         const iron_bf16x4 v79 = *reinterpret_cast<const iron_bf16x4*>(b + v78);  // kernels/ops/binary.cpp:65
-        const __nv_bfloat16 v80 = v79.v[0];
-        const __nv_bfloat16 v81 = v79.v[1];
-        const __nv_bfloat16 v82 = v79.v[2];
-        const __nv_bfloat16 v83 = v79.v[3];
+        const iron_bf16 v80 = v79.v[0];
+        const iron_bf16 v81 = v79.v[1];
+        const iron_bf16 v82 = v79.v[2];
+        const iron_bf16 v83 = v79.v[3];
         const unsigned int v84 = v2 + v78;
         const iron_bf16x4 v85 = *reinterpret_cast<const iron_bf16x4*>(a + v84);
-        const __nv_bfloat16 v86 = v85.v[0];
-        const __nv_bfloat16 v87 = v85.v[1];
-        const __nv_bfloat16 v88 = v85.v[2];
-        const __nv_bfloat16 v89 = v85.v[3];
-        const float v90 = __bfloat162float(v80);
-        const float v91 = __bfloat162float(v86);
+        const iron_bf16 v86 = v85.v[0];
+        const iron_bf16 v87 = v85.v[1];
+        const iron_bf16 v88 = v85.v[2];
+        const iron_bf16 v89 = v85.v[3];
+        const float v90 = iron_to_f32(v80);
+        const float v91 = iron_to_f32(v86);
         const float v92 = v91 + v90;  // kernels/ops/binary.cpp:35
-        const __nv_bfloat16 v93 = __float2bfloat16_rn(v92);  // kernels/ops/binary.cpp:65
-        const float v94 = __bfloat162float(v81);
-        const float v95 = __bfloat162float(v87);
+        const iron_bf16 v93 = iron_f32_to_bf16(v92);  // kernels/ops/binary.cpp:65
+        const float v94 = iron_to_f32(v81);
+        const float v95 = iron_to_f32(v87);
         const float v96 = v95 + v94;  // kernels/ops/binary.cpp:35
-        const __nv_bfloat16 v97 = __float2bfloat16_rn(v96);  // kernels/ops/binary.cpp:65
-        const float v98 = __bfloat162float(v82);
-        const float v99 = __bfloat162float(v88);
+        const iron_bf16 v97 = iron_f32_to_bf16(v96);  // kernels/ops/binary.cpp:65
+        const float v98 = iron_to_f32(v82);
+        const float v99 = iron_to_f32(v88);
         const float v100 = v99 + v98;  // kernels/ops/binary.cpp:35
-        const __nv_bfloat16 v101 = __float2bfloat16_rn(v100);  // kernels/ops/binary.cpp:65
-        const float v102 = __bfloat162float(v83);
-        const float v103 = __bfloat162float(v89);
+        const iron_bf16 v101 = iron_f32_to_bf16(v100);  // kernels/ops/binary.cpp:65
+        const float v102 = iron_to_f32(v83);
+        const float v103 = iron_to_f32(v89);
         const float v104 = v103 + v102;  // kernels/ops/binary.cpp:35
-        const __nv_bfloat16 v105 = __float2bfloat16_rn(v104);  // kernels/ops/binary.cpp:65
+        const iron_bf16 v105 = iron_f32_to_bf16(v104);  // kernels/ops/binary.cpp:65
         *reinterpret_cast<iron_bf16x4*>(out + v84) = iron_bf16x4{{v93, v97, v101, v105}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/binary.cpp:64
-        const __nv_bfloat16 v6 = b[v5];  // kernels/ops/binary.cpp:65
-        const float v7 = __bfloat162float(v6);
+        const iron_bf16 v6 = b[v5];  // kernels/ops/binary.cpp:65
+        const float v7 = iron_to_f32(v6);
         const unsigned int v8 = v2 + v5;
-        const __nv_bfloat16 v9 = a[v8];
-        const float v10 = __bfloat162float(v9);
+        const iron_bf16 v9 = a[v8];
+        const float v10 = iron_to_f32(v9);
         const float v11 = v10 + v7;  // kernels/ops/binary.cpp:35
-        const __nv_bfloat16 v12 = __float2bfloat16_rn(v11);  // kernels/ops/binary.cpp:65
+        const iron_bf16 v12 = iron_f32_to_bf16(v11);  // kernels/ops/binary.cpp:65
         out[v8] = v12;
       }
     }

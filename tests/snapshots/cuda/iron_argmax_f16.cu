@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 256 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   values: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   values: output f16 tensor, as iron_f16* __restrict__
 //   indices: output u32 tensor, as unsigned int* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -42,8 +84,8 @@ __device__ __forceinline__ T iron_simd_min(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ values,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ values,
     unsigned int* __restrict__ indices,
     unsigned int n) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -72,15 +114,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       const unsigned int v48 = v34 + 7u;
       const unsigned int v49 = v2 + v34;  // kernels/ops/argmax.cpp:47
       const iron_f16x8 v50 = *reinterpret_cast<const iron_f16x8*>(inp + v49);
-      const __half v51 = v50.v[0];
-      const __half v52 = v50.v[1];
-      const __half v53 = v50.v[2];
-      const __half v54 = v50.v[3];
-      const __half v55 = v50.v[4];
-      const __half v56 = v50.v[5];
-      const __half v57 = v50.v[6];
-      const __half v58 = v50.v[7];
-      const float v59 = __half2float(v51);
+      const iron_f16 v51 = v50.v[0];
+      const iron_f16 v52 = v50.v[1];
+      const iron_f16 v53 = v50.v[2];
+      const iron_f16 v54 = v50.v[3];
+      const iron_f16 v55 = v50.v[4];
+      const iron_f16 v56 = v50.v[5];
+      const iron_f16 v57 = v50.v[6];
+      const iron_f16 v58 = v50.v[7];
+      const float v59 = iron_to_f32(v51);
       const float v60 = v5;  // kernels/ops/argmax.cpp:48
       const bool v61 = v59 > v60;  // kernels/ops/argmax.cpp:49
       const unsigned int v62 = v6;  // kernels/ops/argmax.cpp:50
@@ -88,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v63;
       const float v64 = v61 ? v59 : v60;  // kernels/ops/argmax.cpp:51
       v5 = v64;
-      const float v65 = __half2float(v52);  // kernels/ops/argmax.cpp:47
+      const float v65 = iron_to_f32(v52);  // kernels/ops/argmax.cpp:47
       const float v66 = v5;  // kernels/ops/argmax.cpp:48
       const bool v67 = v65 > v66;  // kernels/ops/argmax.cpp:49
       const unsigned int v68 = v6;  // kernels/ops/argmax.cpp:50
@@ -96,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v69;
       const float v70 = v67 ? v65 : v66;  // kernels/ops/argmax.cpp:51
       v5 = v70;
-      const float v71 = __half2float(v53);  // kernels/ops/argmax.cpp:47
+      const float v71 = iron_to_f32(v53);  // kernels/ops/argmax.cpp:47
       const float v72 = v5;  // kernels/ops/argmax.cpp:48
       const bool v73 = v71 > v72;  // kernels/ops/argmax.cpp:49
       const unsigned int v74 = v6;  // kernels/ops/argmax.cpp:50
@@ -104,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v75;
       const float v76 = v73 ? v71 : v72;  // kernels/ops/argmax.cpp:51
       v5 = v76;
-      const float v77 = __half2float(v54);  // kernels/ops/argmax.cpp:47
+      const float v77 = iron_to_f32(v54);  // kernels/ops/argmax.cpp:47
       const float v78 = v5;  // kernels/ops/argmax.cpp:48
       const bool v79 = v77 > v78;  // kernels/ops/argmax.cpp:49
       const unsigned int v80 = v6;  // kernels/ops/argmax.cpp:50
@@ -112,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v81;
       const float v82 = v79 ? v77 : v78;  // kernels/ops/argmax.cpp:51
       v5 = v82;
-      const float v83 = __half2float(v55);  // kernels/ops/argmax.cpp:47
+      const float v83 = iron_to_f32(v55);  // kernels/ops/argmax.cpp:47
       const float v84 = v5;  // kernels/ops/argmax.cpp:48
       const bool v85 = v83 > v84;  // kernels/ops/argmax.cpp:49
       const unsigned int v86 = v6;  // kernels/ops/argmax.cpp:50
@@ -120,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v87;
       const float v88 = v85 ? v83 : v84;  // kernels/ops/argmax.cpp:51
       v5 = v88;
-      const float v89 = __half2float(v56);  // kernels/ops/argmax.cpp:47
+      const float v89 = iron_to_f32(v56);  // kernels/ops/argmax.cpp:47
       const float v90 = v5;  // kernels/ops/argmax.cpp:48
       const bool v91 = v89 > v90;  // kernels/ops/argmax.cpp:49
       const unsigned int v92 = v6;  // kernels/ops/argmax.cpp:50
@@ -128,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v93;
       const float v94 = v91 ? v89 : v90;  // kernels/ops/argmax.cpp:51
       v5 = v94;
-      const float v95 = __half2float(v57);  // kernels/ops/argmax.cpp:47
+      const float v95 = iron_to_f32(v57);  // kernels/ops/argmax.cpp:47
       const float v96 = v5;  // kernels/ops/argmax.cpp:48
       const bool v97 = v95 > v96;  // kernels/ops/argmax.cpp:49
       const unsigned int v98 = v6;  // kernels/ops/argmax.cpp:50
@@ -136,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
       v6 = v99;
       const float v100 = v97 ? v95 : v96;  // kernels/ops/argmax.cpp:51
       v5 = v100;
-      const float v101 = __half2float(v58);  // kernels/ops/argmax.cpp:47
+      const float v101 = iron_to_f32(v58);  // kernels/ops/argmax.cpp:47
       const float v102 = v5;  // kernels/ops/argmax.cpp:48
       const bool v103 = v101 > v102;  // kernels/ops/argmax.cpp:49
       const unsigned int v104 = v6;  // kernels/ops/argmax.cpp:50
@@ -158,11 +200,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
         const unsigned int v119 = v113 + 3u;
         const unsigned int v120 = v2 + v113;  // kernels/ops/argmax.cpp:47
         const iron_f16x4 v121 = *reinterpret_cast<const iron_f16x4*>(inp + v120);
-        const __half v122 = v121.v[0];
-        const __half v123 = v121.v[1];
-        const __half v124 = v121.v[2];
-        const __half v125 = v121.v[3];
-        const float v126 = __half2float(v122);
+        const iron_f16 v122 = v121.v[0];
+        const iron_f16 v123 = v121.v[1];
+        const iron_f16 v124 = v121.v[2];
+        const iron_f16 v125 = v121.v[3];
+        const float v126 = iron_to_f32(v122);
         const float v127 = v5;  // kernels/ops/argmax.cpp:48
         const bool v128 = v126 > v127;  // kernels/ops/argmax.cpp:49
         const unsigned int v129 = v6;  // kernels/ops/argmax.cpp:50
@@ -170,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
         v6 = v130;
         const float v131 = v128 ? v126 : v127;  // kernels/ops/argmax.cpp:51
         v5 = v131;
-        const float v132 = __half2float(v123);  // kernels/ops/argmax.cpp:47
+        const float v132 = iron_to_f32(v123);  // kernels/ops/argmax.cpp:47
         const float v133 = v5;  // kernels/ops/argmax.cpp:48
         const bool v134 = v132 > v133;  // kernels/ops/argmax.cpp:49
         const unsigned int v135 = v6;  // kernels/ops/argmax.cpp:50
@@ -178,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
         v6 = v136;
         const float v137 = v134 ? v132 : v133;  // kernels/ops/argmax.cpp:51
         v5 = v137;
-        const float v138 = __half2float(v124);  // kernels/ops/argmax.cpp:47
+        const float v138 = iron_to_f32(v124);  // kernels/ops/argmax.cpp:47
         const float v139 = v5;  // kernels/ops/argmax.cpp:48
         const bool v140 = v138 > v139;  // kernels/ops/argmax.cpp:49
         const unsigned int v141 = v6;  // kernels/ops/argmax.cpp:50
@@ -186,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
         v6 = v142;
         const float v143 = v140 ? v138 : v139;  // kernels/ops/argmax.cpp:51
         v5 = v143;
-        const float v144 = __half2float(v125);  // kernels/ops/argmax.cpp:47
+        const float v144 = iron_to_f32(v125);  // kernels/ops/argmax.cpp:47
         const float v145 = v5;  // kernels/ops/argmax.cpp:48
         const bool v146 = v144 > v145;  // kernels/ops/argmax.cpp:49
         const unsigned int v147 = v6;  // kernels/ops/argmax.cpp:50
@@ -198,8 +240,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
     } else {
       for (unsigned int v8 = v3; v8 < v0; v8 += v7) {  // kernels/ops/argmax.cpp:46
         const unsigned int v9 = v2 + v8;  // kernels/ops/argmax.cpp:47
-        const __half v10 = inp[v9];
-        const float v11 = __half2float(v10);
+        const iron_f16 v10 = inp[v9];
+        const float v11 = iron_to_f32(v10);
         const float v12 = v5;  // kernels/ops/argmax.cpp:48
         const bool v13 = v11 > v12;  // kernels/ops/argmax.cpp:49
         const unsigned int v14 = v6;  // kernels/ops/argmax.cpp:50
@@ -241,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_argmax_f16(
   __syncthreads();
   const bool v26 = v3 == 0u;  // kernels/ops/argmax.cpp:55
   if (v26) {
-    const __half v27 = __float2half_rn(v18);  // kernels/ops/argmax.cpp:56
+    const iron_f16 v27 = iron_f32_to_f16(v18);  // kernels/ops/argmax.cpp:56
     values[v1] = v27;
     indices[v1] = v24;  // kernels/ops/argmax.cpp:57
   }

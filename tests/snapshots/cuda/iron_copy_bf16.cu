@@ -3,23 +3,65 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_copy_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/copy.cpp:18
   const unsigned int v1 = gridDim.x;  // kernels/ops/copy.cpp:23
@@ -34,14 +76,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_copy_bf16(
     for (unsigned int v12 = v4; v12 < v11; v12 += v3) {
       const unsigned int v13 = v12 << 3u;
       const iron_bf16x8 v14 = *reinterpret_cast<const iron_bf16x8*>(inp + v13);
-      const __nv_bfloat16 v15 = v14.v[0];
-      const __nv_bfloat16 v16 = v14.v[1];
-      const __nv_bfloat16 v17 = v14.v[2];
-      const __nv_bfloat16 v18 = v14.v[3];
-      const __nv_bfloat16 v19 = v14.v[4];
-      const __nv_bfloat16 v20 = v14.v[5];
-      const __nv_bfloat16 v21 = v14.v[6];
-      const __nv_bfloat16 v22 = v14.v[7];
+      const iron_bf16 v15 = v14.v[0];
+      const iron_bf16 v16 = v14.v[1];
+      const iron_bf16 v17 = v14.v[2];
+      const iron_bf16 v18 = v14.v[3];
+      const iron_bf16 v19 = v14.v[4];
+      const iron_bf16 v20 = v14.v[5];
+      const iron_bf16 v21 = v14.v[6];
+      const iron_bf16 v22 = v14.v[7];
       *reinterpret_cast<iron_bf16x8*>(out + v13) = iron_bf16x8{{v15, v16, v17, v18, v19, v20, v21, v22}};
     }
   } else {
@@ -53,15 +95,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_copy_bf16(
       for (unsigned int v28 = v4; v28 < v27; v28 += v3) {
         const unsigned int v29 = v28 << 2u;
         const iron_bf16x4 v30 = *reinterpret_cast<const iron_bf16x4*>(inp + v29);
-        const __nv_bfloat16 v31 = v30.v[0];
-        const __nv_bfloat16 v32 = v30.v[1];
-        const __nv_bfloat16 v33 = v30.v[2];
-        const __nv_bfloat16 v34 = v30.v[3];
+        const iron_bf16 v31 = v30.v[0];
+        const iron_bf16 v32 = v30.v[1];
+        const iron_bf16 v33 = v30.v[2];
+        const iron_bf16 v34 = v30.v[3];
         *reinterpret_cast<iron_bf16x4*>(out + v29) = iron_bf16x4{{v31, v32, v33, v34}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {
-        const __nv_bfloat16 v6 = inp[v5];
+        const iron_bf16 v6 = inp[v5];
         out[v5] = v6;
       }
     }

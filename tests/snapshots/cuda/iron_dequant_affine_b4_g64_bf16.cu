@@ -4,23 +4,65 @@
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   biases: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   scales: input bf16 tensor, as const iron_bf16* __restrict__
+//   biases: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   words: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_dequant_affine_b4_g64_bf16(
     const unsigned int* __restrict__ packed,
-    const __nv_bfloat16* __restrict__ scales,
-    const __nv_bfloat16* __restrict__ biases,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ scales,
+    const iron_bf16* __restrict__ biases,
+    iron_bf16* __restrict__ out,
     unsigned int words) {
   const unsigned int v0 = words;  // kernels/quant/dequant_affine.cpp:70
   const unsigned int v1 = gridDim.x;  // kernels/primitives/packed_words.hpp:46
@@ -32,50 +74,50 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_affine_b4_g64_bf
     const unsigned int v12 = packed[v7];  // kernels/primitives/packed_words.hpp:49
     const unsigned int v14 = v7 << 3u;  // kernels/primitives/packed_words.hpp:50
     const unsigned int v16 = v14 >> 6u;  // kernels/quant/dequant_affine.cpp:58
-    const __nv_bfloat16 v17 = scales[v16];  // kernels/quant/dequant_affine.cpp:59
-    const float v18 = __bfloat162float(v17);
-    const __nv_bfloat16 v19 = biases[v16];  // kernels/quant/dequant_affine.cpp:60
-    const float v20 = __bfloat162float(v19);
+    const iron_bf16 v17 = scales[v16];  // kernels/quant/dequant_affine.cpp:59
+    const float v18 = iron_to_f32(v17);
+    const iron_bf16 v19 = biases[v16];  // kernels/quant/dequant_affine.cpp:60
+    const float v20 = iron_to_f32(v19);
     const unsigned int v25 = v12 >> 0u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v26 = v25 & 15u;
     const float v27 = static_cast<float>(v26);  // kernels/primitives/affine_quant.hpp:33
     const float v28 = fmaf(v27, v18, v20);
-    const __nv_bfloat16 v29 = __float2bfloat16_rn(v28);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v29 = iron_f32_to_bf16(v28);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v36 = v12 >> 4u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v37 = v36 & 15u;
     const float v38 = static_cast<float>(v37);  // kernels/primitives/affine_quant.hpp:33
     const float v39 = fmaf(v38, v18, v20);
-    const __nv_bfloat16 v40 = __float2bfloat16_rn(v39);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v40 = iron_f32_to_bf16(v39);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v47 = v12 >> 8u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v48 = v47 & 15u;
     const float v49 = static_cast<float>(v48);  // kernels/primitives/affine_quant.hpp:33
     const float v50 = fmaf(v49, v18, v20);
-    const __nv_bfloat16 v51 = __float2bfloat16_rn(v50);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v51 = iron_f32_to_bf16(v50);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v58 = v12 >> 12u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v59 = v58 & 15u;
     const float v60 = static_cast<float>(v59);  // kernels/primitives/affine_quant.hpp:33
     const float v61 = fmaf(v60, v18, v20);
-    const __nv_bfloat16 v62 = __float2bfloat16_rn(v61);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v62 = iron_f32_to_bf16(v61);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v69 = v12 >> 16u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v70 = v69 & 15u;
     const float v71 = static_cast<float>(v70);  // kernels/primitives/affine_quant.hpp:33
     const float v72 = fmaf(v71, v18, v20);
-    const __nv_bfloat16 v73 = __float2bfloat16_rn(v72);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v73 = iron_f32_to_bf16(v72);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v80 = v12 >> 20u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v81 = v80 & 15u;
     const float v82 = static_cast<float>(v81);  // kernels/primitives/affine_quant.hpp:33
     const float v83 = fmaf(v82, v18, v20);
-    const __nv_bfloat16 v84 = __float2bfloat16_rn(v83);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v84 = iron_f32_to_bf16(v83);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v91 = v12 >> 24u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v92 = v91 & 15u;
     const float v93 = static_cast<float>(v92);  // kernels/primitives/affine_quant.hpp:33
     const float v94 = fmaf(v93, v18, v20);
-    const __nv_bfloat16 v95 = __float2bfloat16_rn(v94);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v95 = iron_f32_to_bf16(v94);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v102 = v12 >> 28u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v103 = v102 & 15u;
     const float v104 = static_cast<float>(v103);  // kernels/primitives/affine_quant.hpp:33
     const float v105 = fmaf(v104, v18, v20);
-    const __nv_bfloat16 v106 = __float2bfloat16_rn(v105);  // kernels/quant/dequant_affine.cpp:64
+    const iron_bf16 v106 = iron_f32_to_bf16(v105);  // kernels/quant/dequant_affine.cpp:64
     *reinterpret_cast<iron_bf16x8*>(out + v14) = iron_bf16x8{{v29, v40, v51, v62, v73, v84, v95, v106}};
   }
 }

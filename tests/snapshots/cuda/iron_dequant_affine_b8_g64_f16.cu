@@ -4,16 +4,58 @@
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input f16 tensor, as const __half* __restrict__
-//   biases: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   scales: input f16 tensor, as const iron_f16* __restrict__
+//   biases: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   words: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 struct alignas(8) iron_u32x2 {
   unsigned int v[2];
@@ -21,9 +63,9 @@ struct alignas(8) iron_u32x2 {
 
 extern "C" __global__ void __launch_bounds__(1024) iron_dequant_affine_b8_g64_f16(
     const unsigned int* __restrict__ packed,
-    const __half* __restrict__ scales,
-    const __half* __restrict__ biases,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ scales,
+    const iron_f16* __restrict__ biases,
+    iron_f16* __restrict__ out,
     unsigned int words) {
   const unsigned int v0 = words;  // kernels/quant/dequant_affine.cpp:73
   const unsigned int v1 = gridDim.x;  // kernels/primitives/packed_words.hpp:46
@@ -39,50 +81,50 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_affine_b8_g64_f1
     const unsigned int v15 = v116.v[1];
     const unsigned int v17 = v9 << 2u;  // kernels/primitives/packed_words.hpp:50
     const unsigned int v19 = v17 >> 6u;  // kernels/quant/dequant_affine.cpp:58
-    const __half v20 = scales[v19];  // kernels/quant/dequant_affine.cpp:59
-    const float v21 = __half2float(v20);
-    const __half v22 = biases[v19];  // kernels/quant/dequant_affine.cpp:60
-    const float v23 = __half2float(v22);
+    const iron_f16 v20 = scales[v19];  // kernels/quant/dequant_affine.cpp:59
+    const float v21 = iron_to_f32(v20);
+    const iron_f16 v22 = biases[v19];  // kernels/quant/dequant_affine.cpp:60
+    const float v23 = iron_to_f32(v22);
     const unsigned int v28 = v12 >> 0u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v29 = v28 & 255u;
     const float v30 = static_cast<float>(v29);  // kernels/primitives/affine_quant.hpp:33
     const float v31 = fmaf(v30, v21, v23);
-    const __half v32 = __float2half_rn(v31);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v32 = iron_f32_to_f16(v31);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v39 = v12 >> 8u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v40 = v39 & 255u;
     const float v41 = static_cast<float>(v40);  // kernels/primitives/affine_quant.hpp:33
     const float v42 = fmaf(v41, v21, v23);
-    const __half v43 = __float2half_rn(v42);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v43 = iron_f32_to_f16(v42);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v50 = v12 >> 16u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v51 = v50 & 255u;
     const float v52 = static_cast<float>(v51);  // kernels/primitives/affine_quant.hpp:33
     const float v53 = fmaf(v52, v21, v23);
-    const __half v54 = __float2half_rn(v53);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v54 = iron_f32_to_f16(v53);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v61 = v12 >> 24u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v62 = v61 & 255u;
     const float v63 = static_cast<float>(v62);  // kernels/primitives/affine_quant.hpp:33
     const float v64 = fmaf(v63, v21, v23);
-    const __half v65 = __float2half_rn(v64);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v65 = iron_f32_to_f16(v64);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v72 = v15 >> 0u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v73 = v72 & 255u;
     const float v74 = static_cast<float>(v73);  // kernels/primitives/affine_quant.hpp:33
     const float v75 = fmaf(v74, v21, v23);
-    const __half v76 = __float2half_rn(v75);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v76 = iron_f32_to_f16(v75);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v83 = v15 >> 8u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v84 = v83 & 255u;
     const float v85 = static_cast<float>(v84);  // kernels/primitives/affine_quant.hpp:33
     const float v86 = fmaf(v85, v21, v23);
-    const __half v87 = __float2half_rn(v86);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v87 = iron_f32_to_f16(v86);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v94 = v15 >> 16u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v95 = v94 & 255u;
     const float v96 = static_cast<float>(v95);  // kernels/primitives/affine_quant.hpp:33
     const float v97 = fmaf(v96, v21, v23);
-    const __half v98 = __float2half_rn(v97);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v98 = iron_f32_to_f16(v97);  // kernels/quant/dequant_affine.cpp:64
     const unsigned int v105 = v15 >> 24u;  // kernels/primitives/affine_quant.hpp:20
     const unsigned int v106 = v105 & 255u;
     const float v107 = static_cast<float>(v106);  // kernels/primitives/affine_quant.hpp:33
     const float v108 = fmaf(v107, v21, v23);
-    const __half v109 = __float2half_rn(v108);  // kernels/quant/dequant_affine.cpp:64
+    const iron_f16 v109 = iron_f32_to_f16(v108);  // kernels/quant/dequant_affine.cpp:64
     *reinterpret_cast<iron_f16x8*>(out + v17) = iron_f16x8{{v32, v43, v54, v65, v76, v87, v98, v109}};
   }
 }

@@ -5,20 +5,62 @@
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
 //   packed: input u32 tensor, as const unsigned int* __restrict__
 //   scales: input u8 tensor, as const unsigned char* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   words: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int* __restrict__ packed,
     const unsigned char* __restrict__ scales,
-    __half* __restrict__ out,
+    iron_f16* __restrict__ out,
     unsigned int words) {
   const unsigned int v0 = words;  // kernels/quant/dequant_mxfp4.cpp:44
   const unsigned int v1 = gridDim.x;  // kernels/primitives/packed_words.hpp:46
@@ -50,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v47 = v42 | v46;
     const float v48 = __uint_as_float(v47);
     const float v49 = v48 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v50 = __float2half_rn(v49);
+    const iron_f16 v50 = iron_f32_to_f16(v49);
     const unsigned int v54 = v12 >> 4u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v56 = v54 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v58 = v56 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -63,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v70 = v65 | v69;
     const float v71 = __uint_as_float(v70);
     const float v72 = v71 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v73 = __float2half_rn(v72);
+    const iron_f16 v73 = iron_f32_to_f16(v72);
     const unsigned int v77 = v12 >> 8u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v79 = v77 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v81 = v79 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -76,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v93 = v88 | v92;
     const float v94 = __uint_as_float(v93);
     const float v95 = v94 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v96 = __float2half_rn(v95);
+    const iron_f16 v96 = iron_f32_to_f16(v95);
     const unsigned int v100 = v12 >> 12u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v102 = v100 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v104 = v102 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -89,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v116 = v111 | v115;
     const float v117 = __uint_as_float(v116);
     const float v118 = v117 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v119 = __float2half_rn(v118);
+    const iron_f16 v119 = iron_f32_to_f16(v118);
     const unsigned int v123 = v12 >> 16u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v125 = v123 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v127 = v125 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -102,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v139 = v134 | v138;
     const float v140 = __uint_as_float(v139);
     const float v141 = v140 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v142 = __float2half_rn(v141);
+    const iron_f16 v142 = iron_f32_to_f16(v141);
     const unsigned int v146 = v12 >> 20u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v148 = v146 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v150 = v148 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -115,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v162 = v157 | v161;
     const float v163 = __uint_as_float(v162);
     const float v164 = v163 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v165 = __float2half_rn(v164);
+    const iron_f16 v165 = iron_f32_to_f16(v164);
     const unsigned int v169 = v12 >> 24u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v171 = v169 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v173 = v171 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -128,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v185 = v180 | v184;
     const float v186 = __uint_as_float(v185);
     const float v187 = v186 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v188 = __float2half_rn(v187);
+    const iron_f16 v188 = iron_f32_to_f16(v187);
     const unsigned int v192 = v12 >> 28u;  // kernels/quant/dequant_mxfp4.cpp:58
     const unsigned int v194 = v192 & 7u;  // kernels/primitives/mxfp4.hpp:17
     const unsigned int v196 = v194 + 252u;  // kernels/primitives/mxfp4.hpp:21
@@ -141,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_dequant_mxfp4_f16(
     const unsigned int v208 = v203 | v207;
     const float v209 = __uint_as_float(v208);
     const float v210 = v209 * v29;  // kernels/quant/dequant_mxfp4.cpp:59
-    const __half v211 = __float2half_rn(v210);
+    const iron_f16 v211 = iron_f32_to_f16(v210);
     *reinterpret_cast<iron_f16x8*>(out + v14) = iron_f16x8{{v50, v73, v96, v119, v142, v165, v188, v211}};
   }
 }

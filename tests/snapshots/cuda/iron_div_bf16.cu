@@ -3,25 +3,67 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   b: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   a: input bf16 tensor, as const iron_bf16* __restrict__
+//   b: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_div_bf16(
-    const __nv_bfloat16* __restrict__ a,
-    const __nv_bfloat16* __restrict__ b,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ a,
+    const iron_bf16* __restrict__ b,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/binary.cpp:80
   const unsigned int v1 = gridDim.x;  // kernels/ops/binary.cpp:50
@@ -36,55 +78,55 @@ extern "C" __global__ void __launch_bounds__(1024) iron_div_bf16(
     for (unsigned int v17 = v4; v17 < v16; v17 += v3) {
       const unsigned int v18 = v17 << 3u;
       const iron_bf16x8 v19 = *reinterpret_cast<const iron_bf16x8*>(b + v18);  // kernels/ops/binary.cpp:51
-      const __nv_bfloat16 v20 = v19.v[0];
-      const __nv_bfloat16 v21 = v19.v[1];
-      const __nv_bfloat16 v22 = v19.v[2];
-      const __nv_bfloat16 v23 = v19.v[3];
-      const __nv_bfloat16 v24 = v19.v[4];
-      const __nv_bfloat16 v25 = v19.v[5];
-      const __nv_bfloat16 v26 = v19.v[6];
-      const __nv_bfloat16 v27 = v19.v[7];
+      const iron_bf16 v20 = v19.v[0];
+      const iron_bf16 v21 = v19.v[1];
+      const iron_bf16 v22 = v19.v[2];
+      const iron_bf16 v23 = v19.v[3];
+      const iron_bf16 v24 = v19.v[4];
+      const iron_bf16 v25 = v19.v[5];
+      const iron_bf16 v26 = v19.v[6];
+      const iron_bf16 v27 = v19.v[7];
       const iron_bf16x8 v28 = *reinterpret_cast<const iron_bf16x8*>(a + v18);
-      const __nv_bfloat16 v29 = v28.v[0];
-      const __nv_bfloat16 v30 = v28.v[1];
-      const __nv_bfloat16 v31 = v28.v[2];
-      const __nv_bfloat16 v32 = v28.v[3];
-      const __nv_bfloat16 v33 = v28.v[4];
-      const __nv_bfloat16 v34 = v28.v[5];
-      const __nv_bfloat16 v35 = v28.v[6];
-      const __nv_bfloat16 v36 = v28.v[7];
-      const float v37 = __bfloat162float(v20);
-      const float v38 = __bfloat162float(v29);
+      const iron_bf16 v29 = v28.v[0];
+      const iron_bf16 v30 = v28.v[1];
+      const iron_bf16 v31 = v28.v[2];
+      const iron_bf16 v32 = v28.v[3];
+      const iron_bf16 v33 = v28.v[4];
+      const iron_bf16 v34 = v28.v[5];
+      const iron_bf16 v35 = v28.v[6];
+      const iron_bf16 v36 = v28.v[7];
+      const float v37 = iron_to_f32(v20);
+      const float v38 = iron_to_f32(v29);
       const float v39 = v38 / v37;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v40 = __float2bfloat16_rn(v39);  // kernels/ops/binary.cpp:51
-      const float v41 = __bfloat162float(v21);
-      const float v42 = __bfloat162float(v30);
+      const iron_bf16 v40 = iron_f32_to_bf16(v39);  // kernels/ops/binary.cpp:51
+      const float v41 = iron_to_f32(v21);
+      const float v42 = iron_to_f32(v30);
       const float v43 = v42 / v41;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v44 = __float2bfloat16_rn(v43);  // kernels/ops/binary.cpp:51
-      const float v45 = __bfloat162float(v22);
-      const float v46 = __bfloat162float(v31);
+      const iron_bf16 v44 = iron_f32_to_bf16(v43);  // kernels/ops/binary.cpp:51
+      const float v45 = iron_to_f32(v22);
+      const float v46 = iron_to_f32(v31);
       const float v47 = v46 / v45;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v48 = __float2bfloat16_rn(v47);  // kernels/ops/binary.cpp:51
-      const float v49 = __bfloat162float(v23);
-      const float v50 = __bfloat162float(v32);
+      const iron_bf16 v48 = iron_f32_to_bf16(v47);  // kernels/ops/binary.cpp:51
+      const float v49 = iron_to_f32(v23);
+      const float v50 = iron_to_f32(v32);
       const float v51 = v50 / v49;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v52 = __float2bfloat16_rn(v51);  // kernels/ops/binary.cpp:51
-      const float v53 = __bfloat162float(v24);
-      const float v54 = __bfloat162float(v33);
+      const iron_bf16 v52 = iron_f32_to_bf16(v51);  // kernels/ops/binary.cpp:51
+      const float v53 = iron_to_f32(v24);
+      const float v54 = iron_to_f32(v33);
       const float v55 = v54 / v53;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v56 = __float2bfloat16_rn(v55);  // kernels/ops/binary.cpp:51
-      const float v57 = __bfloat162float(v25);
-      const float v58 = __bfloat162float(v34);
+      const iron_bf16 v56 = iron_f32_to_bf16(v55);  // kernels/ops/binary.cpp:51
+      const float v57 = iron_to_f32(v25);
+      const float v58 = iron_to_f32(v34);
       const float v59 = v58 / v57;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v60 = __float2bfloat16_rn(v59);  // kernels/ops/binary.cpp:51
-      const float v61 = __bfloat162float(v26);
-      const float v62 = __bfloat162float(v35);
+      const iron_bf16 v60 = iron_f32_to_bf16(v59);  // kernels/ops/binary.cpp:51
+      const float v61 = iron_to_f32(v26);
+      const float v62 = iron_to_f32(v35);
       const float v63 = v62 / v61;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v64 = __float2bfloat16_rn(v63);  // kernels/ops/binary.cpp:51
-      const float v65 = __bfloat162float(v27);
-      const float v66 = __bfloat162float(v36);
+      const iron_bf16 v64 = iron_f32_to_bf16(v63);  // kernels/ops/binary.cpp:51
+      const float v65 = iron_to_f32(v27);
+      const float v66 = iron_to_f32(v36);
       const float v67 = v66 / v65;  // kernels/ops/binary.cpp:38
-      const __nv_bfloat16 v68 = __float2bfloat16_rn(v67);  // kernels/ops/binary.cpp:51
+      const iron_bf16 v68 = iron_f32_to_bf16(v67);  // kernels/ops/binary.cpp:51
       *reinterpret_cast<iron_bf16x8*>(out + v18) = iron_bf16x8{{v40, v44, v48, v52, v56, v60, v64, v68}};
     }
   } else {
@@ -96,41 +138,41 @@ extern "C" __global__ void __launch_bounds__(1024) iron_div_bf16(
       for (unsigned int v74 = v4; v74 < v73; v74 += v3) {
         const unsigned int v75 = v74 << 2u;
         const iron_bf16x4 v76 = *reinterpret_cast<const iron_bf16x4*>(b + v75);  // kernels/ops/binary.cpp:51
-        const __nv_bfloat16 v77 = v76.v[0];
-        const __nv_bfloat16 v78 = v76.v[1];
-        const __nv_bfloat16 v79 = v76.v[2];
-        const __nv_bfloat16 v80 = v76.v[3];
+        const iron_bf16 v77 = v76.v[0];
+        const iron_bf16 v78 = v76.v[1];
+        const iron_bf16 v79 = v76.v[2];
+        const iron_bf16 v80 = v76.v[3];
         const iron_bf16x4 v81 = *reinterpret_cast<const iron_bf16x4*>(a + v75);
-        const __nv_bfloat16 v82 = v81.v[0];
-        const __nv_bfloat16 v83 = v81.v[1];
-        const __nv_bfloat16 v84 = v81.v[2];
-        const __nv_bfloat16 v85 = v81.v[3];
-        const float v86 = __bfloat162float(v77);
-        const float v87 = __bfloat162float(v82);
+        const iron_bf16 v82 = v81.v[0];
+        const iron_bf16 v83 = v81.v[1];
+        const iron_bf16 v84 = v81.v[2];
+        const iron_bf16 v85 = v81.v[3];
+        const float v86 = iron_to_f32(v77);
+        const float v87 = iron_to_f32(v82);
         const float v88 = v87 / v86;  // kernels/ops/binary.cpp:38
-        const __nv_bfloat16 v89 = __float2bfloat16_rn(v88);  // kernels/ops/binary.cpp:51
-        const float v90 = __bfloat162float(v78);
-        const float v91 = __bfloat162float(v83);
+        const iron_bf16 v89 = iron_f32_to_bf16(v88);  // kernels/ops/binary.cpp:51
+        const float v90 = iron_to_f32(v78);
+        const float v91 = iron_to_f32(v83);
         const float v92 = v91 / v90;  // kernels/ops/binary.cpp:38
-        const __nv_bfloat16 v93 = __float2bfloat16_rn(v92);  // kernels/ops/binary.cpp:51
-        const float v94 = __bfloat162float(v79);
-        const float v95 = __bfloat162float(v84);
+        const iron_bf16 v93 = iron_f32_to_bf16(v92);  // kernels/ops/binary.cpp:51
+        const float v94 = iron_to_f32(v79);
+        const float v95 = iron_to_f32(v84);
         const float v96 = v95 / v94;  // kernels/ops/binary.cpp:38
-        const __nv_bfloat16 v97 = __float2bfloat16_rn(v96);  // kernels/ops/binary.cpp:51
-        const float v98 = __bfloat162float(v80);
-        const float v99 = __bfloat162float(v85);
+        const iron_bf16 v97 = iron_f32_to_bf16(v96);  // kernels/ops/binary.cpp:51
+        const float v98 = iron_to_f32(v80);
+        const float v99 = iron_to_f32(v85);
         const float v100 = v99 / v98;  // kernels/ops/binary.cpp:38
-        const __nv_bfloat16 v101 = __float2bfloat16_rn(v100);  // kernels/ops/binary.cpp:51
+        const iron_bf16 v101 = iron_f32_to_bf16(v100);  // kernels/ops/binary.cpp:51
         *reinterpret_cast<iron_bf16x4*>(out + v75) = iron_bf16x4{{v89, v93, v97, v101}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/binary.cpp:50
-        const __nv_bfloat16 v6 = b[v5];  // kernels/ops/binary.cpp:51
-        const float v7 = __bfloat162float(v6);
-        const __nv_bfloat16 v8 = a[v5];
-        const float v9 = __bfloat162float(v8);
+        const iron_bf16 v6 = b[v5];  // kernels/ops/binary.cpp:51
+        const float v7 = iron_to_f32(v6);
+        const iron_bf16 v8 = a[v5];
+        const float v9 = iron_to_f32(v8);
         const float v10 = v9 / v7;  // kernels/ops/binary.cpp:38
-        const __nv_bfloat16 v11 = __float2bfloat16_rn(v10);  // kernels/ops/binary.cpp:51
+        const iron_bf16 v11 = iron_f32_to_bf16(v10);  // kernels/ops/binary.cpp:51
         out[v5] = v11;
       }
     }

@@ -3,23 +3,65 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_exp_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:80
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -34,38 +76,38 @@ extern "C" __global__ void __launch_bounds__(1024) iron_exp_f16(
     for (unsigned int v15 = v4; v15 < v14; v15 += v3) {
       const unsigned int v16 = v15 << 3u;
       const iron_f16x8 v17 = *reinterpret_cast<const iron_f16x8*>(inp + v16);  // kernels/ops/unary.cpp:68
-      const __half v18 = v17.v[0];
-      const __half v19 = v17.v[1];
-      const __half v20 = v17.v[2];
-      const __half v21 = v17.v[3];
-      const __half v22 = v17.v[4];
-      const __half v23 = v17.v[5];
-      const __half v24 = v17.v[6];
-      const __half v25 = v17.v[7];
-      const float v26 = __half2float(v18);
+      const iron_f16 v18 = v17.v[0];
+      const iron_f16 v19 = v17.v[1];
+      const iron_f16 v20 = v17.v[2];
+      const iron_f16 v21 = v17.v[3];
+      const iron_f16 v22 = v17.v[4];
+      const iron_f16 v23 = v17.v[5];
+      const iron_f16 v24 = v17.v[6];
+      const iron_f16 v25 = v17.v[7];
+      const float v26 = iron_to_f32(v18);
       const float v27 = expf(v26);  // kernels/ops/unary.cpp:81
-      const __half v28 = __float2half_rn(v27);  // kernels/ops/unary.cpp:68
-      const float v29 = __half2float(v19);
+      const iron_f16 v28 = iron_f32_to_f16(v27);  // kernels/ops/unary.cpp:68
+      const float v29 = iron_to_f32(v19);
       const float v30 = expf(v29);  // kernels/ops/unary.cpp:81
-      const __half v31 = __float2half_rn(v30);  // kernels/ops/unary.cpp:68
-      const float v32 = __half2float(v20);
+      const iron_f16 v31 = iron_f32_to_f16(v30);  // kernels/ops/unary.cpp:68
+      const float v32 = iron_to_f32(v20);
       const float v33 = expf(v32);  // kernels/ops/unary.cpp:81
-      const __half v34 = __float2half_rn(v33);  // kernels/ops/unary.cpp:68
-      const float v35 = __half2float(v21);
+      const iron_f16 v34 = iron_f32_to_f16(v33);  // kernels/ops/unary.cpp:68
+      const float v35 = iron_to_f32(v21);
       const float v36 = expf(v35);  // kernels/ops/unary.cpp:81
-      const __half v37 = __float2half_rn(v36);  // kernels/ops/unary.cpp:68
-      const float v38 = __half2float(v22);
+      const iron_f16 v37 = iron_f32_to_f16(v36);  // kernels/ops/unary.cpp:68
+      const float v38 = iron_to_f32(v22);
       const float v39 = expf(v38);  // kernels/ops/unary.cpp:81
-      const __half v40 = __float2half_rn(v39);  // kernels/ops/unary.cpp:68
-      const float v41 = __half2float(v23);
+      const iron_f16 v40 = iron_f32_to_f16(v39);  // kernels/ops/unary.cpp:68
+      const float v41 = iron_to_f32(v23);
       const float v42 = expf(v41);  // kernels/ops/unary.cpp:81
-      const __half v43 = __float2half_rn(v42);  // kernels/ops/unary.cpp:68
-      const float v44 = __half2float(v24);
+      const iron_f16 v43 = iron_f32_to_f16(v42);  // kernels/ops/unary.cpp:68
+      const float v44 = iron_to_f32(v24);
       const float v45 = expf(v44);  // kernels/ops/unary.cpp:81
-      const __half v46 = __float2half_rn(v45);  // kernels/ops/unary.cpp:68
-      const float v47 = __half2float(v25);
+      const iron_f16 v46 = iron_f32_to_f16(v45);  // kernels/ops/unary.cpp:68
+      const float v47 = iron_to_f32(v25);
       const float v48 = expf(v47);  // kernels/ops/unary.cpp:81
-      const __half v49 = __float2half_rn(v48);  // kernels/ops/unary.cpp:68
+      const iron_f16 v49 = iron_f32_to_f16(v48);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_f16x8*>(out + v16) = iron_f16x8{{v28, v31, v34, v37, v40, v43, v46, v49}};
     }
   } else {
@@ -77,30 +119,30 @@ extern "C" __global__ void __launch_bounds__(1024) iron_exp_f16(
       for (unsigned int v55 = v4; v55 < v54; v55 += v3) {
         const unsigned int v56 = v55 << 2u;
         const iron_f16x4 v57 = *reinterpret_cast<const iron_f16x4*>(inp + v56);  // kernels/ops/unary.cpp:68
-        const __half v58 = v57.v[0];
-        const __half v59 = v57.v[1];
-        const __half v60 = v57.v[2];
-        const __half v61 = v57.v[3];
-        const float v62 = __half2float(v58);
+        const iron_f16 v58 = v57.v[0];
+        const iron_f16 v59 = v57.v[1];
+        const iron_f16 v60 = v57.v[2];
+        const iron_f16 v61 = v57.v[3];
+        const float v62 = iron_to_f32(v58);
         const float v63 = expf(v62);  // kernels/ops/unary.cpp:81
-        const __half v64 = __float2half_rn(v63);  // kernels/ops/unary.cpp:68
-        const float v65 = __half2float(v59);
+        const iron_f16 v64 = iron_f32_to_f16(v63);  // kernels/ops/unary.cpp:68
+        const float v65 = iron_to_f32(v59);
         const float v66 = expf(v65);  // kernels/ops/unary.cpp:81
-        const __half v67 = __float2half_rn(v66);  // kernels/ops/unary.cpp:68
-        const float v68 = __half2float(v60);
+        const iron_f16 v67 = iron_f32_to_f16(v66);  // kernels/ops/unary.cpp:68
+        const float v68 = iron_to_f32(v60);
         const float v69 = expf(v68);  // kernels/ops/unary.cpp:81
-        const __half v70 = __float2half_rn(v69);  // kernels/ops/unary.cpp:68
-        const float v71 = __half2float(v61);
+        const iron_f16 v70 = iron_f32_to_f16(v69);  // kernels/ops/unary.cpp:68
+        const float v71 = iron_to_f32(v61);
         const float v72 = expf(v71);  // kernels/ops/unary.cpp:81
-        const __half v73 = __float2half_rn(v72);  // kernels/ops/unary.cpp:68
+        const iron_f16 v73 = iron_f32_to_f16(v72);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_f16x4*>(out + v56) = iron_f16x4{{v64, v67, v70, v73}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __half v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __half2float(v6);
+        const iron_f16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v8 = expf(v7);  // kernels/ops/unary.cpp:81
-        const __half v9 = __float2half_rn(v8);  // kernels/ops/unary.cpp:68
+        const iron_f16 v9 = iron_f32_to_f16(v8);  // kernels/ops/unary.cpp:68
         out[v5] = v9;
       }
     }

@@ -4,9 +4,51 @@
 // Launch: one block per threadgroup, at most 32 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
 //   inp: input f32 tensor, as const float* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -91,12 +133,12 @@ __device__ __forceinline__ void iron_frag_convert(iron_frag<T, 0, R, C>& a,
 
 extern "C" __global__ void __launch_bounds__(32) iron_fragment_convert_probe_f16(
     const float* __restrict__ inp,
-    __half* __restrict__ out) {
+    iron_f16* __restrict__ out) {
   iron_frag<float, 2, 32, 32> v1;  // probe/fragment_rows.cpp:77
   iron_frag_fill(v1, 0.0f);
   iron_frag_load<false>(v1, inp, 0u, 32u);  // probe/fragment_rows.cpp:78
-  iron_frag<__half, 0, 32, 32> v5;  // probe/fragment_rows.cpp:79
-  iron_frag_fill(v5, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 32, 32> v5;  // probe/fragment_rows.cpp:79
+  iron_frag_fill(v5, iron_f32_to_f16(0.0f));
   iron_frag_convert(v5, v1);
   iron_frag_store<false>(v5, out, 0u, 32u);
 }

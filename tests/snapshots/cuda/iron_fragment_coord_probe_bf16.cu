@@ -3,9 +3,51 @@
 //
 // Launch: one block per threadgroup, at most 32 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -57,7 +99,7 @@ __device__ __forceinline__ void iron_frag_fill(iron_frag<T, ROLE, R, C>& f, T v)
 }
 
 extern "C" __global__ void __launch_bounds__(32) iron_fragment_coord_probe_bf16(
-    __nv_bfloat16* __restrict__ out) {
+    iron_bf16* __restrict__ out) {
   iron_frag<float, 2, 32, 32> v1;  // probe/fragments.cpp:102
   iron_frag_fill(v1, 0.0f);
   const unsigned int v2 = static_cast<unsigned int>(v1.col(0, iron_linear_thread() & 31u));  // probe/fragments.cpp:103
@@ -253,99 +295,99 @@ extern "C" __global__ void __launch_bounds__(32) iron_fragment_coord_probe_bf16(
   const float v225 = static_cast<float>(v224);
   v1.x[31] = v225;  // probe/fragments.cpp:103
   const float v226 = v1.x[0];  // probe/fragments.cpp:107
-  const __nv_bfloat16 v227 = __float2bfloat16_rn(v226);
+  const iron_bf16 v227 = iron_f32_to_bf16(v226);
   out[v7] = v227;
   const float v233 = v1.x[1];
-  const __nv_bfloat16 v234 = __float2bfloat16_rn(v233);
+  const iron_bf16 v234 = iron_f32_to_bf16(v233);
   out[v14] = v234;
   const float v240 = v1.x[2];
-  const __nv_bfloat16 v241 = __float2bfloat16_rn(v240);
+  const iron_bf16 v241 = iron_f32_to_bf16(v240);
   out[v21] = v241;
   const float v247 = v1.x[3];
-  const __nv_bfloat16 v248 = __float2bfloat16_rn(v247);
+  const iron_bf16 v248 = iron_f32_to_bf16(v247);
   out[v28] = v248;
   const float v254 = v1.x[4];
-  const __nv_bfloat16 v255 = __float2bfloat16_rn(v254);
+  const iron_bf16 v255 = iron_f32_to_bf16(v254);
   out[v35] = v255;
   const float v261 = v1.x[5];
-  const __nv_bfloat16 v262 = __float2bfloat16_rn(v261);
+  const iron_bf16 v262 = iron_f32_to_bf16(v261);
   out[v42] = v262;
   const float v268 = v1.x[6];
-  const __nv_bfloat16 v269 = __float2bfloat16_rn(v268);
+  const iron_bf16 v269 = iron_f32_to_bf16(v268);
   out[v49] = v269;
   const float v275 = v1.x[7];
-  const __nv_bfloat16 v276 = __float2bfloat16_rn(v275);
+  const iron_bf16 v276 = iron_f32_to_bf16(v275);
   out[v56] = v276;
   const float v282 = v1.x[8];
-  const __nv_bfloat16 v283 = __float2bfloat16_rn(v282);
+  const iron_bf16 v283 = iron_f32_to_bf16(v282);
   out[v63] = v283;
   const float v289 = v1.x[9];
-  const __nv_bfloat16 v290 = __float2bfloat16_rn(v289);
+  const iron_bf16 v290 = iron_f32_to_bf16(v289);
   out[v70] = v290;
   const float v296 = v1.x[10];
-  const __nv_bfloat16 v297 = __float2bfloat16_rn(v296);
+  const iron_bf16 v297 = iron_f32_to_bf16(v296);
   out[v77] = v297;
   const float v303 = v1.x[11];
-  const __nv_bfloat16 v304 = __float2bfloat16_rn(v303);
+  const iron_bf16 v304 = iron_f32_to_bf16(v303);
   out[v84] = v304;
   const float v310 = v1.x[12];
-  const __nv_bfloat16 v311 = __float2bfloat16_rn(v310);
+  const iron_bf16 v311 = iron_f32_to_bf16(v310);
   out[v91] = v311;
   const float v317 = v1.x[13];
-  const __nv_bfloat16 v318 = __float2bfloat16_rn(v317);
+  const iron_bf16 v318 = iron_f32_to_bf16(v317);
   out[v98] = v318;
   const float v324 = v1.x[14];
-  const __nv_bfloat16 v325 = __float2bfloat16_rn(v324);
+  const iron_bf16 v325 = iron_f32_to_bf16(v324);
   out[v105] = v325;
   const float v331 = v1.x[15];
-  const __nv_bfloat16 v332 = __float2bfloat16_rn(v331);
+  const iron_bf16 v332 = iron_f32_to_bf16(v331);
   out[v112] = v332;
   const float v338 = v1.x[16];
-  const __nv_bfloat16 v339 = __float2bfloat16_rn(v338);
+  const iron_bf16 v339 = iron_f32_to_bf16(v338);
   out[v119] = v339;
   const float v345 = v1.x[17];
-  const __nv_bfloat16 v346 = __float2bfloat16_rn(v345);
+  const iron_bf16 v346 = iron_f32_to_bf16(v345);
   out[v126] = v346;
   const float v352 = v1.x[18];
-  const __nv_bfloat16 v353 = __float2bfloat16_rn(v352);
+  const iron_bf16 v353 = iron_f32_to_bf16(v352);
   out[v133] = v353;
   const float v359 = v1.x[19];
-  const __nv_bfloat16 v360 = __float2bfloat16_rn(v359);
+  const iron_bf16 v360 = iron_f32_to_bf16(v359);
   out[v140] = v360;
   const float v366 = v1.x[20];
-  const __nv_bfloat16 v367 = __float2bfloat16_rn(v366);
+  const iron_bf16 v367 = iron_f32_to_bf16(v366);
   out[v147] = v367;
   const float v373 = v1.x[21];
-  const __nv_bfloat16 v374 = __float2bfloat16_rn(v373);
+  const iron_bf16 v374 = iron_f32_to_bf16(v373);
   out[v154] = v374;
   const float v380 = v1.x[22];
-  const __nv_bfloat16 v381 = __float2bfloat16_rn(v380);
+  const iron_bf16 v381 = iron_f32_to_bf16(v380);
   out[v161] = v381;
   const float v387 = v1.x[23];
-  const __nv_bfloat16 v388 = __float2bfloat16_rn(v387);
+  const iron_bf16 v388 = iron_f32_to_bf16(v387);
   out[v168] = v388;
   const float v394 = v1.x[24];
-  const __nv_bfloat16 v395 = __float2bfloat16_rn(v394);
+  const iron_bf16 v395 = iron_f32_to_bf16(v394);
   out[v175] = v395;
   const float v401 = v1.x[25];
-  const __nv_bfloat16 v402 = __float2bfloat16_rn(v401);
+  const iron_bf16 v402 = iron_f32_to_bf16(v401);
   out[v182] = v402;
   const float v408 = v1.x[26];
-  const __nv_bfloat16 v409 = __float2bfloat16_rn(v408);
+  const iron_bf16 v409 = iron_f32_to_bf16(v408);
   out[v189] = v409;
   const float v415 = v1.x[27];
-  const __nv_bfloat16 v416 = __float2bfloat16_rn(v415);
+  const iron_bf16 v416 = iron_f32_to_bf16(v415);
   out[v196] = v416;
   const float v422 = v1.x[28];
-  const __nv_bfloat16 v423 = __float2bfloat16_rn(v422);
+  const iron_bf16 v423 = iron_f32_to_bf16(v422);
   out[v203] = v423;
   const float v429 = v1.x[29];
-  const __nv_bfloat16 v430 = __float2bfloat16_rn(v429);
+  const iron_bf16 v430 = iron_f32_to_bf16(v429);
   out[v210] = v430;
   const float v436 = v1.x[30];
-  const __nv_bfloat16 v437 = __float2bfloat16_rn(v436);
+  const iron_bf16 v437 = iron_f32_to_bf16(v436);
   out[v217] = v437;
   const float v443 = v1.x[31];
-  const __nv_bfloat16 v444 = __float2bfloat16_rn(v443);
+  const iron_bf16 v444 = iron_f32_to_bf16(v443);
   out[v224] = v444;
 }

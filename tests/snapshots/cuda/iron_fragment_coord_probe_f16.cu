@@ -3,9 +3,51 @@
 //
 // Launch: one block per threadgroup, at most 32 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   out: output f16 tensor, as __half* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -57,7 +99,7 @@ __device__ __forceinline__ void iron_frag_fill(iron_frag<T, ROLE, R, C>& f, T v)
 }
 
 extern "C" __global__ void __launch_bounds__(32) iron_fragment_coord_probe_f16(
-    __half* __restrict__ out) {
+    iron_f16* __restrict__ out) {
   iron_frag<float, 2, 32, 32> v1;  // probe/fragments.cpp:102
   iron_frag_fill(v1, 0.0f);
   const unsigned int v2 = static_cast<unsigned int>(v1.col(0, iron_linear_thread() & 31u));  // probe/fragments.cpp:103
@@ -253,99 +295,99 @@ extern "C" __global__ void __launch_bounds__(32) iron_fragment_coord_probe_f16(
   const float v225 = static_cast<float>(v224);
   v1.x[31] = v225;  // probe/fragments.cpp:103
   const float v226 = v1.x[0];  // probe/fragments.cpp:107
-  const __half v227 = __float2half_rn(v226);
+  const iron_f16 v227 = iron_f32_to_f16(v226);
   out[v7] = v227;
   const float v233 = v1.x[1];
-  const __half v234 = __float2half_rn(v233);
+  const iron_f16 v234 = iron_f32_to_f16(v233);
   out[v14] = v234;
   const float v240 = v1.x[2];
-  const __half v241 = __float2half_rn(v240);
+  const iron_f16 v241 = iron_f32_to_f16(v240);
   out[v21] = v241;
   const float v247 = v1.x[3];
-  const __half v248 = __float2half_rn(v247);
+  const iron_f16 v248 = iron_f32_to_f16(v247);
   out[v28] = v248;
   const float v254 = v1.x[4];
-  const __half v255 = __float2half_rn(v254);
+  const iron_f16 v255 = iron_f32_to_f16(v254);
   out[v35] = v255;
   const float v261 = v1.x[5];
-  const __half v262 = __float2half_rn(v261);
+  const iron_f16 v262 = iron_f32_to_f16(v261);
   out[v42] = v262;
   const float v268 = v1.x[6];
-  const __half v269 = __float2half_rn(v268);
+  const iron_f16 v269 = iron_f32_to_f16(v268);
   out[v49] = v269;
   const float v275 = v1.x[7];
-  const __half v276 = __float2half_rn(v275);
+  const iron_f16 v276 = iron_f32_to_f16(v275);
   out[v56] = v276;
   const float v282 = v1.x[8];
-  const __half v283 = __float2half_rn(v282);
+  const iron_f16 v283 = iron_f32_to_f16(v282);
   out[v63] = v283;
   const float v289 = v1.x[9];
-  const __half v290 = __float2half_rn(v289);
+  const iron_f16 v290 = iron_f32_to_f16(v289);
   out[v70] = v290;
   const float v296 = v1.x[10];
-  const __half v297 = __float2half_rn(v296);
+  const iron_f16 v297 = iron_f32_to_f16(v296);
   out[v77] = v297;
   const float v303 = v1.x[11];
-  const __half v304 = __float2half_rn(v303);
+  const iron_f16 v304 = iron_f32_to_f16(v303);
   out[v84] = v304;
   const float v310 = v1.x[12];
-  const __half v311 = __float2half_rn(v310);
+  const iron_f16 v311 = iron_f32_to_f16(v310);
   out[v91] = v311;
   const float v317 = v1.x[13];
-  const __half v318 = __float2half_rn(v317);
+  const iron_f16 v318 = iron_f32_to_f16(v317);
   out[v98] = v318;
   const float v324 = v1.x[14];
-  const __half v325 = __float2half_rn(v324);
+  const iron_f16 v325 = iron_f32_to_f16(v324);
   out[v105] = v325;
   const float v331 = v1.x[15];
-  const __half v332 = __float2half_rn(v331);
+  const iron_f16 v332 = iron_f32_to_f16(v331);
   out[v112] = v332;
   const float v338 = v1.x[16];
-  const __half v339 = __float2half_rn(v338);
+  const iron_f16 v339 = iron_f32_to_f16(v338);
   out[v119] = v339;
   const float v345 = v1.x[17];
-  const __half v346 = __float2half_rn(v345);
+  const iron_f16 v346 = iron_f32_to_f16(v345);
   out[v126] = v346;
   const float v352 = v1.x[18];
-  const __half v353 = __float2half_rn(v352);
+  const iron_f16 v353 = iron_f32_to_f16(v352);
   out[v133] = v353;
   const float v359 = v1.x[19];
-  const __half v360 = __float2half_rn(v359);
+  const iron_f16 v360 = iron_f32_to_f16(v359);
   out[v140] = v360;
   const float v366 = v1.x[20];
-  const __half v367 = __float2half_rn(v366);
+  const iron_f16 v367 = iron_f32_to_f16(v366);
   out[v147] = v367;
   const float v373 = v1.x[21];
-  const __half v374 = __float2half_rn(v373);
+  const iron_f16 v374 = iron_f32_to_f16(v373);
   out[v154] = v374;
   const float v380 = v1.x[22];
-  const __half v381 = __float2half_rn(v380);
+  const iron_f16 v381 = iron_f32_to_f16(v380);
   out[v161] = v381;
   const float v387 = v1.x[23];
-  const __half v388 = __float2half_rn(v387);
+  const iron_f16 v388 = iron_f32_to_f16(v387);
   out[v168] = v388;
   const float v394 = v1.x[24];
-  const __half v395 = __float2half_rn(v394);
+  const iron_f16 v395 = iron_f32_to_f16(v394);
   out[v175] = v395;
   const float v401 = v1.x[25];
-  const __half v402 = __float2half_rn(v401);
+  const iron_f16 v402 = iron_f32_to_f16(v401);
   out[v182] = v402;
   const float v408 = v1.x[26];
-  const __half v409 = __float2half_rn(v408);
+  const iron_f16 v409 = iron_f32_to_f16(v408);
   out[v189] = v409;
   const float v415 = v1.x[27];
-  const __half v416 = __float2half_rn(v415);
+  const iron_f16 v416 = iron_f32_to_f16(v415);
   out[v196] = v416;
   const float v422 = v1.x[28];
-  const __half v423 = __float2half_rn(v422);
+  const iron_f16 v423 = iron_f32_to_f16(v422);
   out[v203] = v423;
   const float v429 = v1.x[29];
-  const __half v430 = __float2half_rn(v429);
+  const iron_f16 v430 = iron_f32_to_f16(v429);
   out[v210] = v430;
   const float v436 = v1.x[30];
-  const __half v437 = __float2half_rn(v436);
+  const iron_f16 v437 = iron_f32_to_f16(v436);
   out[v217] = v437;
   const float v443 = v1.x[31];
-  const __half v444 = __float2half_rn(v443);
+  const iron_f16 v444 = iron_f32_to_f16(v443);
   out[v224] = v444;
 }

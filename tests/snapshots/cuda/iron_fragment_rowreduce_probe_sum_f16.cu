@@ -3,10 +3,52 @@
 //
 // Launch: one block per threadgroup, at most 32 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
 //   out: output f32 tensor, as float* __restrict__
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -99,7 +141,7 @@ __device__ __forceinline__ void iron_frag_row_reduce(iron_frag<float, 2, R, 8>& 
 }
 
 extern "C" __global__ void __launch_bounds__(32) iron_fragment_rowreduce_probe_sum_f16(
-    const __half* __restrict__ inp,
+    const iron_f16* __restrict__ inp,
     float* __restrict__ out) {
   iron_frag<float, 2, 32, 32> v1;  // probe/fragment_rows.cpp:46
   iron_frag_fill(v1, 0.0f);
@@ -107,225 +149,225 @@ extern "C" __global__ void __launch_bounds__(32) iron_fragment_rowreduce_probe_s
   const unsigned int v3 = static_cast<unsigned int>(v1.row(0, iron_linear_thread() & 31u));
   const unsigned int v6 = v3 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v7 = v6 + v2;
-  const __half v8 = inp[v7];
-  const float v9 = __half2float(v8);
+  const iron_f16 v8 = inp[v7];
+  const float v9 = iron_to_f32(v8);
   v1.x[0] = v9;  // probe/fragment_rows.cpp:34
   const unsigned int v10 = static_cast<unsigned int>(v1.col(1, iron_linear_thread() & 31u));
   const unsigned int v11 = static_cast<unsigned int>(v1.row(1, iron_linear_thread() & 31u));
   const unsigned int v14 = v11 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v15 = v14 + v10;
-  const __half v16 = inp[v15];
-  const float v17 = __half2float(v16);
+  const iron_f16 v16 = inp[v15];
+  const float v17 = iron_to_f32(v16);
   v1.x[1] = v17;  // probe/fragment_rows.cpp:34
   const unsigned int v18 = static_cast<unsigned int>(v1.col(2, iron_linear_thread() & 31u));
   const unsigned int v19 = static_cast<unsigned int>(v1.row(2, iron_linear_thread() & 31u));
   const unsigned int v22 = v19 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v23 = v22 + v18;
-  const __half v24 = inp[v23];
-  const float v25 = __half2float(v24);
+  const iron_f16 v24 = inp[v23];
+  const float v25 = iron_to_f32(v24);
   v1.x[2] = v25;  // probe/fragment_rows.cpp:34
   const unsigned int v26 = static_cast<unsigned int>(v1.col(3, iron_linear_thread() & 31u));
   const unsigned int v27 = static_cast<unsigned int>(v1.row(3, iron_linear_thread() & 31u));
   const unsigned int v30 = v27 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v31 = v30 + v26;
-  const __half v32 = inp[v31];
-  const float v33 = __half2float(v32);
+  const iron_f16 v32 = inp[v31];
+  const float v33 = iron_to_f32(v32);
   v1.x[3] = v33;  // probe/fragment_rows.cpp:34
   const unsigned int v34 = static_cast<unsigned int>(v1.col(4, iron_linear_thread() & 31u));
   const unsigned int v35 = static_cast<unsigned int>(v1.row(4, iron_linear_thread() & 31u));
   const unsigned int v38 = v35 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v39 = v38 + v34;
-  const __half v40 = inp[v39];
-  const float v41 = __half2float(v40);
+  const iron_f16 v40 = inp[v39];
+  const float v41 = iron_to_f32(v40);
   v1.x[4] = v41;  // probe/fragment_rows.cpp:34
   const unsigned int v42 = static_cast<unsigned int>(v1.col(5, iron_linear_thread() & 31u));
   const unsigned int v43 = static_cast<unsigned int>(v1.row(5, iron_linear_thread() & 31u));
   const unsigned int v46 = v43 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v47 = v46 + v42;
-  const __half v48 = inp[v47];
-  const float v49 = __half2float(v48);
+  const iron_f16 v48 = inp[v47];
+  const float v49 = iron_to_f32(v48);
   v1.x[5] = v49;  // probe/fragment_rows.cpp:34
   const unsigned int v50 = static_cast<unsigned int>(v1.col(6, iron_linear_thread() & 31u));
   const unsigned int v51 = static_cast<unsigned int>(v1.row(6, iron_linear_thread() & 31u));
   const unsigned int v54 = v51 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v55 = v54 + v50;
-  const __half v56 = inp[v55];
-  const float v57 = __half2float(v56);
+  const iron_f16 v56 = inp[v55];
+  const float v57 = iron_to_f32(v56);
   v1.x[6] = v57;  // probe/fragment_rows.cpp:34
   const unsigned int v58 = static_cast<unsigned int>(v1.col(7, iron_linear_thread() & 31u));
   const unsigned int v59 = static_cast<unsigned int>(v1.row(7, iron_linear_thread() & 31u));
   const unsigned int v62 = v59 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v63 = v62 + v58;
-  const __half v64 = inp[v63];
-  const float v65 = __half2float(v64);
+  const iron_f16 v64 = inp[v63];
+  const float v65 = iron_to_f32(v64);
   v1.x[7] = v65;  // probe/fragment_rows.cpp:34
   const unsigned int v66 = static_cast<unsigned int>(v1.col(8, iron_linear_thread() & 31u));
   const unsigned int v67 = static_cast<unsigned int>(v1.row(8, iron_linear_thread() & 31u));
   const unsigned int v70 = v67 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v71 = v70 + v66;
-  const __half v72 = inp[v71];
-  const float v73 = __half2float(v72);
+  const iron_f16 v72 = inp[v71];
+  const float v73 = iron_to_f32(v72);
   v1.x[8] = v73;  // probe/fragment_rows.cpp:34
   const unsigned int v74 = static_cast<unsigned int>(v1.col(9, iron_linear_thread() & 31u));
   const unsigned int v75 = static_cast<unsigned int>(v1.row(9, iron_linear_thread() & 31u));
   const unsigned int v78 = v75 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v79 = v78 + v74;
-  const __half v80 = inp[v79];
-  const float v81 = __half2float(v80);
+  const iron_f16 v80 = inp[v79];
+  const float v81 = iron_to_f32(v80);
   v1.x[9] = v81;  // probe/fragment_rows.cpp:34
   const unsigned int v82 = static_cast<unsigned int>(v1.col(10, iron_linear_thread() & 31u));
   const unsigned int v83 = static_cast<unsigned int>(v1.row(10, iron_linear_thread() & 31u));
   const unsigned int v86 = v83 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v87 = v86 + v82;
-  const __half v88 = inp[v87];
-  const float v89 = __half2float(v88);
+  const iron_f16 v88 = inp[v87];
+  const float v89 = iron_to_f32(v88);
   v1.x[10] = v89;  // probe/fragment_rows.cpp:34
   const unsigned int v90 = static_cast<unsigned int>(v1.col(11, iron_linear_thread() & 31u));
   const unsigned int v91 = static_cast<unsigned int>(v1.row(11, iron_linear_thread() & 31u));
   const unsigned int v94 = v91 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v95 = v94 + v90;
-  const __half v96 = inp[v95];
-  const float v97 = __half2float(v96);
+  const iron_f16 v96 = inp[v95];
+  const float v97 = iron_to_f32(v96);
   v1.x[11] = v97;  // probe/fragment_rows.cpp:34
   const unsigned int v98 = static_cast<unsigned int>(v1.col(12, iron_linear_thread() & 31u));
   const unsigned int v99 = static_cast<unsigned int>(v1.row(12, iron_linear_thread() & 31u));
   const unsigned int v102 = v99 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v103 = v102 + v98;
-  const __half v104 = inp[v103];
-  const float v105 = __half2float(v104);
+  const iron_f16 v104 = inp[v103];
+  const float v105 = iron_to_f32(v104);
   v1.x[12] = v105;  // probe/fragment_rows.cpp:34
   const unsigned int v106 = static_cast<unsigned int>(v1.col(13, iron_linear_thread() & 31u));
   const unsigned int v107 = static_cast<unsigned int>(v1.row(13, iron_linear_thread() & 31u));
   const unsigned int v110 = v107 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v111 = v110 + v106;
-  const __half v112 = inp[v111];
-  const float v113 = __half2float(v112);
+  const iron_f16 v112 = inp[v111];
+  const float v113 = iron_to_f32(v112);
   v1.x[13] = v113;  // probe/fragment_rows.cpp:34
   const unsigned int v114 = static_cast<unsigned int>(v1.col(14, iron_linear_thread() & 31u));
   const unsigned int v115 = static_cast<unsigned int>(v1.row(14, iron_linear_thread() & 31u));
   const unsigned int v118 = v115 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v119 = v118 + v114;
-  const __half v120 = inp[v119];
-  const float v121 = __half2float(v120);
+  const iron_f16 v120 = inp[v119];
+  const float v121 = iron_to_f32(v120);
   v1.x[14] = v121;  // probe/fragment_rows.cpp:34
   const unsigned int v122 = static_cast<unsigned int>(v1.col(15, iron_linear_thread() & 31u));
   const unsigned int v123 = static_cast<unsigned int>(v1.row(15, iron_linear_thread() & 31u));
   const unsigned int v126 = v123 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v127 = v126 + v122;
-  const __half v128 = inp[v127];
-  const float v129 = __half2float(v128);
+  const iron_f16 v128 = inp[v127];
+  const float v129 = iron_to_f32(v128);
   v1.x[15] = v129;  // probe/fragment_rows.cpp:34
   const unsigned int v130 = static_cast<unsigned int>(v1.col(16, iron_linear_thread() & 31u));
   const unsigned int v131 = static_cast<unsigned int>(v1.row(16, iron_linear_thread() & 31u));
   const unsigned int v134 = v131 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v135 = v134 + v130;
-  const __half v136 = inp[v135];
-  const float v137 = __half2float(v136);
+  const iron_f16 v136 = inp[v135];
+  const float v137 = iron_to_f32(v136);
   v1.x[16] = v137;  // probe/fragment_rows.cpp:34
   const unsigned int v138 = static_cast<unsigned int>(v1.col(17, iron_linear_thread() & 31u));
   const unsigned int v139 = static_cast<unsigned int>(v1.row(17, iron_linear_thread() & 31u));
   const unsigned int v142 = v139 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v143 = v142 + v138;
-  const __half v144 = inp[v143];
-  const float v145 = __half2float(v144);
+  const iron_f16 v144 = inp[v143];
+  const float v145 = iron_to_f32(v144);
   v1.x[17] = v145;  // probe/fragment_rows.cpp:34
   const unsigned int v146 = static_cast<unsigned int>(v1.col(18, iron_linear_thread() & 31u));
   const unsigned int v147 = static_cast<unsigned int>(v1.row(18, iron_linear_thread() & 31u));
   const unsigned int v150 = v147 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v151 = v150 + v146;
-  const __half v152 = inp[v151];
-  const float v153 = __half2float(v152);
+  const iron_f16 v152 = inp[v151];
+  const float v153 = iron_to_f32(v152);
   v1.x[18] = v153;  // probe/fragment_rows.cpp:34
   const unsigned int v154 = static_cast<unsigned int>(v1.col(19, iron_linear_thread() & 31u));
   const unsigned int v155 = static_cast<unsigned int>(v1.row(19, iron_linear_thread() & 31u));
   const unsigned int v158 = v155 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v159 = v158 + v154;
-  const __half v160 = inp[v159];
-  const float v161 = __half2float(v160);
+  const iron_f16 v160 = inp[v159];
+  const float v161 = iron_to_f32(v160);
   v1.x[19] = v161;  // probe/fragment_rows.cpp:34
   const unsigned int v162 = static_cast<unsigned int>(v1.col(20, iron_linear_thread() & 31u));
   const unsigned int v163 = static_cast<unsigned int>(v1.row(20, iron_linear_thread() & 31u));
   const unsigned int v166 = v163 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v167 = v166 + v162;
-  const __half v168 = inp[v167];
-  const float v169 = __half2float(v168);
+  const iron_f16 v168 = inp[v167];
+  const float v169 = iron_to_f32(v168);
   v1.x[20] = v169;  // probe/fragment_rows.cpp:34
   const unsigned int v170 = static_cast<unsigned int>(v1.col(21, iron_linear_thread() & 31u));
   const unsigned int v171 = static_cast<unsigned int>(v1.row(21, iron_linear_thread() & 31u));
   const unsigned int v174 = v171 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v175 = v174 + v170;
-  const __half v176 = inp[v175];
-  const float v177 = __half2float(v176);
+  const iron_f16 v176 = inp[v175];
+  const float v177 = iron_to_f32(v176);
   v1.x[21] = v177;  // probe/fragment_rows.cpp:34
   const unsigned int v178 = static_cast<unsigned int>(v1.col(22, iron_linear_thread() & 31u));
   const unsigned int v179 = static_cast<unsigned int>(v1.row(22, iron_linear_thread() & 31u));
   const unsigned int v182 = v179 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v183 = v182 + v178;
-  const __half v184 = inp[v183];
-  const float v185 = __half2float(v184);
+  const iron_f16 v184 = inp[v183];
+  const float v185 = iron_to_f32(v184);
   v1.x[22] = v185;  // probe/fragment_rows.cpp:34
   const unsigned int v186 = static_cast<unsigned int>(v1.col(23, iron_linear_thread() & 31u));
   const unsigned int v187 = static_cast<unsigned int>(v1.row(23, iron_linear_thread() & 31u));
   const unsigned int v190 = v187 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v191 = v190 + v186;
-  const __half v192 = inp[v191];
-  const float v193 = __half2float(v192);
+  const iron_f16 v192 = inp[v191];
+  const float v193 = iron_to_f32(v192);
   v1.x[23] = v193;  // probe/fragment_rows.cpp:34
   const unsigned int v194 = static_cast<unsigned int>(v1.col(24, iron_linear_thread() & 31u));
   const unsigned int v195 = static_cast<unsigned int>(v1.row(24, iron_linear_thread() & 31u));
   const unsigned int v198 = v195 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v199 = v198 + v194;
-  const __half v200 = inp[v199];
-  const float v201 = __half2float(v200);
+  const iron_f16 v200 = inp[v199];
+  const float v201 = iron_to_f32(v200);
   v1.x[24] = v201;  // probe/fragment_rows.cpp:34
   const unsigned int v202 = static_cast<unsigned int>(v1.col(25, iron_linear_thread() & 31u));
   const unsigned int v203 = static_cast<unsigned int>(v1.row(25, iron_linear_thread() & 31u));
   const unsigned int v206 = v203 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v207 = v206 + v202;
-  const __half v208 = inp[v207];
-  const float v209 = __half2float(v208);
+  const iron_f16 v208 = inp[v207];
+  const float v209 = iron_to_f32(v208);
   v1.x[25] = v209;  // probe/fragment_rows.cpp:34
   const unsigned int v210 = static_cast<unsigned int>(v1.col(26, iron_linear_thread() & 31u));
   const unsigned int v211 = static_cast<unsigned int>(v1.row(26, iron_linear_thread() & 31u));
   const unsigned int v214 = v211 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v215 = v214 + v210;
-  const __half v216 = inp[v215];
-  const float v217 = __half2float(v216);
+  const iron_f16 v216 = inp[v215];
+  const float v217 = iron_to_f32(v216);
   v1.x[26] = v217;  // probe/fragment_rows.cpp:34
   const unsigned int v218 = static_cast<unsigned int>(v1.col(27, iron_linear_thread() & 31u));
   const unsigned int v219 = static_cast<unsigned int>(v1.row(27, iron_linear_thread() & 31u));
   const unsigned int v222 = v219 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v223 = v222 + v218;
-  const __half v224 = inp[v223];
-  const float v225 = __half2float(v224);
+  const iron_f16 v224 = inp[v223];
+  const float v225 = iron_to_f32(v224);
   v1.x[27] = v225;  // probe/fragment_rows.cpp:34
   const unsigned int v226 = static_cast<unsigned int>(v1.col(28, iron_linear_thread() & 31u));
   const unsigned int v227 = static_cast<unsigned int>(v1.row(28, iron_linear_thread() & 31u));
   const unsigned int v230 = v227 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v231 = v230 + v226;
-  const __half v232 = inp[v231];
-  const float v233 = __half2float(v232);
+  const iron_f16 v232 = inp[v231];
+  const float v233 = iron_to_f32(v232);
   v1.x[28] = v233;  // probe/fragment_rows.cpp:34
   const unsigned int v234 = static_cast<unsigned int>(v1.col(29, iron_linear_thread() & 31u));
   const unsigned int v235 = static_cast<unsigned int>(v1.row(29, iron_linear_thread() & 31u));
   const unsigned int v238 = v235 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v239 = v238 + v234;
-  const __half v240 = inp[v239];
-  const float v241 = __half2float(v240);
+  const iron_f16 v240 = inp[v239];
+  const float v241 = iron_to_f32(v240);
   v1.x[29] = v241;  // probe/fragment_rows.cpp:34
   const unsigned int v242 = static_cast<unsigned int>(v1.col(30, iron_linear_thread() & 31u));
   const unsigned int v243 = static_cast<unsigned int>(v1.row(30, iron_linear_thread() & 31u));
   const unsigned int v246 = v243 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v247 = v246 + v242;
-  const __half v248 = inp[v247];
-  const float v249 = __half2float(v248);
+  const iron_f16 v248 = inp[v247];
+  const float v249 = iron_to_f32(v248);
   v1.x[30] = v249;  // probe/fragment_rows.cpp:34
   const unsigned int v250 = static_cast<unsigned int>(v1.col(31, iron_linear_thread() & 31u));
   const unsigned int v251 = static_cast<unsigned int>(v1.row(31, iron_linear_thread() & 31u));
   const unsigned int v254 = v251 << 5u;  // probe/fragment_rows.cpp:35
   const unsigned int v255 = v254 + v250;
-  const __half v256 = inp[v255];
-  const float v257 = __half2float(v256);
+  const iron_f16 v256 = inp[v255];
+  const float v257 = iron_to_f32(v256);
   v1.x[31] = v257;  // probe/fragment_rows.cpp:34
   iron_frag<float, 2, 32, 8> v259;  // probe/fragment_rows.cpp:51
   iron_frag_fill(v259, 0.0f);

@@ -3,26 +3,68 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   table: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   table: input bf16 tensor, as const iron_bf16* __restrict__
 //   idx: input u32 tensor, as const unsigned int* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   vocab: constexpr u32, as unsigned int
 //   dim: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_gather_bf16(
-    const __nv_bfloat16* __restrict__ table,
+    const iron_bf16* __restrict__ table,
     const unsigned int* __restrict__ idx,
-    __nv_bfloat16* __restrict__ out,
+    iron_bf16* __restrict__ out,
     unsigned int vocab,
     unsigned int dim) {
   const unsigned int v0 = vocab;  // kernels/ops/gather.cpp:27
@@ -45,23 +87,23 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gather_bf16(
       const unsigned int v24 = v23 << 3u;
       const unsigned int v25 = v8 + v24;  // kernels/ops/gather.cpp:41
       const iron_bf16x8 v26 = *reinterpret_cast<const iron_bf16x8*>(table + v25);
-      const __nv_bfloat16 v27 = v26.v[0];
-      const __nv_bfloat16 v28 = v26.v[1];
-      const __nv_bfloat16 v29 = v26.v[2];
-      const __nv_bfloat16 v30 = v26.v[3];
-      const __nv_bfloat16 v31 = v26.v[4];
-      const __nv_bfloat16 v32 = v26.v[5];
-      const __nv_bfloat16 v33 = v26.v[6];
-      const __nv_bfloat16 v34 = v26.v[7];
+      const iron_bf16 v27 = v26.v[0];
+      const iron_bf16 v28 = v26.v[1];
+      const iron_bf16 v29 = v26.v[2];
+      const iron_bf16 v30 = v26.v[3];
+      const iron_bf16 v31 = v26.v[4];
+      const iron_bf16 v32 = v26.v[5];
+      const iron_bf16 v33 = v26.v[6];
+      const iron_bf16 v34 = v26.v[7];
       const unsigned int v35 = v9 + v24;
-      const __nv_bfloat16 v36 = v4 ? v27 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v37 = v4 ? v28 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v38 = v4 ? v29 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v39 = v4 ? v30 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v40 = v4 ? v31 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v41 = v4 ? v32 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v42 = v4 ? v33 : __float2bfloat16_rn(0.0f);
-      const __nv_bfloat16 v43 = v4 ? v34 : __float2bfloat16_rn(0.0f);
+      const iron_bf16 v36 = v4 ? v27 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v37 = v4 ? v28 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v38 = v4 ? v29 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v39 = v4 ? v30 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v40 = v4 ? v31 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v41 = v4 ? v32 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v42 = v4 ? v33 : iron_f32_to_bf16(0.0f);
+      const iron_bf16 v43 = v4 ? v34 : iron_f32_to_bf16(0.0f);
       *reinterpret_cast<iron_bf16x8*>(out + v35) = iron_bf16x8{{v36, v37, v38, v39, v40, v41, v42, v43}};
     }
   } else {
@@ -74,22 +116,22 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gather_bf16(
         const unsigned int v50 = v49 << 2u;
         const unsigned int v51 = v8 + v50;  // kernels/ops/gather.cpp:41
         const iron_bf16x4 v52 = *reinterpret_cast<const iron_bf16x4*>(table + v51);
-        const __nv_bfloat16 v53 = v52.v[0];
-        const __nv_bfloat16 v54 = v52.v[1];
-        const __nv_bfloat16 v55 = v52.v[2];
-        const __nv_bfloat16 v56 = v52.v[3];
+        const iron_bf16 v53 = v52.v[0];
+        const iron_bf16 v54 = v52.v[1];
+        const iron_bf16 v55 = v52.v[2];
+        const iron_bf16 v56 = v52.v[3];
         const unsigned int v57 = v9 + v50;
-        const __nv_bfloat16 v58 = v4 ? v53 : __float2bfloat16_rn(0.0f);
-        const __nv_bfloat16 v59 = v4 ? v54 : __float2bfloat16_rn(0.0f);
-        const __nv_bfloat16 v60 = v4 ? v55 : __float2bfloat16_rn(0.0f);
-        const __nv_bfloat16 v61 = v4 ? v56 : __float2bfloat16_rn(0.0f);
+        const iron_bf16 v58 = v4 ? v53 : iron_f32_to_bf16(0.0f);
+        const iron_bf16 v59 = v4 ? v54 : iron_f32_to_bf16(0.0f);
+        const iron_bf16 v60 = v4 ? v55 : iron_f32_to_bf16(0.0f);
+        const iron_bf16 v61 = v4 ? v56 : iron_f32_to_bf16(0.0f);
         *reinterpret_cast<iron_bf16x4*>(out + v57) = iron_bf16x4{{v58, v59, v60, v61}};
       }
     } else {
       for (unsigned int v13 = v12; v13 < v1; v13 += v11) {  // kernels/ops/gather.cpp:40
         const unsigned int v14 = v8 + v13;  // kernels/ops/gather.cpp:41
-        const __nv_bfloat16 v15 = table[v14];
-        const __nv_bfloat16 v16 = v4 ? v15 : __float2bfloat16_rn(0.0f);
+        const iron_bf16 v15 = table[v14];
+        const iron_bf16 v16 = v4 ? v15 : iron_f32_to_bf16(0.0f);
         const unsigned int v17 = v9 + v13;
         out[v17] = v16;
       }

@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
@@ -34,8 +76,8 @@ __device__ __forceinline__ float iron_recip_approx(float x) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:89
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -50,15 +92,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
     for (unsigned int v41 = v4; v41 < v40; v41 += v3) {
       const unsigned int v42 = v41 << 3u;
       const iron_bf16x8 v43 = *reinterpret_cast<const iron_bf16x8*>(inp + v42);  // kernels/ops/unary.cpp:68
-      const __nv_bfloat16 v44 = v43.v[0];
-      const __nv_bfloat16 v45 = v43.v[1];
-      const __nv_bfloat16 v46 = v43.v[2];
-      const __nv_bfloat16 v47 = v43.v[3];
-      const __nv_bfloat16 v48 = v43.v[4];
-      const __nv_bfloat16 v49 = v43.v[5];
-      const __nv_bfloat16 v50 = v43.v[6];
-      const __nv_bfloat16 v51 = v43.v[7];
-      const float v52 = __bfloat162float(v44);
+      const iron_bf16 v44 = v43.v[0];
+      const iron_bf16 v45 = v43.v[1];
+      const iron_bf16 v46 = v43.v[2];
+      const iron_bf16 v47 = v43.v[3];
+      const iron_bf16 v48 = v43.v[4];
+      const iron_bf16 v49 = v43.v[5];
+      const iron_bf16 v50 = v43.v[6];
+      const iron_bf16 v51 = v43.v[7];
+      const float v52 = iron_to_f32(v44);
       const float v53 = fabsf(v52);  // kernels/primitives/activation.hpp:56
       const float v54 = fmaf(v53, 0.35355338f, 1.0f);
       const float v55 = iron_recip_approx(v54);
@@ -75,8 +117,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v66 = v52 < 0.0f;
       const float v67 = v66 ? v64 : v65;
       const float v68 = v52 * v67;
-      const __nv_bfloat16 v69 = __float2bfloat16_rn(v68);  // kernels/ops/unary.cpp:68
-      const float v70 = __bfloat162float(v45);
+      const iron_bf16 v69 = iron_f32_to_bf16(v68);  // kernels/ops/unary.cpp:68
+      const float v70 = iron_to_f32(v45);
       const float v71 = fabsf(v70);  // kernels/primitives/activation.hpp:56
       const float v72 = fmaf(v71, 0.35355338f, 1.0f);
       const float v73 = iron_recip_approx(v72);
@@ -93,8 +135,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v84 = v70 < 0.0f;
       const float v85 = v84 ? v82 : v83;
       const float v86 = v70 * v85;
-      const __nv_bfloat16 v87 = __float2bfloat16_rn(v86);  // kernels/ops/unary.cpp:68
-      const float v88 = __bfloat162float(v46);
+      const iron_bf16 v87 = iron_f32_to_bf16(v86);  // kernels/ops/unary.cpp:68
+      const float v88 = iron_to_f32(v46);
       const float v89 = fabsf(v88);  // kernels/primitives/activation.hpp:56
       const float v90 = fmaf(v89, 0.35355338f, 1.0f);
       const float v91 = iron_recip_approx(v90);
@@ -111,8 +153,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v102 = v88 < 0.0f;
       const float v103 = v102 ? v100 : v101;
       const float v104 = v88 * v103;
-      const __nv_bfloat16 v105 = __float2bfloat16_rn(v104);  // kernels/ops/unary.cpp:68
-      const float v106 = __bfloat162float(v47);
+      const iron_bf16 v105 = iron_f32_to_bf16(v104);  // kernels/ops/unary.cpp:68
+      const float v106 = iron_to_f32(v47);
       const float v107 = fabsf(v106);  // kernels/primitives/activation.hpp:56
       const float v108 = fmaf(v107, 0.35355338f, 1.0f);
       const float v109 = iron_recip_approx(v108);
@@ -129,8 +171,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v120 = v106 < 0.0f;
       const float v121 = v120 ? v118 : v119;
       const float v122 = v106 * v121;
-      const __nv_bfloat16 v123 = __float2bfloat16_rn(v122);  // kernels/ops/unary.cpp:68
-      const float v124 = __bfloat162float(v48);
+      const iron_bf16 v123 = iron_f32_to_bf16(v122);  // kernels/ops/unary.cpp:68
+      const float v124 = iron_to_f32(v48);
       const float v125 = fabsf(v124);  // kernels/primitives/activation.hpp:56
       const float v126 = fmaf(v125, 0.35355338f, 1.0f);
       const float v127 = iron_recip_approx(v126);
@@ -147,8 +189,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v138 = v124 < 0.0f;
       const float v139 = v138 ? v136 : v137;
       const float v140 = v124 * v139;
-      const __nv_bfloat16 v141 = __float2bfloat16_rn(v140);  // kernels/ops/unary.cpp:68
-      const float v142 = __bfloat162float(v49);
+      const iron_bf16 v141 = iron_f32_to_bf16(v140);  // kernels/ops/unary.cpp:68
+      const float v142 = iron_to_f32(v49);
       const float v143 = fabsf(v142);  // kernels/primitives/activation.hpp:56
       const float v144 = fmaf(v143, 0.35355338f, 1.0f);
       const float v145 = iron_recip_approx(v144);
@@ -165,8 +207,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v156 = v142 < 0.0f;
       const float v157 = v156 ? v154 : v155;
       const float v158 = v142 * v157;
-      const __nv_bfloat16 v159 = __float2bfloat16_rn(v158);  // kernels/ops/unary.cpp:68
-      const float v160 = __bfloat162float(v50);
+      const iron_bf16 v159 = iron_f32_to_bf16(v158);  // kernels/ops/unary.cpp:68
+      const float v160 = iron_to_f32(v50);
       const float v161 = fabsf(v160);  // kernels/primitives/activation.hpp:56
       const float v162 = fmaf(v161, 0.35355338f, 1.0f);
       const float v163 = iron_recip_approx(v162);
@@ -183,8 +225,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v174 = v160 < 0.0f;
       const float v175 = v174 ? v172 : v173;
       const float v176 = v160 * v175;
-      const __nv_bfloat16 v177 = __float2bfloat16_rn(v176);  // kernels/ops/unary.cpp:68
-      const float v178 = __bfloat162float(v51);
+      const iron_bf16 v177 = iron_f32_to_bf16(v176);  // kernels/ops/unary.cpp:68
+      const float v178 = iron_to_f32(v51);
       const float v179 = fabsf(v178);  // kernels/primitives/activation.hpp:56
       const float v180 = fmaf(v179, 0.35355338f, 1.0f);
       const float v181 = iron_recip_approx(v180);
@@ -201,7 +243,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       const bool v192 = v178 < 0.0f;
       const float v193 = v192 ? v190 : v191;
       const float v194 = v178 * v193;
-      const __nv_bfloat16 v195 = __float2bfloat16_rn(v194);  // kernels/ops/unary.cpp:68
+      const iron_bf16 v195 = iron_f32_to_bf16(v194);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_bf16x8*>(out + v42) = iron_bf16x8{{v69, v87, v105, v123, v141, v159, v177, v195}};
     }
   } else {
@@ -213,11 +255,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
       for (unsigned int v201 = v4; v201 < v200; v201 += v3) {
         const unsigned int v202 = v201 << 2u;
         const iron_bf16x4 v203 = *reinterpret_cast<const iron_bf16x4*>(inp + v202);  // kernels/ops/unary.cpp:68
-        const __nv_bfloat16 v204 = v203.v[0];
-        const __nv_bfloat16 v205 = v203.v[1];
-        const __nv_bfloat16 v206 = v203.v[2];
-        const __nv_bfloat16 v207 = v203.v[3];
-        const float v208 = __bfloat162float(v204);
+        const iron_bf16 v204 = v203.v[0];
+        const iron_bf16 v205 = v203.v[1];
+        const iron_bf16 v206 = v203.v[2];
+        const iron_bf16 v207 = v203.v[3];
+        const float v208 = iron_to_f32(v204);
         const float v209 = fabsf(v208);  // kernels/primitives/activation.hpp:56
         const float v210 = fmaf(v209, 0.35355338f, 1.0f);
         const float v211 = iron_recip_approx(v210);
@@ -234,8 +276,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
         const bool v222 = v208 < 0.0f;
         const float v223 = v222 ? v220 : v221;
         const float v224 = v208 * v223;
-        const __nv_bfloat16 v225 = __float2bfloat16_rn(v224);  // kernels/ops/unary.cpp:68
-        const float v226 = __bfloat162float(v205);
+        const iron_bf16 v225 = iron_f32_to_bf16(v224);  // kernels/ops/unary.cpp:68
+        const float v226 = iron_to_f32(v205);
         const float v227 = fabsf(v226);  // kernels/primitives/activation.hpp:56
         const float v228 = fmaf(v227, 0.35355338f, 1.0f);
         const float v229 = iron_recip_approx(v228);
@@ -252,8 +294,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
         const bool v240 = v226 < 0.0f;
         const float v241 = v240 ? v238 : v239;
         const float v242 = v226 * v241;
-        const __nv_bfloat16 v243 = __float2bfloat16_rn(v242);  // kernels/ops/unary.cpp:68
-        const float v244 = __bfloat162float(v206);
+        const iron_bf16 v243 = iron_f32_to_bf16(v242);  // kernels/ops/unary.cpp:68
+        const float v244 = iron_to_f32(v206);
         const float v245 = fabsf(v244);  // kernels/primitives/activation.hpp:56
         const float v246 = fmaf(v245, 0.35355338f, 1.0f);
         const float v247 = iron_recip_approx(v246);
@@ -270,8 +312,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
         const bool v258 = v244 < 0.0f;
         const float v259 = v258 ? v256 : v257;
         const float v260 = v244 * v259;
-        const __nv_bfloat16 v261 = __float2bfloat16_rn(v260);  // kernels/ops/unary.cpp:68
-        const float v262 = __bfloat162float(v207);
+        const iron_bf16 v261 = iron_f32_to_bf16(v260);  // kernels/ops/unary.cpp:68
+        const float v262 = iron_to_f32(v207);
         const float v263 = fabsf(v262);  // kernels/primitives/activation.hpp:56
         const float v264 = fmaf(v263, 0.35355338f, 1.0f);
         const float v265 = iron_recip_approx(v264);
@@ -288,13 +330,13 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
         const bool v276 = v262 < 0.0f;
         const float v277 = v276 ? v274 : v275;
         const float v278 = v262 * v277;
-        const __nv_bfloat16 v279 = __float2bfloat16_rn(v278);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v279 = iron_f32_to_bf16(v278);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_bf16x4*>(out + v202) = iron_bf16x4{{v225, v243, v261, v279}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __nv_bfloat16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __bfloat162float(v6);
+        const iron_bf16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v8 = fabsf(v7);  // kernels/primitives/activation.hpp:56
         const float v11 = fmaf(v8, 0.35355338f, 1.0f);
         const float v12 = iron_recip_approx(v11);
@@ -311,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_erf_bf16(
         const bool v32 = v7 < 0.0f;
         const float v33 = v32 ? v28 : v30;
         const float v34 = v7 * v33;
-        const __nv_bfloat16 v35 = __float2bfloat16_rn(v34);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v35 = iron_f32_to_bf16(v34);  // kernels/ops/unary.cpp:68
         out[v5] = v35;
       }
     }

@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
@@ -34,8 +76,8 @@ __device__ __forceinline__ float iron_recip_approx(float x) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:86
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -50,15 +92,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
     for (unsigned int v25 = v4; v25 < v24; v25 += v3) {
       const unsigned int v26 = v25 << 3u;
       const iron_bf16x8 v27 = *reinterpret_cast<const iron_bf16x8*>(inp + v26);  // kernels/ops/unary.cpp:68
-      const __nv_bfloat16 v28 = v27.v[0];
-      const __nv_bfloat16 v29 = v27.v[1];
-      const __nv_bfloat16 v30 = v27.v[2];
-      const __nv_bfloat16 v31 = v27.v[3];
-      const __nv_bfloat16 v32 = v27.v[4];
-      const __nv_bfloat16 v33 = v27.v[5];
-      const __nv_bfloat16 v34 = v27.v[6];
-      const __nv_bfloat16 v35 = v27.v[7];
-      const float v36 = __bfloat162float(v28);
+      const iron_bf16 v28 = v27.v[0];
+      const iron_bf16 v29 = v27.v[1];
+      const iron_bf16 v30 = v27.v[2];
+      const iron_bf16 v31 = v27.v[3];
+      const iron_bf16 v32 = v27.v[4];
+      const iron_bf16 v33 = v27.v[5];
+      const iron_bf16 v34 = v27.v[6];
+      const iron_bf16 v35 = v27.v[7];
+      const float v36 = iron_to_f32(v28);
       const float v37 = v36 * v36;  // kernels/primitives/activation.hpp:38
       const float v38 = 0.044715f * v36;
       const float v39 = fmaf(v38, v37, v36);
@@ -67,8 +109,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v42 = 1.0f + v41;
       const float v43 = iron_recip_approx(v42);
       const float v44 = v36 * v43;
-      const __nv_bfloat16 v45 = __float2bfloat16_rn(v44);  // kernels/ops/unary.cpp:68
-      const float v46 = __bfloat162float(v29);
+      const iron_bf16 v45 = iron_f32_to_bf16(v44);  // kernels/ops/unary.cpp:68
+      const float v46 = iron_to_f32(v29);
       const float v47 = v46 * v46;  // kernels/primitives/activation.hpp:38
       const float v48 = 0.044715f * v46;
       const float v49 = fmaf(v48, v47, v46);
@@ -77,8 +119,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v52 = 1.0f + v51;
       const float v53 = iron_recip_approx(v52);
       const float v54 = v46 * v53;
-      const __nv_bfloat16 v55 = __float2bfloat16_rn(v54);  // kernels/ops/unary.cpp:68
-      const float v56 = __bfloat162float(v30);
+      const iron_bf16 v55 = iron_f32_to_bf16(v54);  // kernels/ops/unary.cpp:68
+      const float v56 = iron_to_f32(v30);
       const float v57 = v56 * v56;  // kernels/primitives/activation.hpp:38
       const float v58 = 0.044715f * v56;
       const float v59 = fmaf(v58, v57, v56);
@@ -87,8 +129,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v62 = 1.0f + v61;
       const float v63 = iron_recip_approx(v62);
       const float v64 = v56 * v63;
-      const __nv_bfloat16 v65 = __float2bfloat16_rn(v64);  // kernels/ops/unary.cpp:68
-      const float v66 = __bfloat162float(v31);
+      const iron_bf16 v65 = iron_f32_to_bf16(v64);  // kernels/ops/unary.cpp:68
+      const float v66 = iron_to_f32(v31);
       const float v67 = v66 * v66;  // kernels/primitives/activation.hpp:38
       const float v68 = 0.044715f * v66;
       const float v69 = fmaf(v68, v67, v66);
@@ -97,8 +139,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v72 = 1.0f + v71;
       const float v73 = iron_recip_approx(v72);
       const float v74 = v66 * v73;
-      const __nv_bfloat16 v75 = __float2bfloat16_rn(v74);  // kernels/ops/unary.cpp:68
-      const float v76 = __bfloat162float(v32);
+      const iron_bf16 v75 = iron_f32_to_bf16(v74);  // kernels/ops/unary.cpp:68
+      const float v76 = iron_to_f32(v32);
       const float v77 = v76 * v76;  // kernels/primitives/activation.hpp:38
       const float v78 = 0.044715f * v76;
       const float v79 = fmaf(v78, v77, v76);
@@ -107,8 +149,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v82 = 1.0f + v81;
       const float v83 = iron_recip_approx(v82);
       const float v84 = v76 * v83;
-      const __nv_bfloat16 v85 = __float2bfloat16_rn(v84);  // kernels/ops/unary.cpp:68
-      const float v86 = __bfloat162float(v33);
+      const iron_bf16 v85 = iron_f32_to_bf16(v84);  // kernels/ops/unary.cpp:68
+      const float v86 = iron_to_f32(v33);
       const float v87 = v86 * v86;  // kernels/primitives/activation.hpp:38
       const float v88 = 0.044715f * v86;
       const float v89 = fmaf(v88, v87, v86);
@@ -117,8 +159,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v92 = 1.0f + v91;
       const float v93 = iron_recip_approx(v92);
       const float v94 = v86 * v93;
-      const __nv_bfloat16 v95 = __float2bfloat16_rn(v94);  // kernels/ops/unary.cpp:68
-      const float v96 = __bfloat162float(v34);
+      const iron_bf16 v95 = iron_f32_to_bf16(v94);  // kernels/ops/unary.cpp:68
+      const float v96 = iron_to_f32(v34);
       const float v97 = v96 * v96;  // kernels/primitives/activation.hpp:38
       const float v98 = 0.044715f * v96;
       const float v99 = fmaf(v98, v97, v96);
@@ -127,8 +169,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v102 = 1.0f + v101;
       const float v103 = iron_recip_approx(v102);
       const float v104 = v96 * v103;
-      const __nv_bfloat16 v105 = __float2bfloat16_rn(v104);  // kernels/ops/unary.cpp:68
-      const float v106 = __bfloat162float(v35);
+      const iron_bf16 v105 = iron_f32_to_bf16(v104);  // kernels/ops/unary.cpp:68
+      const float v106 = iron_to_f32(v35);
       const float v107 = v106 * v106;  // kernels/primitives/activation.hpp:38
       const float v108 = 0.044715f * v106;
       const float v109 = fmaf(v108, v107, v106);
@@ -137,7 +179,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       const float v112 = 1.0f + v111;
       const float v113 = iron_recip_approx(v112);
       const float v114 = v106 * v113;
-      const __nv_bfloat16 v115 = __float2bfloat16_rn(v114);  // kernels/ops/unary.cpp:68
+      const iron_bf16 v115 = iron_f32_to_bf16(v114);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_bf16x8*>(out + v26) = iron_bf16x8{{v45, v55, v65, v75, v85, v95, v105, v115}};
     }
   } else {
@@ -149,11 +191,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
       for (unsigned int v121 = v4; v121 < v120; v121 += v3) {
         const unsigned int v122 = v121 << 2u;
         const iron_bf16x4 v123 = *reinterpret_cast<const iron_bf16x4*>(inp + v122);  // kernels/ops/unary.cpp:68
-        const __nv_bfloat16 v124 = v123.v[0];
-        const __nv_bfloat16 v125 = v123.v[1];
-        const __nv_bfloat16 v126 = v123.v[2];
-        const __nv_bfloat16 v127 = v123.v[3];
-        const float v128 = __bfloat162float(v124);
+        const iron_bf16 v124 = v123.v[0];
+        const iron_bf16 v125 = v123.v[1];
+        const iron_bf16 v126 = v123.v[2];
+        const iron_bf16 v127 = v123.v[3];
+        const float v128 = iron_to_f32(v124);
         const float v129 = v128 * v128;  // kernels/primitives/activation.hpp:38
         const float v130 = 0.044715f * v128;
         const float v131 = fmaf(v130, v129, v128);
@@ -162,8 +204,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
         const float v134 = 1.0f + v133;
         const float v135 = iron_recip_approx(v134);
         const float v136 = v128 * v135;
-        const __nv_bfloat16 v137 = __float2bfloat16_rn(v136);  // kernels/ops/unary.cpp:68
-        const float v138 = __bfloat162float(v125);
+        const iron_bf16 v137 = iron_f32_to_bf16(v136);  // kernels/ops/unary.cpp:68
+        const float v138 = iron_to_f32(v125);
         const float v139 = v138 * v138;  // kernels/primitives/activation.hpp:38
         const float v140 = 0.044715f * v138;
         const float v141 = fmaf(v140, v139, v138);
@@ -172,8 +214,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
         const float v144 = 1.0f + v143;
         const float v145 = iron_recip_approx(v144);
         const float v146 = v138 * v145;
-        const __nv_bfloat16 v147 = __float2bfloat16_rn(v146);  // kernels/ops/unary.cpp:68
-        const float v148 = __bfloat162float(v126);
+        const iron_bf16 v147 = iron_f32_to_bf16(v146);  // kernels/ops/unary.cpp:68
+        const float v148 = iron_to_f32(v126);
         const float v149 = v148 * v148;  // kernels/primitives/activation.hpp:38
         const float v150 = 0.044715f * v148;
         const float v151 = fmaf(v150, v149, v148);
@@ -182,8 +224,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
         const float v154 = 1.0f + v153;
         const float v155 = iron_recip_approx(v154);
         const float v156 = v148 * v155;
-        const __nv_bfloat16 v157 = __float2bfloat16_rn(v156);  // kernels/ops/unary.cpp:68
-        const float v158 = __bfloat162float(v127);
+        const iron_bf16 v157 = iron_f32_to_bf16(v156);  // kernels/ops/unary.cpp:68
+        const float v158 = iron_to_f32(v127);
         const float v159 = v158 * v158;  // kernels/primitives/activation.hpp:38
         const float v160 = 0.044715f * v158;
         const float v161 = fmaf(v160, v159, v158);
@@ -192,13 +234,13 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
         const float v164 = 1.0f + v163;
         const float v165 = iron_recip_approx(v164);
         const float v166 = v158 * v165;
-        const __nv_bfloat16 v167 = __float2bfloat16_rn(v166);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v167 = iron_f32_to_bf16(v166);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_bf16x4*>(out + v122) = iron_bf16x4{{v137, v147, v157, v167}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __nv_bfloat16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __bfloat162float(v6);
+        const iron_bf16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v8 = v7 * v7;  // kernels/primitives/activation.hpp:38
         const float v10 = 0.044715f * v7;
         const float v11 = fmaf(v10, v8, v7);
@@ -207,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_bf16(
         const float v16 = 1.0f + v14;
         const float v17 = iron_recip_approx(v16);
         const float v18 = v7 * v17;
-        const __nv_bfloat16 v19 = __float2bfloat16_rn(v18);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v19 = iron_f32_to_bf16(v18);  // kernels/ops/unary.cpp:68
         out[v5] = v19;
       }
     }

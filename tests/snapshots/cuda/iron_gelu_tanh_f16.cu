@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
@@ -34,8 +76,8 @@ __device__ __forceinline__ float iron_recip_approx(float x) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:86
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -50,15 +92,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
     for (unsigned int v25 = v4; v25 < v24; v25 += v3) {
       const unsigned int v26 = v25 << 3u;
       const iron_f16x8 v27 = *reinterpret_cast<const iron_f16x8*>(inp + v26);  // kernels/ops/unary.cpp:68
-      const __half v28 = v27.v[0];
-      const __half v29 = v27.v[1];
-      const __half v30 = v27.v[2];
-      const __half v31 = v27.v[3];
-      const __half v32 = v27.v[4];
-      const __half v33 = v27.v[5];
-      const __half v34 = v27.v[6];
-      const __half v35 = v27.v[7];
-      const float v36 = __half2float(v28);
+      const iron_f16 v28 = v27.v[0];
+      const iron_f16 v29 = v27.v[1];
+      const iron_f16 v30 = v27.v[2];
+      const iron_f16 v31 = v27.v[3];
+      const iron_f16 v32 = v27.v[4];
+      const iron_f16 v33 = v27.v[5];
+      const iron_f16 v34 = v27.v[6];
+      const iron_f16 v35 = v27.v[7];
+      const float v36 = iron_to_f32(v28);
       const float v37 = v36 * v36;  // kernels/primitives/activation.hpp:38
       const float v38 = 0.044715f * v36;
       const float v39 = fmaf(v38, v37, v36);
@@ -67,8 +109,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v42 = 1.0f + v41;
       const float v43 = iron_recip_approx(v42);
       const float v44 = v36 * v43;
-      const __half v45 = __float2half_rn(v44);  // kernels/ops/unary.cpp:68
-      const float v46 = __half2float(v29);
+      const iron_f16 v45 = iron_f32_to_f16(v44);  // kernels/ops/unary.cpp:68
+      const float v46 = iron_to_f32(v29);
       const float v47 = v46 * v46;  // kernels/primitives/activation.hpp:38
       const float v48 = 0.044715f * v46;
       const float v49 = fmaf(v48, v47, v46);
@@ -77,8 +119,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v52 = 1.0f + v51;
       const float v53 = iron_recip_approx(v52);
       const float v54 = v46 * v53;
-      const __half v55 = __float2half_rn(v54);  // kernels/ops/unary.cpp:68
-      const float v56 = __half2float(v30);
+      const iron_f16 v55 = iron_f32_to_f16(v54);  // kernels/ops/unary.cpp:68
+      const float v56 = iron_to_f32(v30);
       const float v57 = v56 * v56;  // kernels/primitives/activation.hpp:38
       const float v58 = 0.044715f * v56;
       const float v59 = fmaf(v58, v57, v56);
@@ -87,8 +129,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v62 = 1.0f + v61;
       const float v63 = iron_recip_approx(v62);
       const float v64 = v56 * v63;
-      const __half v65 = __float2half_rn(v64);  // kernels/ops/unary.cpp:68
-      const float v66 = __half2float(v31);
+      const iron_f16 v65 = iron_f32_to_f16(v64);  // kernels/ops/unary.cpp:68
+      const float v66 = iron_to_f32(v31);
       const float v67 = v66 * v66;  // kernels/primitives/activation.hpp:38
       const float v68 = 0.044715f * v66;
       const float v69 = fmaf(v68, v67, v66);
@@ -97,8 +139,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v72 = 1.0f + v71;
       const float v73 = iron_recip_approx(v72);
       const float v74 = v66 * v73;
-      const __half v75 = __float2half_rn(v74);  // kernels/ops/unary.cpp:68
-      const float v76 = __half2float(v32);
+      const iron_f16 v75 = iron_f32_to_f16(v74);  // kernels/ops/unary.cpp:68
+      const float v76 = iron_to_f32(v32);
       const float v77 = v76 * v76;  // kernels/primitives/activation.hpp:38
       const float v78 = 0.044715f * v76;
       const float v79 = fmaf(v78, v77, v76);
@@ -107,8 +149,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v82 = 1.0f + v81;
       const float v83 = iron_recip_approx(v82);
       const float v84 = v76 * v83;
-      const __half v85 = __float2half_rn(v84);  // kernels/ops/unary.cpp:68
-      const float v86 = __half2float(v33);
+      const iron_f16 v85 = iron_f32_to_f16(v84);  // kernels/ops/unary.cpp:68
+      const float v86 = iron_to_f32(v33);
       const float v87 = v86 * v86;  // kernels/primitives/activation.hpp:38
       const float v88 = 0.044715f * v86;
       const float v89 = fmaf(v88, v87, v86);
@@ -117,8 +159,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v92 = 1.0f + v91;
       const float v93 = iron_recip_approx(v92);
       const float v94 = v86 * v93;
-      const __half v95 = __float2half_rn(v94);  // kernels/ops/unary.cpp:68
-      const float v96 = __half2float(v34);
+      const iron_f16 v95 = iron_f32_to_f16(v94);  // kernels/ops/unary.cpp:68
+      const float v96 = iron_to_f32(v34);
       const float v97 = v96 * v96;  // kernels/primitives/activation.hpp:38
       const float v98 = 0.044715f * v96;
       const float v99 = fmaf(v98, v97, v96);
@@ -127,8 +169,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v102 = 1.0f + v101;
       const float v103 = iron_recip_approx(v102);
       const float v104 = v96 * v103;
-      const __half v105 = __float2half_rn(v104);  // kernels/ops/unary.cpp:68
-      const float v106 = __half2float(v35);
+      const iron_f16 v105 = iron_f32_to_f16(v104);  // kernels/ops/unary.cpp:68
+      const float v106 = iron_to_f32(v35);
       const float v107 = v106 * v106;  // kernels/primitives/activation.hpp:38
       const float v108 = 0.044715f * v106;
       const float v109 = fmaf(v108, v107, v106);
@@ -137,7 +179,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       const float v112 = 1.0f + v111;
       const float v113 = iron_recip_approx(v112);
       const float v114 = v106 * v113;
-      const __half v115 = __float2half_rn(v114);  // kernels/ops/unary.cpp:68
+      const iron_f16 v115 = iron_f32_to_f16(v114);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_f16x8*>(out + v26) = iron_f16x8{{v45, v55, v65, v75, v85, v95, v105, v115}};
     }
   } else {
@@ -149,11 +191,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
       for (unsigned int v121 = v4; v121 < v120; v121 += v3) {
         const unsigned int v122 = v121 << 2u;
         const iron_f16x4 v123 = *reinterpret_cast<const iron_f16x4*>(inp + v122);  // kernels/ops/unary.cpp:68
-        const __half v124 = v123.v[0];
-        const __half v125 = v123.v[1];
-        const __half v126 = v123.v[2];
-        const __half v127 = v123.v[3];
-        const float v128 = __half2float(v124);
+        const iron_f16 v124 = v123.v[0];
+        const iron_f16 v125 = v123.v[1];
+        const iron_f16 v126 = v123.v[2];
+        const iron_f16 v127 = v123.v[3];
+        const float v128 = iron_to_f32(v124);
         const float v129 = v128 * v128;  // kernels/primitives/activation.hpp:38
         const float v130 = 0.044715f * v128;
         const float v131 = fmaf(v130, v129, v128);
@@ -162,8 +204,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
         const float v134 = 1.0f + v133;
         const float v135 = iron_recip_approx(v134);
         const float v136 = v128 * v135;
-        const __half v137 = __float2half_rn(v136);  // kernels/ops/unary.cpp:68
-        const float v138 = __half2float(v125);
+        const iron_f16 v137 = iron_f32_to_f16(v136);  // kernels/ops/unary.cpp:68
+        const float v138 = iron_to_f32(v125);
         const float v139 = v138 * v138;  // kernels/primitives/activation.hpp:38
         const float v140 = 0.044715f * v138;
         const float v141 = fmaf(v140, v139, v138);
@@ -172,8 +214,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
         const float v144 = 1.0f + v143;
         const float v145 = iron_recip_approx(v144);
         const float v146 = v138 * v145;
-        const __half v147 = __float2half_rn(v146);  // kernels/ops/unary.cpp:68
-        const float v148 = __half2float(v126);
+        const iron_f16 v147 = iron_f32_to_f16(v146);  // kernels/ops/unary.cpp:68
+        const float v148 = iron_to_f32(v126);
         const float v149 = v148 * v148;  // kernels/primitives/activation.hpp:38
         const float v150 = 0.044715f * v148;
         const float v151 = fmaf(v150, v149, v148);
@@ -182,8 +224,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
         const float v154 = 1.0f + v153;
         const float v155 = iron_recip_approx(v154);
         const float v156 = v148 * v155;
-        const __half v157 = __float2half_rn(v156);  // kernels/ops/unary.cpp:68
-        const float v158 = __half2float(v127);
+        const iron_f16 v157 = iron_f32_to_f16(v156);  // kernels/ops/unary.cpp:68
+        const float v158 = iron_to_f32(v127);
         const float v159 = v158 * v158;  // kernels/primitives/activation.hpp:38
         const float v160 = 0.044715f * v158;
         const float v161 = fmaf(v160, v159, v158);
@@ -192,13 +234,13 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
         const float v164 = 1.0f + v163;
         const float v165 = iron_recip_approx(v164);
         const float v166 = v158 * v165;
-        const __half v167 = __float2half_rn(v166);  // kernels/ops/unary.cpp:68
+        const iron_f16 v167 = iron_f32_to_f16(v166);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_f16x4*>(out + v122) = iron_f16x4{{v137, v147, v157, v167}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __half v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __half2float(v6);
+        const iron_f16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v8 = v7 * v7;  // kernels/primitives/activation.hpp:38
         const float v10 = 0.044715f * v7;
         const float v11 = fmaf(v10, v8, v7);
@@ -207,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_gelu_tanh_f16(
         const float v16 = 1.0f + v14;
         const float v17 = iron_recip_approx(v16);
         const float v18 = v7 * v17;
-        const __half v19 = __float2half_rn(v18);  // kernels/ops/unary.cpp:68
+        const iron_f16 v19 = iron_f32_to_f16(v18);  // kernels/ops/unary.cpp:68
         out[v5] = v19;
       }
     }

@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 61440 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   x: input bf16 tensor, as const iron_bf16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   biases: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   scales: input bf16 tensor, as const iron_bf16* __restrict__
+//   biases: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -163,14 +205,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -186,7 +220,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -205,17 +239,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
-    const __nv_bfloat16* __restrict__ x,
+    const iron_bf16* __restrict__ x,
     const unsigned int* __restrict__ packed,
-    const __nv_bfloat16* __restrict__ scales,
-    const __nv_bfloat16* __restrict__ biases,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ scales,
+    const iron_bf16* __restrict__ biases,
+    iron_bf16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __nv_bfloat16* const shm0 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 30720);
+  iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 30720);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:60
   const unsigned int v1 = n;
@@ -244,10 +278,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const unsigned int v35 = v34 << 6u;
   iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v39, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
@@ -340,10 +374,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v3384 = v2 >> 5u;
         const unsigned int v3385 = v3371 * v3384;
         const unsigned int v3386 = v3385 + v3382;
-        const __nv_bfloat16 v3387 = scales[v3386];  // kernels/gemm/quant_b.hpp:39
-        const float v3388 = __bfloat162float(v3387);
-        const __nv_bfloat16 v3389 = biases[v3386];  // kernels/gemm/quant_b.hpp:40
-        const float v3390 = __bfloat162float(v3389);
+        const iron_bf16 v3387 = scales[v3386];  // kernels/gemm/quant_b.hpp:39
+        const float v3388 = iron_to_f32(v3387);
+        const iron_bf16 v3389 = biases[v3386];  // kernels/gemm/quant_b.hpp:40
+        const float v3390 = iron_to_f32(v3389);
         const unsigned int v3395 = v3380 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3396 = v3395 & 15u;
         const unsigned int v3399 = v3396 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -393,21 +427,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v3485 = v3484 - 8388608.0f;
         const float v3486 = fmaf(v3485, v3388, v3390);  // kernels/gemm/quant_b.hpp:51
         const float v3488 = v3363 ? v3402 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v3489 = __float2bfloat16_rn(v3488);
+        const iron_bf16 v3489 = iron_f32_to_bf16(v3488);
         const float v3491 = v3363 ? v3414 : 0.0f;
-        const __nv_bfloat16 v3492 = __float2bfloat16_rn(v3491);
+        const iron_bf16 v3492 = iron_f32_to_bf16(v3491);
         const float v3494 = v3363 ? v3426 : 0.0f;
-        const __nv_bfloat16 v3495 = __float2bfloat16_rn(v3494);
+        const iron_bf16 v3495 = iron_f32_to_bf16(v3494);
         const float v3497 = v3363 ? v3438 : 0.0f;
-        const __nv_bfloat16 v3498 = __float2bfloat16_rn(v3497);
+        const iron_bf16 v3498 = iron_f32_to_bf16(v3497);
         const float v3500 = v3363 ? v3450 : 0.0f;
-        const __nv_bfloat16 v3501 = __float2bfloat16_rn(v3500);
+        const iron_bf16 v3501 = iron_f32_to_bf16(v3500);
         const float v3503 = v3363 ? v3462 : 0.0f;
-        const __nv_bfloat16 v3504 = __float2bfloat16_rn(v3503);
+        const iron_bf16 v3504 = iron_f32_to_bf16(v3503);
         const float v3506 = v3363 ? v3474 : 0.0f;
-        const __nv_bfloat16 v3507 = __float2bfloat16_rn(v3506);
+        const iron_bf16 v3507 = iron_f32_to_bf16(v3506);
         const float v3509 = v3363 ? v3486 : 0.0f;
-        const __nv_bfloat16 v3510 = __float2bfloat16_rn(v3509);
+        const iron_bf16 v3510 = iron_f32_to_bf16(v3509);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3275) = iron_bf16x8{{v3489, v3492, v3495, v3498, v3501, v3504, v3507, v3510}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3526 = v26 + v3280;  // kernels/gemm/quant_b.hpp:137
         const bool v3527 = v3526 < v1;
@@ -421,10 +455,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v3549 = v3534 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3552 = v3538 * v3384;
         const unsigned int v3553 = v3552 + v3549;
-        const __nv_bfloat16 v3554 = scales[v3553];  // kernels/gemm/quant_b.hpp:39
-        const float v3555 = __bfloat162float(v3554);
-        const __nv_bfloat16 v3556 = biases[v3553];  // kernels/gemm/quant_b.hpp:40
-        const float v3557 = __bfloat162float(v3556);
+        const iron_bf16 v3554 = scales[v3553];  // kernels/gemm/quant_b.hpp:39
+        const float v3555 = iron_to_f32(v3554);
+        const iron_bf16 v3556 = biases[v3553];  // kernels/gemm/quant_b.hpp:40
+        const float v3557 = iron_to_f32(v3556);
         const unsigned int v3562 = v3547 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3563 = v3562 & 15u;
         const unsigned int v3566 = v3563 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -474,21 +508,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v3652 = v3651 - 8388608.0f;
         const float v3653 = fmaf(v3652, v3555, v3557);  // kernels/gemm/quant_b.hpp:51
         const float v3655 = v3530 ? v3569 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v3656 = __float2bfloat16_rn(v3655);
+        const iron_bf16 v3656 = iron_f32_to_bf16(v3655);
         const float v3658 = v3530 ? v3581 : 0.0f;
-        const __nv_bfloat16 v3659 = __float2bfloat16_rn(v3658);
+        const iron_bf16 v3659 = iron_f32_to_bf16(v3658);
         const float v3661 = v3530 ? v3593 : 0.0f;
-        const __nv_bfloat16 v3662 = __float2bfloat16_rn(v3661);
+        const iron_bf16 v3662 = iron_f32_to_bf16(v3661);
         const float v3664 = v3530 ? v3605 : 0.0f;
-        const __nv_bfloat16 v3665 = __float2bfloat16_rn(v3664);
+        const iron_bf16 v3665 = iron_f32_to_bf16(v3664);
         const float v3667 = v3530 ? v3617 : 0.0f;
-        const __nv_bfloat16 v3668 = __float2bfloat16_rn(v3667);
+        const iron_bf16 v3668 = iron_f32_to_bf16(v3667);
         const float v3670 = v3530 ? v3629 : 0.0f;
-        const __nv_bfloat16 v3671 = __float2bfloat16_rn(v3670);
+        const iron_bf16 v3671 = iron_f32_to_bf16(v3670);
         const float v3673 = v3530 ? v3641 : 0.0f;
-        const __nv_bfloat16 v3674 = __float2bfloat16_rn(v3673);
+        const iron_bf16 v3674 = iron_f32_to_bf16(v3673);
         const float v3676 = v3530 ? v3653 : 0.0f;
-        const __nv_bfloat16 v3677 = __float2bfloat16_rn(v3676);
+        const iron_bf16 v3677 = iron_f32_to_bf16(v3676);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3299) = iron_bf16x8{{v3656, v3659, v3662, v3665, v3668, v3671, v3674, v3677}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3693 = v26 + v3304;  // kernels/gemm/quant_b.hpp:137
         const bool v3694 = v3693 < v1;
@@ -502,10 +536,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v3716 = v3701 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3719 = v3705 * v3384;
         const unsigned int v3720 = v3719 + v3716;
-        const __nv_bfloat16 v3721 = scales[v3720];  // kernels/gemm/quant_b.hpp:39
-        const float v3722 = __bfloat162float(v3721);
-        const __nv_bfloat16 v3723 = biases[v3720];  // kernels/gemm/quant_b.hpp:40
-        const float v3724 = __bfloat162float(v3723);
+        const iron_bf16 v3721 = scales[v3720];  // kernels/gemm/quant_b.hpp:39
+        const float v3722 = iron_to_f32(v3721);
+        const iron_bf16 v3723 = biases[v3720];  // kernels/gemm/quant_b.hpp:40
+        const float v3724 = iron_to_f32(v3723);
         const unsigned int v3729 = v3714 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3730 = v3729 & 15u;
         const unsigned int v3733 = v3730 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -555,21 +589,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v3819 = v3818 - 8388608.0f;
         const float v3820 = fmaf(v3819, v3722, v3724);  // kernels/gemm/quant_b.hpp:51
         const float v3822 = v3697 ? v3736 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v3823 = __float2bfloat16_rn(v3822);
+        const iron_bf16 v3823 = iron_f32_to_bf16(v3822);
         const float v3825 = v3697 ? v3748 : 0.0f;
-        const __nv_bfloat16 v3826 = __float2bfloat16_rn(v3825);
+        const iron_bf16 v3826 = iron_f32_to_bf16(v3825);
         const float v3828 = v3697 ? v3760 : 0.0f;
-        const __nv_bfloat16 v3829 = __float2bfloat16_rn(v3828);
+        const iron_bf16 v3829 = iron_f32_to_bf16(v3828);
         const float v3831 = v3697 ? v3772 : 0.0f;
-        const __nv_bfloat16 v3832 = __float2bfloat16_rn(v3831);
+        const iron_bf16 v3832 = iron_f32_to_bf16(v3831);
         const float v3834 = v3697 ? v3784 : 0.0f;
-        const __nv_bfloat16 v3835 = __float2bfloat16_rn(v3834);
+        const iron_bf16 v3835 = iron_f32_to_bf16(v3834);
         const float v3837 = v3697 ? v3796 : 0.0f;
-        const __nv_bfloat16 v3838 = __float2bfloat16_rn(v3837);
+        const iron_bf16 v3838 = iron_f32_to_bf16(v3837);
         const float v3840 = v3697 ? v3808 : 0.0f;
-        const __nv_bfloat16 v3841 = __float2bfloat16_rn(v3840);
+        const iron_bf16 v3841 = iron_f32_to_bf16(v3840);
         const float v3843 = v3697 ? v3820 : 0.0f;
-        const __nv_bfloat16 v3844 = __float2bfloat16_rn(v3843);
+        const iron_bf16 v3844 = iron_f32_to_bf16(v3843);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3323) = iron_bf16x8{{v3823, v3826, v3829, v3832, v3835, v3838, v3841, v3844}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3860 = v26 + v3328;  // kernels/gemm/quant_b.hpp:137
         const bool v3861 = v3860 < v1;
@@ -583,10 +617,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v3883 = v3868 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3886 = v3872 * v3384;
         const unsigned int v3887 = v3886 + v3883;
-        const __nv_bfloat16 v3888 = scales[v3887];  // kernels/gemm/quant_b.hpp:39
-        const float v3889 = __bfloat162float(v3888);
-        const __nv_bfloat16 v3890 = biases[v3887];  // kernels/gemm/quant_b.hpp:40
-        const float v3891 = __bfloat162float(v3890);
+        const iron_bf16 v3888 = scales[v3887];  // kernels/gemm/quant_b.hpp:39
+        const float v3889 = iron_to_f32(v3888);
+        const iron_bf16 v3890 = biases[v3887];  // kernels/gemm/quant_b.hpp:40
+        const float v3891 = iron_to_f32(v3890);
         const unsigned int v3896 = v3881 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3897 = v3896 & 15u;
         const unsigned int v3900 = v3897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -636,21 +670,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v3986 = v3985 - 8388608.0f;
         const float v3987 = fmaf(v3986, v3889, v3891);  // kernels/gemm/quant_b.hpp:51
         const float v3989 = v3864 ? v3903 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v3990 = __float2bfloat16_rn(v3989);
+        const iron_bf16 v3990 = iron_f32_to_bf16(v3989);
         const float v3992 = v3864 ? v3915 : 0.0f;
-        const __nv_bfloat16 v3993 = __float2bfloat16_rn(v3992);
+        const iron_bf16 v3993 = iron_f32_to_bf16(v3992);
         const float v3995 = v3864 ? v3927 : 0.0f;
-        const __nv_bfloat16 v3996 = __float2bfloat16_rn(v3995);
+        const iron_bf16 v3996 = iron_f32_to_bf16(v3995);
         const float v3998 = v3864 ? v3939 : 0.0f;
-        const __nv_bfloat16 v3999 = __float2bfloat16_rn(v3998);
+        const iron_bf16 v3999 = iron_f32_to_bf16(v3998);
         const float v4001 = v3864 ? v3951 : 0.0f;
-        const __nv_bfloat16 v4002 = __float2bfloat16_rn(v4001);
+        const iron_bf16 v4002 = iron_f32_to_bf16(v4001);
         const float v4004 = v3864 ? v3963 : 0.0f;
-        const __nv_bfloat16 v4005 = __float2bfloat16_rn(v4004);
+        const iron_bf16 v4005 = iron_f32_to_bf16(v4004);
         const float v4007 = v3864 ? v3975 : 0.0f;
-        const __nv_bfloat16 v4008 = __float2bfloat16_rn(v4007);
+        const iron_bf16 v4008 = iron_f32_to_bf16(v4007);
         const float v4010 = v3864 ? v3987 : 0.0f;
-        const __nv_bfloat16 v4011 = __float2bfloat16_rn(v4010);
+        const iron_bf16 v4011 = iron_f32_to_bf16(v4010);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3347) = iron_bf16x8{{v3990, v3993, v3996, v3999, v4002, v4005, v4008, v4011}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -764,10 +798,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v4192 = v2 >> 5u;
         const unsigned int v4193 = v4179 * v4192;
         const unsigned int v4194 = v4193 + v4190;
-        const __nv_bfloat16 v4195 = scales[v4194];  // kernels/gemm/quant_b.hpp:39
-        const float v4196 = __bfloat162float(v4195);
-        const __nv_bfloat16 v4197 = biases[v4194];  // kernels/gemm/quant_b.hpp:40
-        const float v4198 = __bfloat162float(v4197);
+        const iron_bf16 v4195 = scales[v4194];  // kernels/gemm/quant_b.hpp:39
+        const float v4196 = iron_to_f32(v4195);
+        const iron_bf16 v4197 = biases[v4194];  // kernels/gemm/quant_b.hpp:40
+        const float v4198 = iron_to_f32(v4197);
         const unsigned int v4203 = v4188 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4204 = v4203 & 15u;
         const unsigned int v4207 = v4204 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -817,21 +851,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v4293 = v4292 - 8388608.0f;
         const float v4294 = fmaf(v4293, v4196, v4198);  // kernels/gemm/quant_b.hpp:51
         const float v4296 = v4171 ? v4210 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4297 = __float2bfloat16_rn(v4296);
+        const iron_bf16 v4297 = iron_f32_to_bf16(v4296);
         const float v4299 = v4171 ? v4222 : 0.0f;
-        const __nv_bfloat16 v4300 = __float2bfloat16_rn(v4299);
+        const iron_bf16 v4300 = iron_f32_to_bf16(v4299);
         const float v4302 = v4171 ? v4234 : 0.0f;
-        const __nv_bfloat16 v4303 = __float2bfloat16_rn(v4302);
+        const iron_bf16 v4303 = iron_f32_to_bf16(v4302);
         const float v4305 = v4171 ? v4246 : 0.0f;
-        const __nv_bfloat16 v4306 = __float2bfloat16_rn(v4305);
+        const iron_bf16 v4306 = iron_f32_to_bf16(v4305);
         const float v4308 = v4171 ? v4258 : 0.0f;
-        const __nv_bfloat16 v4309 = __float2bfloat16_rn(v4308);
+        const iron_bf16 v4309 = iron_f32_to_bf16(v4308);
         const float v4311 = v4171 ? v4270 : 0.0f;
-        const __nv_bfloat16 v4312 = __float2bfloat16_rn(v4311);
+        const iron_bf16 v4312 = iron_f32_to_bf16(v4311);
         const float v4314 = v4171 ? v4282 : 0.0f;
-        const __nv_bfloat16 v4315 = __float2bfloat16_rn(v4314);
+        const iron_bf16 v4315 = iron_f32_to_bf16(v4314);
         const float v4317 = v4171 ? v4294 : 0.0f;
-        const __nv_bfloat16 v4318 = __float2bfloat16_rn(v4317);
+        const iron_bf16 v4318 = iron_f32_to_bf16(v4317);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4083) = iron_bf16x8{{v4297, v4300, v4303, v4306, v4309, v4312, v4315, v4318}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4334 = v26 + v4088;  // kernels/gemm/quant_b.hpp:137
         const bool v4335 = v4334 < v1;
@@ -845,10 +879,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v4357 = v4342 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4360 = v4346 * v4192;
         const unsigned int v4361 = v4360 + v4357;
-        const __nv_bfloat16 v4362 = scales[v4361];  // kernels/gemm/quant_b.hpp:39
-        const float v4363 = __bfloat162float(v4362);
-        const __nv_bfloat16 v4364 = biases[v4361];  // kernels/gemm/quant_b.hpp:40
-        const float v4365 = __bfloat162float(v4364);
+        const iron_bf16 v4362 = scales[v4361];  // kernels/gemm/quant_b.hpp:39
+        const float v4363 = iron_to_f32(v4362);
+        const iron_bf16 v4364 = biases[v4361];  // kernels/gemm/quant_b.hpp:40
+        const float v4365 = iron_to_f32(v4364);
         const unsigned int v4370 = v4355 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4371 = v4370 & 15u;
         const unsigned int v4374 = v4371 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -898,21 +932,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v4460 = v4459 - 8388608.0f;
         const float v4461 = fmaf(v4460, v4363, v4365);  // kernels/gemm/quant_b.hpp:51
         const float v4463 = v4338 ? v4377 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4464 = __float2bfloat16_rn(v4463);
+        const iron_bf16 v4464 = iron_f32_to_bf16(v4463);
         const float v4466 = v4338 ? v4389 : 0.0f;
-        const __nv_bfloat16 v4467 = __float2bfloat16_rn(v4466);
+        const iron_bf16 v4467 = iron_f32_to_bf16(v4466);
         const float v4469 = v4338 ? v4401 : 0.0f;
-        const __nv_bfloat16 v4470 = __float2bfloat16_rn(v4469);
+        const iron_bf16 v4470 = iron_f32_to_bf16(v4469);
         const float v4472 = v4338 ? v4413 : 0.0f;
-        const __nv_bfloat16 v4473 = __float2bfloat16_rn(v4472);
+        const iron_bf16 v4473 = iron_f32_to_bf16(v4472);
         const float v4475 = v4338 ? v4425 : 0.0f;
-        const __nv_bfloat16 v4476 = __float2bfloat16_rn(v4475);
+        const iron_bf16 v4476 = iron_f32_to_bf16(v4475);
         const float v4478 = v4338 ? v4437 : 0.0f;
-        const __nv_bfloat16 v4479 = __float2bfloat16_rn(v4478);
+        const iron_bf16 v4479 = iron_f32_to_bf16(v4478);
         const float v4481 = v4338 ? v4449 : 0.0f;
-        const __nv_bfloat16 v4482 = __float2bfloat16_rn(v4481);
+        const iron_bf16 v4482 = iron_f32_to_bf16(v4481);
         const float v4484 = v4338 ? v4461 : 0.0f;
-        const __nv_bfloat16 v4485 = __float2bfloat16_rn(v4484);
+        const iron_bf16 v4485 = iron_f32_to_bf16(v4484);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4107) = iron_bf16x8{{v4464, v4467, v4470, v4473, v4476, v4479, v4482, v4485}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4501 = v26 + v4112;  // kernels/gemm/quant_b.hpp:137
         const bool v4502 = v4501 < v1;
@@ -926,10 +960,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v4524 = v4509 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4527 = v4513 * v4192;
         const unsigned int v4528 = v4527 + v4524;
-        const __nv_bfloat16 v4529 = scales[v4528];  // kernels/gemm/quant_b.hpp:39
-        const float v4530 = __bfloat162float(v4529);
-        const __nv_bfloat16 v4531 = biases[v4528];  // kernels/gemm/quant_b.hpp:40
-        const float v4532 = __bfloat162float(v4531);
+        const iron_bf16 v4529 = scales[v4528];  // kernels/gemm/quant_b.hpp:39
+        const float v4530 = iron_to_f32(v4529);
+        const iron_bf16 v4531 = biases[v4528];  // kernels/gemm/quant_b.hpp:40
+        const float v4532 = iron_to_f32(v4531);
         const unsigned int v4537 = v4522 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4538 = v4537 & 15u;
         const unsigned int v4541 = v4538 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -979,21 +1013,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v4627 = v4626 - 8388608.0f;
         const float v4628 = fmaf(v4627, v4530, v4532);  // kernels/gemm/quant_b.hpp:51
         const float v4630 = v4505 ? v4544 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4631 = __float2bfloat16_rn(v4630);
+        const iron_bf16 v4631 = iron_f32_to_bf16(v4630);
         const float v4633 = v4505 ? v4556 : 0.0f;
-        const __nv_bfloat16 v4634 = __float2bfloat16_rn(v4633);
+        const iron_bf16 v4634 = iron_f32_to_bf16(v4633);
         const float v4636 = v4505 ? v4568 : 0.0f;
-        const __nv_bfloat16 v4637 = __float2bfloat16_rn(v4636);
+        const iron_bf16 v4637 = iron_f32_to_bf16(v4636);
         const float v4639 = v4505 ? v4580 : 0.0f;
-        const __nv_bfloat16 v4640 = __float2bfloat16_rn(v4639);
+        const iron_bf16 v4640 = iron_f32_to_bf16(v4639);
         const float v4642 = v4505 ? v4592 : 0.0f;
-        const __nv_bfloat16 v4643 = __float2bfloat16_rn(v4642);
+        const iron_bf16 v4643 = iron_f32_to_bf16(v4642);
         const float v4645 = v4505 ? v4604 : 0.0f;
-        const __nv_bfloat16 v4646 = __float2bfloat16_rn(v4645);
+        const iron_bf16 v4646 = iron_f32_to_bf16(v4645);
         const float v4648 = v4505 ? v4616 : 0.0f;
-        const __nv_bfloat16 v4649 = __float2bfloat16_rn(v4648);
+        const iron_bf16 v4649 = iron_f32_to_bf16(v4648);
         const float v4651 = v4505 ? v4628 : 0.0f;
-        const __nv_bfloat16 v4652 = __float2bfloat16_rn(v4651);
+        const iron_bf16 v4652 = iron_f32_to_bf16(v4651);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4131) = iron_bf16x8{{v4631, v4634, v4637, v4640, v4643, v4646, v4649, v4652}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4668 = v26 + v4136;  // kernels/gemm/quant_b.hpp:137
         const bool v4669 = v4668 < v1;
@@ -1007,10 +1041,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const unsigned int v4691 = v4676 >> 5u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4694 = v4680 * v4192;
         const unsigned int v4695 = v4694 + v4691;
-        const __nv_bfloat16 v4696 = scales[v4695];  // kernels/gemm/quant_b.hpp:39
-        const float v4697 = __bfloat162float(v4696);
-        const __nv_bfloat16 v4698 = biases[v4695];  // kernels/gemm/quant_b.hpp:40
-        const float v4699 = __bfloat162float(v4698);
+        const iron_bf16 v4696 = scales[v4695];  // kernels/gemm/quant_b.hpp:39
+        const float v4697 = iron_to_f32(v4696);
+        const iron_bf16 v4698 = biases[v4695];  // kernels/gemm/quant_b.hpp:40
+        const float v4699 = iron_to_f32(v4698);
         const unsigned int v4704 = v4689 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4705 = v4704 & 15u;
         const unsigned int v4708 = v4705 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1060,21 +1094,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
         const float v4794 = v4793 - 8388608.0f;
         const float v4795 = fmaf(v4794, v4697, v4699);  // kernels/gemm/quant_b.hpp:51
         const float v4797 = v4672 ? v4711 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4798 = __float2bfloat16_rn(v4797);
+        const iron_bf16 v4798 = iron_f32_to_bf16(v4797);
         const float v4800 = v4672 ? v4723 : 0.0f;
-        const __nv_bfloat16 v4801 = __float2bfloat16_rn(v4800);
+        const iron_bf16 v4801 = iron_f32_to_bf16(v4800);
         const float v4803 = v4672 ? v4735 : 0.0f;
-        const __nv_bfloat16 v4804 = __float2bfloat16_rn(v4803);
+        const iron_bf16 v4804 = iron_f32_to_bf16(v4803);
         const float v4806 = v4672 ? v4747 : 0.0f;
-        const __nv_bfloat16 v4807 = __float2bfloat16_rn(v4806);
+        const iron_bf16 v4807 = iron_f32_to_bf16(v4806);
         const float v4809 = v4672 ? v4759 : 0.0f;
-        const __nv_bfloat16 v4810 = __float2bfloat16_rn(v4809);
+        const iron_bf16 v4810 = iron_f32_to_bf16(v4809);
         const float v4812 = v4672 ? v4771 : 0.0f;
-        const __nv_bfloat16 v4813 = __float2bfloat16_rn(v4812);
+        const iron_bf16 v4813 = iron_f32_to_bf16(v4812);
         const float v4815 = v4672 ? v4783 : 0.0f;
-        const __nv_bfloat16 v4816 = __float2bfloat16_rn(v4815);
+        const iron_bf16 v4816 = iron_f32_to_bf16(v4815);
         const float v4818 = v4672 ? v4795 : 0.0f;
-        const __nv_bfloat16 v4819 = __float2bfloat16_rn(v4818);
+        const iron_bf16 v4819 = iron_f32_to_bf16(v4818);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4155) = iron_bf16x8{{v4798, v4801, v4804, v4807, v4810, v4813, v4816, v4819}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -1148,14 +1182,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
           const unsigned int v872 = v866 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v874 = v872 + v857;
           const unsigned int v875 = v874 + v865;
-          const __nv_bfloat16 v876 = x[v875];
+          const iron_bf16 v876 = x[v875];
           const unsigned int v878 = v863 * 40u;
           const unsigned int v879 = v878 + v865;
           shm0[v879] = v876;
         } else {
           const unsigned int v881 = v863 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v882 = v881 + v865;
-          shm0[v882] = __float2bfloat16_rn(0.0f);
+          shm0[v882] = iron_f32_to_bf16(0.0f);
         }
       }
       const unsigned int v896 = v857 + v893;  // kernels/gemm/quant_b.hpp:137
@@ -1167,10 +1201,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const unsigned int v915 = packed[v912];  // kernels/gemm/quant_b.hpp:37
       const unsigned int v917 = v902 >> 5u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v921 = v920 + v917;
-      const __nv_bfloat16 v922 = scales[v921];  // kernels/gemm/quant_b.hpp:39
-      const float v923 = __bfloat162float(v922);
-      const __nv_bfloat16 v924 = biases[v921];  // kernels/gemm/quant_b.hpp:40
-      const float v925 = __bfloat162float(v924);
+      const iron_bf16 v922 = scales[v921];  // kernels/gemm/quant_b.hpp:39
+      const float v923 = iron_to_f32(v922);
+      const iron_bf16 v924 = biases[v921];  // kernels/gemm/quant_b.hpp:40
+      const float v925 = iron_to_f32(v924);
       const unsigned int v930 = v915 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v931 = v930 & 15u;
       const unsigned int v934 = v931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1220,21 +1254,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const float v1020 = v1019 - 8388608.0f;
       const float v1021 = fmaf(v1020, v923, v925);  // kernels/gemm/quant_b.hpp:51
       const float v1023 = v898 ? v937 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1024 = __float2bfloat16_rn(v1023);
+      const iron_bf16 v1024 = iron_f32_to_bf16(v1023);
       const float v1026 = v898 ? v949 : 0.0f;
-      const __nv_bfloat16 v1027 = __float2bfloat16_rn(v1026);
+      const iron_bf16 v1027 = iron_f32_to_bf16(v1026);
       const float v1029 = v898 ? v961 : 0.0f;
-      const __nv_bfloat16 v1030 = __float2bfloat16_rn(v1029);
+      const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
       const float v1032 = v898 ? v973 : 0.0f;
-      const __nv_bfloat16 v1033 = __float2bfloat16_rn(v1032);
+      const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
       const float v1035 = v898 ? v985 : 0.0f;
-      const __nv_bfloat16 v1036 = __float2bfloat16_rn(v1035);
+      const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
       const float v1038 = v898 ? v997 : 0.0f;
-      const __nv_bfloat16 v1039 = __float2bfloat16_rn(v1038);
+      const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
       const float v1041 = v898 ? v1009 : 0.0f;
-      const __nv_bfloat16 v1042 = __float2bfloat16_rn(v1041);
+      const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
       const float v1044 = v898 ? v1021 : 0.0f;
-      const __nv_bfloat16 v1045 = __float2bfloat16_rn(v1044);
+      const iron_bf16 v1045 = iron_f32_to_bf16(v1044);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1050) = iron_bf16x8{{v1024, v1027, v1030, v1033, v1036, v1039, v1042, v1045}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1063 = v857 + v1060;  // kernels/gemm/quant_b.hpp:137
       const bool v1064 = v1063 < v2;
@@ -1245,10 +1279,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const unsigned int v1082 = packed[v1079];  // kernels/gemm/quant_b.hpp:37
       const unsigned int v1084 = v1069 >> 5u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1088 = v1087 + v1084;
-      const __nv_bfloat16 v1089 = scales[v1088];  // kernels/gemm/quant_b.hpp:39
-      const float v1090 = __bfloat162float(v1089);
-      const __nv_bfloat16 v1091 = biases[v1088];  // kernels/gemm/quant_b.hpp:40
-      const float v1092 = __bfloat162float(v1091);
+      const iron_bf16 v1089 = scales[v1088];  // kernels/gemm/quant_b.hpp:39
+      const float v1090 = iron_to_f32(v1089);
+      const iron_bf16 v1091 = biases[v1088];  // kernels/gemm/quant_b.hpp:40
+      const float v1092 = iron_to_f32(v1091);
       const unsigned int v1097 = v1082 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1098 = v1097 & 15u;
       const unsigned int v1101 = v1098 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1298,21 +1332,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const float v1187 = v1186 - 8388608.0f;
       const float v1188 = fmaf(v1187, v1090, v1092);  // kernels/gemm/quant_b.hpp:51
       const float v1190 = v1065 ? v1104 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1191 = __float2bfloat16_rn(v1190);
+      const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
       const float v1193 = v1065 ? v1116 : 0.0f;
-      const __nv_bfloat16 v1194 = __float2bfloat16_rn(v1193);
+      const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
       const float v1196 = v1065 ? v1128 : 0.0f;
-      const __nv_bfloat16 v1197 = __float2bfloat16_rn(v1196);
+      const iron_bf16 v1197 = iron_f32_to_bf16(v1196);
       const float v1199 = v1065 ? v1140 : 0.0f;
-      const __nv_bfloat16 v1200 = __float2bfloat16_rn(v1199);
+      const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
       const float v1202 = v1065 ? v1152 : 0.0f;
-      const __nv_bfloat16 v1203 = __float2bfloat16_rn(v1202);
+      const iron_bf16 v1203 = iron_f32_to_bf16(v1202);
       const float v1205 = v1065 ? v1164 : 0.0f;
-      const __nv_bfloat16 v1206 = __float2bfloat16_rn(v1205);
+      const iron_bf16 v1206 = iron_f32_to_bf16(v1205);
       const float v1208 = v1065 ? v1176 : 0.0f;
-      const __nv_bfloat16 v1209 = __float2bfloat16_rn(v1208);
+      const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
       const float v1211 = v1065 ? v1188 : 0.0f;
-      const __nv_bfloat16 v1212 = __float2bfloat16_rn(v1211);
+      const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1217) = iron_bf16x8{{v1191, v1194, v1197, v1200, v1203, v1206, v1209, v1212}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1230 = v857 + v1227;  // kernels/gemm/quant_b.hpp:137
       const bool v1231 = v1230 < v2;
@@ -1323,10 +1357,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const unsigned int v1249 = packed[v1246];  // kernels/gemm/quant_b.hpp:37
       const unsigned int v1251 = v1236 >> 5u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1255 = v1254 + v1251;
-      const __nv_bfloat16 v1256 = scales[v1255];  // kernels/gemm/quant_b.hpp:39
-      const float v1257 = __bfloat162float(v1256);
-      const __nv_bfloat16 v1258 = biases[v1255];  // kernels/gemm/quant_b.hpp:40
-      const float v1259 = __bfloat162float(v1258);
+      const iron_bf16 v1256 = scales[v1255];  // kernels/gemm/quant_b.hpp:39
+      const float v1257 = iron_to_f32(v1256);
+      const iron_bf16 v1258 = biases[v1255];  // kernels/gemm/quant_b.hpp:40
+      const float v1259 = iron_to_f32(v1258);
       const unsigned int v1264 = v1249 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1265 = v1264 & 15u;
       const unsigned int v1268 = v1265 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1376,21 +1410,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const float v1354 = v1353 - 8388608.0f;
       const float v1355 = fmaf(v1354, v1257, v1259);  // kernels/gemm/quant_b.hpp:51
       const float v1357 = v1232 ? v1271 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1358 = __float2bfloat16_rn(v1357);
+      const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
       const float v1360 = v1232 ? v1283 : 0.0f;
-      const __nv_bfloat16 v1361 = __float2bfloat16_rn(v1360);
+      const iron_bf16 v1361 = iron_f32_to_bf16(v1360);
       const float v1363 = v1232 ? v1295 : 0.0f;
-      const __nv_bfloat16 v1364 = __float2bfloat16_rn(v1363);
+      const iron_bf16 v1364 = iron_f32_to_bf16(v1363);
       const float v1366 = v1232 ? v1307 : 0.0f;
-      const __nv_bfloat16 v1367 = __float2bfloat16_rn(v1366);
+      const iron_bf16 v1367 = iron_f32_to_bf16(v1366);
       const float v1369 = v1232 ? v1319 : 0.0f;
-      const __nv_bfloat16 v1370 = __float2bfloat16_rn(v1369);
+      const iron_bf16 v1370 = iron_f32_to_bf16(v1369);
       const float v1372 = v1232 ? v1331 : 0.0f;
-      const __nv_bfloat16 v1373 = __float2bfloat16_rn(v1372);
+      const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
       const float v1375 = v1232 ? v1343 : 0.0f;
-      const __nv_bfloat16 v1376 = __float2bfloat16_rn(v1375);
+      const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
       const float v1378 = v1232 ? v1355 : 0.0f;
-      const __nv_bfloat16 v1379 = __float2bfloat16_rn(v1378);
+      const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1384) = iron_bf16x8{{v1358, v1361, v1364, v1367, v1370, v1373, v1376, v1379}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1397 = v857 + v1394;  // kernels/gemm/quant_b.hpp:137
       const bool v1398 = v1397 < v2;
@@ -1401,10 +1435,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const unsigned int v1416 = packed[v1413];  // kernels/gemm/quant_b.hpp:37
       const unsigned int v1418 = v1403 >> 5u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1422 = v1421 + v1418;
-      const __nv_bfloat16 v1423 = scales[v1422];  // kernels/gemm/quant_b.hpp:39
-      const float v1424 = __bfloat162float(v1423);
-      const __nv_bfloat16 v1425 = biases[v1422];  // kernels/gemm/quant_b.hpp:40
-      const float v1426 = __bfloat162float(v1425);
+      const iron_bf16 v1423 = scales[v1422];  // kernels/gemm/quant_b.hpp:39
+      const float v1424 = iron_to_f32(v1423);
+      const iron_bf16 v1425 = biases[v1422];  // kernels/gemm/quant_b.hpp:40
+      const float v1426 = iron_to_f32(v1425);
       const unsigned int v1431 = v1416 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1432 = v1431 & 15u;
       const unsigned int v1435 = v1432 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1454,21 +1488,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
       const float v1521 = v1520 - 8388608.0f;
       const float v1522 = fmaf(v1521, v1424, v1426);  // kernels/gemm/quant_b.hpp:51
       const float v1524 = v1399 ? v1438 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1525 = __float2bfloat16_rn(v1524);
+      const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
       const float v1527 = v1399 ? v1450 : 0.0f;
-      const __nv_bfloat16 v1528 = __float2bfloat16_rn(v1527);
+      const iron_bf16 v1528 = iron_f32_to_bf16(v1527);
       const float v1530 = v1399 ? v1462 : 0.0f;
-      const __nv_bfloat16 v1531 = __float2bfloat16_rn(v1530);
+      const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
       const float v1533 = v1399 ? v1474 : 0.0f;
-      const __nv_bfloat16 v1534 = __float2bfloat16_rn(v1533);
+      const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
       const float v1536 = v1399 ? v1486 : 0.0f;
-      const __nv_bfloat16 v1537 = __float2bfloat16_rn(v1536);
+      const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
       const float v1539 = v1399 ? v1498 : 0.0f;
-      const __nv_bfloat16 v1540 = __float2bfloat16_rn(v1539);
+      const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
       const float v1542 = v1399 ? v1510 : 0.0f;
-      const __nv_bfloat16 v1543 = __float2bfloat16_rn(v1542);
+      const iron_bf16 v1543 = iron_f32_to_bf16(v1542);
       const float v1545 = v1399 ? v1522 : 0.0f;
-      const __nv_bfloat16 v1546 = __float2bfloat16_rn(v1545);
+      const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1551) = iron_bf16x8{{v1525, v1528, v1531, v1534, v1537, v1540, v1543, v1546}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load_shared<false>(v39, shm0, v1558, 40u);  // kernels/gemm/gemm_tiles.hpp:199
@@ -1491,7 +1525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1587 = v1585 && v1586;
   if (v1587) {
     const float v1588 = v37.x[0];
-    const __nv_bfloat16 v1589 = __float2bfloat16_rn(v1588);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1590 = v1581 * v1;
     const unsigned int v1591 = v1590 + v1584;
     out[v1591] = v1589;
@@ -1505,7 +1539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1600 = v1598 && v1599;
   if (v1600) {
     const float v1601 = v37.x[1];
-    const __nv_bfloat16 v1602 = __float2bfloat16_rn(v1601);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1602 = iron_f32_to_bf16(v1601);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1603 = v1594 * v1;
     const unsigned int v1604 = v1603 + v1597;
     out[v1604] = v1602;
@@ -1519,7 +1553,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1613 = v1611 && v1612;
   if (v1613) {
     const float v1614 = v37.x[2];
-    const __nv_bfloat16 v1615 = __float2bfloat16_rn(v1614);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1615 = iron_f32_to_bf16(v1614);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1616 = v1607 * v1;
     const unsigned int v1617 = v1616 + v1610;
     out[v1617] = v1615;
@@ -1533,7 +1567,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1626 = v1624 && v1625;
   if (v1626) {
     const float v1627 = v37.x[3];
-    const __nv_bfloat16 v1628 = __float2bfloat16_rn(v1627);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1628 = iron_f32_to_bf16(v1627);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1629 = v1620 * v1;
     const unsigned int v1630 = v1629 + v1623;
     out[v1630] = v1628;
@@ -1547,7 +1581,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1639 = v1637 && v1638;
   if (v1639) {
     const float v1640 = v37.x[4];
-    const __nv_bfloat16 v1641 = __float2bfloat16_rn(v1640);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1641 = iron_f32_to_bf16(v1640);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1642 = v1633 * v1;
     const unsigned int v1643 = v1642 + v1636;
     out[v1643] = v1641;
@@ -1561,7 +1595,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1652 = v1650 && v1651;
   if (v1652) {
     const float v1653 = v37.x[5];
-    const __nv_bfloat16 v1654 = __float2bfloat16_rn(v1653);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1655 = v1646 * v1;
     const unsigned int v1656 = v1655 + v1649;
     out[v1656] = v1654;
@@ -1575,7 +1609,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1665 = v1663 && v1664;
   if (v1665) {
     const float v1666 = v37.x[6];
-    const __nv_bfloat16 v1667 = __float2bfloat16_rn(v1666);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1668 = v1659 * v1;
     const unsigned int v1669 = v1668 + v1662;
     out[v1669] = v1667;
@@ -1589,7 +1623,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1678 = v1676 && v1677;
   if (v1678) {
     const float v1679 = v37.x[7];
-    const __nv_bfloat16 v1680 = __float2bfloat16_rn(v1679);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1680 = iron_f32_to_bf16(v1679);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1681 = v1672 * v1;
     const unsigned int v1682 = v1681 + v1675;
     out[v1682] = v1680;
@@ -1603,7 +1637,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1691 = v1689 && v1690;
   if (v1691) {
     const float v1692 = v37.x[8];
-    const __nv_bfloat16 v1693 = __float2bfloat16_rn(v1692);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1694 = v1685 * v1;
     const unsigned int v1695 = v1694 + v1688;
     out[v1695] = v1693;
@@ -1617,7 +1651,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1704 = v1702 && v1703;
   if (v1704) {
     const float v1705 = v37.x[9];
-    const __nv_bfloat16 v1706 = __float2bfloat16_rn(v1705);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1706 = iron_f32_to_bf16(v1705);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1707 = v1698 * v1;
     const unsigned int v1708 = v1707 + v1701;
     out[v1708] = v1706;
@@ -1631,7 +1665,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1717 = v1715 && v1716;
   if (v1717) {
     const float v1718 = v37.x[10];
-    const __nv_bfloat16 v1719 = __float2bfloat16_rn(v1718);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1720 = v1711 * v1;
     const unsigned int v1721 = v1720 + v1714;
     out[v1721] = v1719;
@@ -1645,7 +1679,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1730 = v1728 && v1729;
   if (v1730) {
     const float v1731 = v37.x[11];
-    const __nv_bfloat16 v1732 = __float2bfloat16_rn(v1731);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1732 = iron_f32_to_bf16(v1731);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1733 = v1724 * v1;
     const unsigned int v1734 = v1733 + v1727;
     out[v1734] = v1732;
@@ -1659,7 +1693,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1743 = v1741 && v1742;
   if (v1743) {
     const float v1744 = v37.x[12];
-    const __nv_bfloat16 v1745 = __float2bfloat16_rn(v1744);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1746 = v1737 * v1;
     const unsigned int v1747 = v1746 + v1740;
     out[v1747] = v1745;
@@ -1673,7 +1707,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1756 = v1754 && v1755;
   if (v1756) {
     const float v1757 = v37.x[13];
-    const __nv_bfloat16 v1758 = __float2bfloat16_rn(v1757);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1758 = iron_f32_to_bf16(v1757);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1759 = v1750 * v1;
     const unsigned int v1760 = v1759 + v1753;
     out[v1760] = v1758;
@@ -1687,7 +1721,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1769 = v1767 && v1768;
   if (v1769) {
     const float v1770 = v37.x[14];
-    const __nv_bfloat16 v1771 = __float2bfloat16_rn(v1770);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1772 = v1763 * v1;
     const unsigned int v1773 = v1772 + v1766;
     out[v1773] = v1771;
@@ -1701,7 +1735,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1782 = v1780 && v1781;
   if (v1782) {
     const float v1783 = v37.x[15];
-    const __nv_bfloat16 v1784 = __float2bfloat16_rn(v1783);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1784 = iron_f32_to_bf16(v1783);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1785 = v1776 * v1;
     const unsigned int v1786 = v1785 + v1779;
     out[v1786] = v1784;
@@ -1715,7 +1749,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1795 = v1793 && v1794;
   if (v1795) {
     const float v1796 = v37.x[16];
-    const __nv_bfloat16 v1797 = __float2bfloat16_rn(v1796);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1798 = v1789 * v1;
     const unsigned int v1799 = v1798 + v1792;
     out[v1799] = v1797;
@@ -1729,7 +1763,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1808 = v1806 && v1807;
   if (v1808) {
     const float v1809 = v37.x[17];
-    const __nv_bfloat16 v1810 = __float2bfloat16_rn(v1809);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1810 = iron_f32_to_bf16(v1809);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1811 = v1802 * v1;
     const unsigned int v1812 = v1811 + v1805;
     out[v1812] = v1810;
@@ -1743,7 +1777,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1821 = v1819 && v1820;
   if (v1821) {
     const float v1822 = v37.x[18];
-    const __nv_bfloat16 v1823 = __float2bfloat16_rn(v1822);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1823 = iron_f32_to_bf16(v1822);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1824 = v1815 * v1;
     const unsigned int v1825 = v1824 + v1818;
     out[v1825] = v1823;
@@ -1757,7 +1791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1834 = v1832 && v1833;
   if (v1834) {
     const float v1835 = v37.x[19];
-    const __nv_bfloat16 v1836 = __float2bfloat16_rn(v1835);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1836 = iron_f32_to_bf16(v1835);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1837 = v1828 * v1;
     const unsigned int v1838 = v1837 + v1831;
     out[v1838] = v1836;
@@ -1771,7 +1805,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1847 = v1845 && v1846;
   if (v1847) {
     const float v1848 = v37.x[20];
-    const __nv_bfloat16 v1849 = __float2bfloat16_rn(v1848);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1850 = v1841 * v1;
     const unsigned int v1851 = v1850 + v1844;
     out[v1851] = v1849;
@@ -1785,7 +1819,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1860 = v1858 && v1859;
   if (v1860) {
     const float v1861 = v37.x[21];
-    const __nv_bfloat16 v1862 = __float2bfloat16_rn(v1861);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1863 = v1854 * v1;
     const unsigned int v1864 = v1863 + v1857;
     out[v1864] = v1862;
@@ -1799,7 +1833,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1873 = v1871 && v1872;
   if (v1873) {
     const float v1874 = v37.x[22];
-    const __nv_bfloat16 v1875 = __float2bfloat16_rn(v1874);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1876 = v1867 * v1;
     const unsigned int v1877 = v1876 + v1870;
     out[v1877] = v1875;
@@ -1813,7 +1847,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1886 = v1884 && v1885;
   if (v1886) {
     const float v1887 = v37.x[23];
-    const __nv_bfloat16 v1888 = __float2bfloat16_rn(v1887);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1888 = iron_f32_to_bf16(v1887);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1889 = v1880 * v1;
     const unsigned int v1890 = v1889 + v1883;
     out[v1890] = v1888;
@@ -1827,7 +1861,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1899 = v1897 && v1898;
   if (v1899) {
     const float v1900 = v37.x[24];
-    const __nv_bfloat16 v1901 = __float2bfloat16_rn(v1900);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1901 = iron_f32_to_bf16(v1900);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1902 = v1893 * v1;
     const unsigned int v1903 = v1902 + v1896;
     out[v1903] = v1901;
@@ -1841,7 +1875,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1912 = v1910 && v1911;
   if (v1912) {
     const float v1913 = v37.x[25];
-    const __nv_bfloat16 v1914 = __float2bfloat16_rn(v1913);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1914 = iron_f32_to_bf16(v1913);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1915 = v1906 * v1;
     const unsigned int v1916 = v1915 + v1909;
     out[v1916] = v1914;
@@ -1855,7 +1889,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1925 = v1923 && v1924;
   if (v1925) {
     const float v1926 = v37.x[26];
-    const __nv_bfloat16 v1927 = __float2bfloat16_rn(v1926);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1928 = v1919 * v1;
     const unsigned int v1929 = v1928 + v1922;
     out[v1929] = v1927;
@@ -1869,7 +1903,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1938 = v1936 && v1937;
   if (v1938) {
     const float v1939 = v37.x[27];
-    const __nv_bfloat16 v1940 = __float2bfloat16_rn(v1939);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1940 = iron_f32_to_bf16(v1939);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1941 = v1932 * v1;
     const unsigned int v1942 = v1941 + v1935;
     out[v1942] = v1940;
@@ -1883,7 +1917,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1951 = v1949 && v1950;
   if (v1951) {
     const float v1952 = v37.x[28];
-    const __nv_bfloat16 v1953 = __float2bfloat16_rn(v1952);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1954 = v1945 * v1;
     const unsigned int v1955 = v1954 + v1948;
     out[v1955] = v1953;
@@ -1897,7 +1931,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1964 = v1962 && v1963;
   if (v1964) {
     const float v1965 = v37.x[29];
-    const __nv_bfloat16 v1966 = __float2bfloat16_rn(v1965);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1967 = v1958 * v1;
     const unsigned int v1968 = v1967 + v1961;
     out[v1968] = v1966;
@@ -1911,7 +1945,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1977 = v1975 && v1976;
   if (v1977) {
     const float v1978 = v37.x[30];
-    const __nv_bfloat16 v1979 = __float2bfloat16_rn(v1978);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1979 = iron_f32_to_bf16(v1978);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1980 = v1971 * v1;
     const unsigned int v1981 = v1980 + v1974;
     out[v1981] = v1979;
@@ -1925,7 +1959,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v1990 = v1988 && v1989;
   if (v1990) {
     const float v1991 = v37.x[31];
-    const __nv_bfloat16 v1992 = __float2bfloat16_rn(v1991);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v1992 = iron_f32_to_bf16(v1991);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1993 = v1984 * v1;
     const unsigned int v1994 = v1993 + v1987;
     out[v1994] = v1992;
@@ -1939,7 +1973,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2003 = v2001 && v2002;
   if (v2003) {
     const float v2004 = v37.x[32];
-    const __nv_bfloat16 v2005 = __float2bfloat16_rn(v2004);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2006 = v1997 * v1;
     const unsigned int v2007 = v2006 + v2000;
     out[v2007] = v2005;
@@ -1953,7 +1987,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2016 = v2014 && v2015;
   if (v2016) {
     const float v2017 = v37.x[33];
-    const __nv_bfloat16 v2018 = __float2bfloat16_rn(v2017);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2018 = iron_f32_to_bf16(v2017);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2019 = v2010 * v1;
     const unsigned int v2020 = v2019 + v2013;
     out[v2020] = v2018;
@@ -1967,7 +2001,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2029 = v2027 && v2028;
   if (v2029) {
     const float v2030 = v37.x[34];
-    const __nv_bfloat16 v2031 = __float2bfloat16_rn(v2030);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2032 = v2023 * v1;
     const unsigned int v2033 = v2032 + v2026;
     out[v2033] = v2031;
@@ -1981,7 +2015,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2042 = v2040 && v2041;
   if (v2042) {
     const float v2043 = v37.x[35];
-    const __nv_bfloat16 v2044 = __float2bfloat16_rn(v2043);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2044 = iron_f32_to_bf16(v2043);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2045 = v2036 * v1;
     const unsigned int v2046 = v2045 + v2039;
     out[v2046] = v2044;
@@ -1995,7 +2029,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2055 = v2053 && v2054;
   if (v2055) {
     const float v2056 = v37.x[36];
-    const __nv_bfloat16 v2057 = __float2bfloat16_rn(v2056);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2058 = v2049 * v1;
     const unsigned int v2059 = v2058 + v2052;
     out[v2059] = v2057;
@@ -2009,7 +2043,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2068 = v2066 && v2067;
   if (v2068) {
     const float v2069 = v37.x[37];
-    const __nv_bfloat16 v2070 = __float2bfloat16_rn(v2069);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2071 = v2062 * v1;
     const unsigned int v2072 = v2071 + v2065;
     out[v2072] = v2070;
@@ -2023,7 +2057,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2081 = v2079 && v2080;
   if (v2081) {
     const float v2082 = v37.x[38];
-    const __nv_bfloat16 v2083 = __float2bfloat16_rn(v2082);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2084 = v2075 * v1;
     const unsigned int v2085 = v2084 + v2078;
     out[v2085] = v2083;
@@ -2037,7 +2071,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2094 = v2092 && v2093;
   if (v2094) {
     const float v2095 = v37.x[39];
-    const __nv_bfloat16 v2096 = __float2bfloat16_rn(v2095);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2096 = iron_f32_to_bf16(v2095);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2097 = v2088 * v1;
     const unsigned int v2098 = v2097 + v2091;
     out[v2098] = v2096;
@@ -2051,7 +2085,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2107 = v2105 && v2106;
   if (v2107) {
     const float v2108 = v37.x[40];
-    const __nv_bfloat16 v2109 = __float2bfloat16_rn(v2108);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2110 = v2101 * v1;
     const unsigned int v2111 = v2110 + v2104;
     out[v2111] = v2109;
@@ -2065,7 +2099,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2120 = v2118 && v2119;
   if (v2120) {
     const float v2121 = v37.x[41];
-    const __nv_bfloat16 v2122 = __float2bfloat16_rn(v2121);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2122 = iron_f32_to_bf16(v2121);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2123 = v2114 * v1;
     const unsigned int v2124 = v2123 + v2117;
     out[v2124] = v2122;
@@ -2079,7 +2113,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2133 = v2131 && v2132;
   if (v2133) {
     const float v2134 = v37.x[42];
-    const __nv_bfloat16 v2135 = __float2bfloat16_rn(v2134);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2135 = iron_f32_to_bf16(v2134);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2136 = v2127 * v1;
     const unsigned int v2137 = v2136 + v2130;
     out[v2137] = v2135;
@@ -2093,7 +2127,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2146 = v2144 && v2145;
   if (v2146) {
     const float v2147 = v37.x[43];
-    const __nv_bfloat16 v2148 = __float2bfloat16_rn(v2147);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2148 = iron_f32_to_bf16(v2147);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2149 = v2140 * v1;
     const unsigned int v2150 = v2149 + v2143;
     out[v2150] = v2148;
@@ -2107,7 +2141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2159 = v2157 && v2158;
   if (v2159) {
     const float v2160 = v37.x[44];
-    const __nv_bfloat16 v2161 = __float2bfloat16_rn(v2160);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2161 = iron_f32_to_bf16(v2160);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2162 = v2153 * v1;
     const unsigned int v2163 = v2162 + v2156;
     out[v2163] = v2161;
@@ -2121,7 +2155,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2172 = v2170 && v2171;
   if (v2172) {
     const float v2173 = v37.x[45];
-    const __nv_bfloat16 v2174 = __float2bfloat16_rn(v2173);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2174 = iron_f32_to_bf16(v2173);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2175 = v2166 * v1;
     const unsigned int v2176 = v2175 + v2169;
     out[v2176] = v2174;
@@ -2135,7 +2169,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2185 = v2183 && v2184;
   if (v2185) {
     const float v2186 = v37.x[46];
-    const __nv_bfloat16 v2187 = __float2bfloat16_rn(v2186);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2187 = iron_f32_to_bf16(v2186);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2188 = v2179 * v1;
     const unsigned int v2189 = v2188 + v2182;
     out[v2189] = v2187;
@@ -2149,7 +2183,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2198 = v2196 && v2197;
   if (v2198) {
     const float v2199 = v37.x[47];
-    const __nv_bfloat16 v2200 = __float2bfloat16_rn(v2199);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2200 = iron_f32_to_bf16(v2199);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2201 = v2192 * v1;
     const unsigned int v2202 = v2201 + v2195;
     out[v2202] = v2200;
@@ -2163,7 +2197,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2211 = v2209 && v2210;
   if (v2211) {
     const float v2212 = v37.x[48];
-    const __nv_bfloat16 v2213 = __float2bfloat16_rn(v2212);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2214 = v2205 * v1;
     const unsigned int v2215 = v2214 + v2208;
     out[v2215] = v2213;
@@ -2177,7 +2211,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2224 = v2222 && v2223;
   if (v2224) {
     const float v2225 = v37.x[49];
-    const __nv_bfloat16 v2226 = __float2bfloat16_rn(v2225);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2226 = iron_f32_to_bf16(v2225);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2227 = v2218 * v1;
     const unsigned int v2228 = v2227 + v2221;
     out[v2228] = v2226;
@@ -2191,7 +2225,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2237 = v2235 && v2236;
   if (v2237) {
     const float v2238 = v37.x[50];
-    const __nv_bfloat16 v2239 = __float2bfloat16_rn(v2238);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2239 = iron_f32_to_bf16(v2238);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2240 = v2231 * v1;
     const unsigned int v2241 = v2240 + v2234;
     out[v2241] = v2239;
@@ -2205,7 +2239,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2250 = v2248 && v2249;
   if (v2250) {
     const float v2251 = v37.x[51];
-    const __nv_bfloat16 v2252 = __float2bfloat16_rn(v2251);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2252 = iron_f32_to_bf16(v2251);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2253 = v2244 * v1;
     const unsigned int v2254 = v2253 + v2247;
     out[v2254] = v2252;
@@ -2219,7 +2253,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2263 = v2261 && v2262;
   if (v2263) {
     const float v2264 = v37.x[52];
-    const __nv_bfloat16 v2265 = __float2bfloat16_rn(v2264);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2265 = iron_f32_to_bf16(v2264);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2266 = v2257 * v1;
     const unsigned int v2267 = v2266 + v2260;
     out[v2267] = v2265;
@@ -2233,7 +2267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2276 = v2274 && v2275;
   if (v2276) {
     const float v2277 = v37.x[53];
-    const __nv_bfloat16 v2278 = __float2bfloat16_rn(v2277);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2278 = iron_f32_to_bf16(v2277);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2279 = v2270 * v1;
     const unsigned int v2280 = v2279 + v2273;
     out[v2280] = v2278;
@@ -2247,7 +2281,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2289 = v2287 && v2288;
   if (v2289) {
     const float v2290 = v37.x[54];
-    const __nv_bfloat16 v2291 = __float2bfloat16_rn(v2290);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2291 = iron_f32_to_bf16(v2290);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2292 = v2283 * v1;
     const unsigned int v2293 = v2292 + v2286;
     out[v2293] = v2291;
@@ -2261,7 +2295,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2302 = v2300 && v2301;
   if (v2302) {
     const float v2303 = v37.x[55];
-    const __nv_bfloat16 v2304 = __float2bfloat16_rn(v2303);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2304 = iron_f32_to_bf16(v2303);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2305 = v2296 * v1;
     const unsigned int v2306 = v2305 + v2299;
     out[v2306] = v2304;
@@ -2275,7 +2309,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2315 = v2313 && v2314;
   if (v2315) {
     const float v2316 = v37.x[56];
-    const __nv_bfloat16 v2317 = __float2bfloat16_rn(v2316);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2317 = iron_f32_to_bf16(v2316);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2318 = v2309 * v1;
     const unsigned int v2319 = v2318 + v2312;
     out[v2319] = v2317;
@@ -2289,7 +2323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2328 = v2326 && v2327;
   if (v2328) {
     const float v2329 = v37.x[57];
-    const __nv_bfloat16 v2330 = __float2bfloat16_rn(v2329);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2330 = iron_f32_to_bf16(v2329);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2331 = v2322 * v1;
     const unsigned int v2332 = v2331 + v2325;
     out[v2332] = v2330;
@@ -2303,7 +2337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2341 = v2339 && v2340;
   if (v2341) {
     const float v2342 = v37.x[58];
-    const __nv_bfloat16 v2343 = __float2bfloat16_rn(v2342);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2343 = iron_f32_to_bf16(v2342);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2344 = v2335 * v1;
     const unsigned int v2345 = v2344 + v2338;
     out[v2345] = v2343;
@@ -2317,7 +2351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2354 = v2352 && v2353;
   if (v2354) {
     const float v2355 = v37.x[59];
-    const __nv_bfloat16 v2356 = __float2bfloat16_rn(v2355);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2356 = iron_f32_to_bf16(v2355);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2357 = v2348 * v1;
     const unsigned int v2358 = v2357 + v2351;
     out[v2358] = v2356;
@@ -2331,7 +2365,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2367 = v2365 && v2366;
   if (v2367) {
     const float v2368 = v37.x[60];
-    const __nv_bfloat16 v2369 = __float2bfloat16_rn(v2368);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2370 = v2361 * v1;
     const unsigned int v2371 = v2370 + v2364;
     out[v2371] = v2369;
@@ -2345,7 +2379,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2380 = v2378 && v2379;
   if (v2380) {
     const float v2381 = v37.x[61];
-    const __nv_bfloat16 v2382 = __float2bfloat16_rn(v2381);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2382 = iron_f32_to_bf16(v2381);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2383 = v2374 * v1;
     const unsigned int v2384 = v2383 + v2377;
     out[v2384] = v2382;
@@ -2359,7 +2393,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2393 = v2391 && v2392;
   if (v2393) {
     const float v2394 = v37.x[62];
-    const __nv_bfloat16 v2395 = __float2bfloat16_rn(v2394);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2395 = iron_f32_to_bf16(v2394);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2396 = v2387 * v1;
     const unsigned int v2397 = v2396 + v2390;
     out[v2397] = v2395;
@@ -2373,7 +2407,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2406 = v2404 && v2405;
   if (v2406) {
     const float v2407 = v37.x[63];
-    const __nv_bfloat16 v2408 = __float2bfloat16_rn(v2407);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2408 = iron_f32_to_bf16(v2407);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2409 = v2400 * v1;
     const unsigned int v2410 = v2409 + v2403;
     out[v2410] = v2408;
@@ -2387,7 +2421,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2419 = v2417 && v2418;
   if (v2419) {
     const float v2420 = v37.x[64];
-    const __nv_bfloat16 v2421 = __float2bfloat16_rn(v2420);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2421 = iron_f32_to_bf16(v2420);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2422 = v2413 * v1;
     const unsigned int v2423 = v2422 + v2416;
     out[v2423] = v2421;
@@ -2401,7 +2435,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2432 = v2430 && v2431;
   if (v2432) {
     const float v2433 = v37.x[65];
-    const __nv_bfloat16 v2434 = __float2bfloat16_rn(v2433);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2434 = iron_f32_to_bf16(v2433);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2435 = v2426 * v1;
     const unsigned int v2436 = v2435 + v2429;
     out[v2436] = v2434;
@@ -2415,7 +2449,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2445 = v2443 && v2444;
   if (v2445) {
     const float v2446 = v37.x[66];
-    const __nv_bfloat16 v2447 = __float2bfloat16_rn(v2446);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2447 = iron_f32_to_bf16(v2446);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2448 = v2439 * v1;
     const unsigned int v2449 = v2448 + v2442;
     out[v2449] = v2447;
@@ -2429,7 +2463,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2458 = v2456 && v2457;
   if (v2458) {
     const float v2459 = v37.x[67];
-    const __nv_bfloat16 v2460 = __float2bfloat16_rn(v2459);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2460 = iron_f32_to_bf16(v2459);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2461 = v2452 * v1;
     const unsigned int v2462 = v2461 + v2455;
     out[v2462] = v2460;
@@ -2443,7 +2477,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2471 = v2469 && v2470;
   if (v2471) {
     const float v2472 = v37.x[68];
-    const __nv_bfloat16 v2473 = __float2bfloat16_rn(v2472);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2473 = iron_f32_to_bf16(v2472);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2474 = v2465 * v1;
     const unsigned int v2475 = v2474 + v2468;
     out[v2475] = v2473;
@@ -2457,7 +2491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2484 = v2482 && v2483;
   if (v2484) {
     const float v2485 = v37.x[69];
-    const __nv_bfloat16 v2486 = __float2bfloat16_rn(v2485);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2486 = iron_f32_to_bf16(v2485);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2487 = v2478 * v1;
     const unsigned int v2488 = v2487 + v2481;
     out[v2488] = v2486;
@@ -2471,7 +2505,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2497 = v2495 && v2496;
   if (v2497) {
     const float v2498 = v37.x[70];
-    const __nv_bfloat16 v2499 = __float2bfloat16_rn(v2498);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2499 = iron_f32_to_bf16(v2498);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2500 = v2491 * v1;
     const unsigned int v2501 = v2500 + v2494;
     out[v2501] = v2499;
@@ -2485,7 +2519,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2510 = v2508 && v2509;
   if (v2510) {
     const float v2511 = v37.x[71];
-    const __nv_bfloat16 v2512 = __float2bfloat16_rn(v2511);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2512 = iron_f32_to_bf16(v2511);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2513 = v2504 * v1;
     const unsigned int v2514 = v2513 + v2507;
     out[v2514] = v2512;
@@ -2499,7 +2533,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2523 = v2521 && v2522;
   if (v2523) {
     const float v2524 = v37.x[72];
-    const __nv_bfloat16 v2525 = __float2bfloat16_rn(v2524);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2525 = iron_f32_to_bf16(v2524);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2526 = v2517 * v1;
     const unsigned int v2527 = v2526 + v2520;
     out[v2527] = v2525;
@@ -2513,7 +2547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2536 = v2534 && v2535;
   if (v2536) {
     const float v2537 = v37.x[73];
-    const __nv_bfloat16 v2538 = __float2bfloat16_rn(v2537);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2538 = iron_f32_to_bf16(v2537);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2539 = v2530 * v1;
     const unsigned int v2540 = v2539 + v2533;
     out[v2540] = v2538;
@@ -2527,7 +2561,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2549 = v2547 && v2548;
   if (v2549) {
     const float v2550 = v37.x[74];
-    const __nv_bfloat16 v2551 = __float2bfloat16_rn(v2550);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2551 = iron_f32_to_bf16(v2550);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2552 = v2543 * v1;
     const unsigned int v2553 = v2552 + v2546;
     out[v2553] = v2551;
@@ -2541,7 +2575,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2562 = v2560 && v2561;
   if (v2562) {
     const float v2563 = v37.x[75];
-    const __nv_bfloat16 v2564 = __float2bfloat16_rn(v2563);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2564 = iron_f32_to_bf16(v2563);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2565 = v2556 * v1;
     const unsigned int v2566 = v2565 + v2559;
     out[v2566] = v2564;
@@ -2555,7 +2589,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2575 = v2573 && v2574;
   if (v2575) {
     const float v2576 = v37.x[76];
-    const __nv_bfloat16 v2577 = __float2bfloat16_rn(v2576);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2577 = iron_f32_to_bf16(v2576);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2578 = v2569 * v1;
     const unsigned int v2579 = v2578 + v2572;
     out[v2579] = v2577;
@@ -2569,7 +2603,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2588 = v2586 && v2587;
   if (v2588) {
     const float v2589 = v37.x[77];
-    const __nv_bfloat16 v2590 = __float2bfloat16_rn(v2589);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2590 = iron_f32_to_bf16(v2589);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2591 = v2582 * v1;
     const unsigned int v2592 = v2591 + v2585;
     out[v2592] = v2590;
@@ -2583,7 +2617,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2601 = v2599 && v2600;
   if (v2601) {
     const float v2602 = v37.x[78];
-    const __nv_bfloat16 v2603 = __float2bfloat16_rn(v2602);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2603 = iron_f32_to_bf16(v2602);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2604 = v2595 * v1;
     const unsigned int v2605 = v2604 + v2598;
     out[v2605] = v2603;
@@ -2597,7 +2631,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2614 = v2612 && v2613;
   if (v2614) {
     const float v2615 = v37.x[79];
-    const __nv_bfloat16 v2616 = __float2bfloat16_rn(v2615);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2616 = iron_f32_to_bf16(v2615);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2617 = v2608 * v1;
     const unsigned int v2618 = v2617 + v2611;
     out[v2618] = v2616;
@@ -2611,7 +2645,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2627 = v2625 && v2626;
   if (v2627) {
     const float v2628 = v37.x[80];
-    const __nv_bfloat16 v2629 = __float2bfloat16_rn(v2628);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2629 = iron_f32_to_bf16(v2628);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2630 = v2621 * v1;
     const unsigned int v2631 = v2630 + v2624;
     out[v2631] = v2629;
@@ -2625,7 +2659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2640 = v2638 && v2639;
   if (v2640) {
     const float v2641 = v37.x[81];
-    const __nv_bfloat16 v2642 = __float2bfloat16_rn(v2641);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2642 = iron_f32_to_bf16(v2641);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2643 = v2634 * v1;
     const unsigned int v2644 = v2643 + v2637;
     out[v2644] = v2642;
@@ -2639,7 +2673,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2653 = v2651 && v2652;
   if (v2653) {
     const float v2654 = v37.x[82];
-    const __nv_bfloat16 v2655 = __float2bfloat16_rn(v2654);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2656 = v2647 * v1;
     const unsigned int v2657 = v2656 + v2650;
     out[v2657] = v2655;
@@ -2653,7 +2687,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2666 = v2664 && v2665;
   if (v2666) {
     const float v2667 = v37.x[83];
-    const __nv_bfloat16 v2668 = __float2bfloat16_rn(v2667);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2668 = iron_f32_to_bf16(v2667);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2669 = v2660 * v1;
     const unsigned int v2670 = v2669 + v2663;
     out[v2670] = v2668;
@@ -2667,7 +2701,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2679 = v2677 && v2678;
   if (v2679) {
     const float v2680 = v37.x[84];
-    const __nv_bfloat16 v2681 = __float2bfloat16_rn(v2680);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2681 = iron_f32_to_bf16(v2680);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2682 = v2673 * v1;
     const unsigned int v2683 = v2682 + v2676;
     out[v2683] = v2681;
@@ -2681,7 +2715,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2692 = v2690 && v2691;
   if (v2692) {
     const float v2693 = v37.x[85];
-    const __nv_bfloat16 v2694 = __float2bfloat16_rn(v2693);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2694 = iron_f32_to_bf16(v2693);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2695 = v2686 * v1;
     const unsigned int v2696 = v2695 + v2689;
     out[v2696] = v2694;
@@ -2695,7 +2729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2705 = v2703 && v2704;
   if (v2705) {
     const float v2706 = v37.x[86];
-    const __nv_bfloat16 v2707 = __float2bfloat16_rn(v2706);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2707 = iron_f32_to_bf16(v2706);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2708 = v2699 * v1;
     const unsigned int v2709 = v2708 + v2702;
     out[v2709] = v2707;
@@ -2709,7 +2743,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2718 = v2716 && v2717;
   if (v2718) {
     const float v2719 = v37.x[87];
-    const __nv_bfloat16 v2720 = __float2bfloat16_rn(v2719);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2720 = iron_f32_to_bf16(v2719);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2721 = v2712 * v1;
     const unsigned int v2722 = v2721 + v2715;
     out[v2722] = v2720;
@@ -2723,7 +2757,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2731 = v2729 && v2730;
   if (v2731) {
     const float v2732 = v37.x[88];
-    const __nv_bfloat16 v2733 = __float2bfloat16_rn(v2732);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2733 = iron_f32_to_bf16(v2732);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2734 = v2725 * v1;
     const unsigned int v2735 = v2734 + v2728;
     out[v2735] = v2733;
@@ -2737,7 +2771,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2744 = v2742 && v2743;
   if (v2744) {
     const float v2745 = v37.x[89];
-    const __nv_bfloat16 v2746 = __float2bfloat16_rn(v2745);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2746 = iron_f32_to_bf16(v2745);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2747 = v2738 * v1;
     const unsigned int v2748 = v2747 + v2741;
     out[v2748] = v2746;
@@ -2751,7 +2785,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2757 = v2755 && v2756;
   if (v2757) {
     const float v2758 = v37.x[90];
-    const __nv_bfloat16 v2759 = __float2bfloat16_rn(v2758);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2759 = iron_f32_to_bf16(v2758);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2760 = v2751 * v1;
     const unsigned int v2761 = v2760 + v2754;
     out[v2761] = v2759;
@@ -2765,7 +2799,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2770 = v2768 && v2769;
   if (v2770) {
     const float v2771 = v37.x[91];
-    const __nv_bfloat16 v2772 = __float2bfloat16_rn(v2771);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2772 = iron_f32_to_bf16(v2771);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2773 = v2764 * v1;
     const unsigned int v2774 = v2773 + v2767;
     out[v2774] = v2772;
@@ -2779,7 +2813,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2783 = v2781 && v2782;
   if (v2783) {
     const float v2784 = v37.x[92];
-    const __nv_bfloat16 v2785 = __float2bfloat16_rn(v2784);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2785 = iron_f32_to_bf16(v2784);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2786 = v2777 * v1;
     const unsigned int v2787 = v2786 + v2780;
     out[v2787] = v2785;
@@ -2793,7 +2827,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2796 = v2794 && v2795;
   if (v2796) {
     const float v2797 = v37.x[93];
-    const __nv_bfloat16 v2798 = __float2bfloat16_rn(v2797);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2798 = iron_f32_to_bf16(v2797);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2799 = v2790 * v1;
     const unsigned int v2800 = v2799 + v2793;
     out[v2800] = v2798;
@@ -2807,7 +2841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2809 = v2807 && v2808;
   if (v2809) {
     const float v2810 = v37.x[94];
-    const __nv_bfloat16 v2811 = __float2bfloat16_rn(v2810);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2811 = iron_f32_to_bf16(v2810);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2812 = v2803 * v1;
     const unsigned int v2813 = v2812 + v2806;
     out[v2813] = v2811;
@@ -2821,7 +2855,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2822 = v2820 && v2821;
   if (v2822) {
     const float v2823 = v37.x[95];
-    const __nv_bfloat16 v2824 = __float2bfloat16_rn(v2823);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2825 = v2816 * v1;
     const unsigned int v2826 = v2825 + v2819;
     out[v2826] = v2824;
@@ -2835,7 +2869,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2835 = v2833 && v2834;
   if (v2835) {
     const float v2836 = v37.x[96];
-    const __nv_bfloat16 v2837 = __float2bfloat16_rn(v2836);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2837 = iron_f32_to_bf16(v2836);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2838 = v2829 * v1;
     const unsigned int v2839 = v2838 + v2832;
     out[v2839] = v2837;
@@ -2849,7 +2883,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2848 = v2846 && v2847;
   if (v2848) {
     const float v2849 = v37.x[97];
-    const __nv_bfloat16 v2850 = __float2bfloat16_rn(v2849);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2850 = iron_f32_to_bf16(v2849);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2851 = v2842 * v1;
     const unsigned int v2852 = v2851 + v2845;
     out[v2852] = v2850;
@@ -2863,7 +2897,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2861 = v2859 && v2860;
   if (v2861) {
     const float v2862 = v37.x[98];
-    const __nv_bfloat16 v2863 = __float2bfloat16_rn(v2862);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2863 = iron_f32_to_bf16(v2862);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2864 = v2855 * v1;
     const unsigned int v2865 = v2864 + v2858;
     out[v2865] = v2863;
@@ -2877,7 +2911,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2874 = v2872 && v2873;
   if (v2874) {
     const float v2875 = v37.x[99];
-    const __nv_bfloat16 v2876 = __float2bfloat16_rn(v2875);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2877 = v2868 * v1;
     const unsigned int v2878 = v2877 + v2871;
     out[v2878] = v2876;
@@ -2891,7 +2925,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2887 = v2885 && v2886;
   if (v2887) {
     const float v2888 = v37.x[100];
-    const __nv_bfloat16 v2889 = __float2bfloat16_rn(v2888);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2889 = iron_f32_to_bf16(v2888);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2890 = v2881 * v1;
     const unsigned int v2891 = v2890 + v2884;
     out[v2891] = v2889;
@@ -2905,7 +2939,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2900 = v2898 && v2899;
   if (v2900) {
     const float v2901 = v37.x[101];
-    const __nv_bfloat16 v2902 = __float2bfloat16_rn(v2901);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2902 = iron_f32_to_bf16(v2901);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2903 = v2894 * v1;
     const unsigned int v2904 = v2903 + v2897;
     out[v2904] = v2902;
@@ -2919,7 +2953,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2913 = v2911 && v2912;
   if (v2913) {
     const float v2914 = v37.x[102];
-    const __nv_bfloat16 v2915 = __float2bfloat16_rn(v2914);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2916 = v2907 * v1;
     const unsigned int v2917 = v2916 + v2910;
     out[v2917] = v2915;
@@ -2933,7 +2967,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2926 = v2924 && v2925;
   if (v2926) {
     const float v2927 = v37.x[103];
-    const __nv_bfloat16 v2928 = __float2bfloat16_rn(v2927);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2929 = v2920 * v1;
     const unsigned int v2930 = v2929 + v2923;
     out[v2930] = v2928;
@@ -2947,7 +2981,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2939 = v2937 && v2938;
   if (v2939) {
     const float v2940 = v37.x[104];
-    const __nv_bfloat16 v2941 = __float2bfloat16_rn(v2940);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2941 = iron_f32_to_bf16(v2940);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2942 = v2933 * v1;
     const unsigned int v2943 = v2942 + v2936;
     out[v2943] = v2941;
@@ -2961,7 +2995,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2952 = v2950 && v2951;
   if (v2952) {
     const float v2953 = v37.x[105];
-    const __nv_bfloat16 v2954 = __float2bfloat16_rn(v2953);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2954 = iron_f32_to_bf16(v2953);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2955 = v2946 * v1;
     const unsigned int v2956 = v2955 + v2949;
     out[v2956] = v2954;
@@ -2975,7 +3009,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2965 = v2963 && v2964;
   if (v2965) {
     const float v2966 = v37.x[106];
-    const __nv_bfloat16 v2967 = __float2bfloat16_rn(v2966);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2967 = iron_f32_to_bf16(v2966);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2968 = v2959 * v1;
     const unsigned int v2969 = v2968 + v2962;
     out[v2969] = v2967;
@@ -2989,7 +3023,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2978 = v2976 && v2977;
   if (v2978) {
     const float v2979 = v37.x[107];
-    const __nv_bfloat16 v2980 = __float2bfloat16_rn(v2979);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2980 = iron_f32_to_bf16(v2979);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2981 = v2972 * v1;
     const unsigned int v2982 = v2981 + v2975;
     out[v2982] = v2980;
@@ -3003,7 +3037,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v2991 = v2989 && v2990;
   if (v2991) {
     const float v2992 = v37.x[108];
-    const __nv_bfloat16 v2993 = __float2bfloat16_rn(v2992);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v2993 = iron_f32_to_bf16(v2992);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2994 = v2985 * v1;
     const unsigned int v2995 = v2994 + v2988;
     out[v2995] = v2993;
@@ -3017,7 +3051,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3004 = v3002 && v3003;
   if (v3004) {
     const float v3005 = v37.x[109];
-    const __nv_bfloat16 v3006 = __float2bfloat16_rn(v3005);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3006 = iron_f32_to_bf16(v3005);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3007 = v2998 * v1;
     const unsigned int v3008 = v3007 + v3001;
     out[v3008] = v3006;
@@ -3031,7 +3065,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3017 = v3015 && v3016;
   if (v3017) {
     const float v3018 = v37.x[110];
-    const __nv_bfloat16 v3019 = __float2bfloat16_rn(v3018);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3019 = iron_f32_to_bf16(v3018);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3020 = v3011 * v1;
     const unsigned int v3021 = v3020 + v3014;
     out[v3021] = v3019;
@@ -3045,7 +3079,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3030 = v3028 && v3029;
   if (v3030) {
     const float v3031 = v37.x[111];
-    const __nv_bfloat16 v3032 = __float2bfloat16_rn(v3031);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3032 = iron_f32_to_bf16(v3031);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3033 = v3024 * v1;
     const unsigned int v3034 = v3033 + v3027;
     out[v3034] = v3032;
@@ -3059,7 +3093,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3043 = v3041 && v3042;
   if (v3043) {
     const float v3044 = v37.x[112];
-    const __nv_bfloat16 v3045 = __float2bfloat16_rn(v3044);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3045 = iron_f32_to_bf16(v3044);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3046 = v3037 * v1;
     const unsigned int v3047 = v3046 + v3040;
     out[v3047] = v3045;
@@ -3073,7 +3107,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3056 = v3054 && v3055;
   if (v3056) {
     const float v3057 = v37.x[113];
-    const __nv_bfloat16 v3058 = __float2bfloat16_rn(v3057);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3058 = iron_f32_to_bf16(v3057);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3059 = v3050 * v1;
     const unsigned int v3060 = v3059 + v3053;
     out[v3060] = v3058;
@@ -3087,7 +3121,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3069 = v3067 && v3068;
   if (v3069) {
     const float v3070 = v37.x[114];
-    const __nv_bfloat16 v3071 = __float2bfloat16_rn(v3070);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3071 = iron_f32_to_bf16(v3070);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3072 = v3063 * v1;
     const unsigned int v3073 = v3072 + v3066;
     out[v3073] = v3071;
@@ -3101,7 +3135,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3082 = v3080 && v3081;
   if (v3082) {
     const float v3083 = v37.x[115];
-    const __nv_bfloat16 v3084 = __float2bfloat16_rn(v3083);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3084 = iron_f32_to_bf16(v3083);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3085 = v3076 * v1;
     const unsigned int v3086 = v3085 + v3079;
     out[v3086] = v3084;
@@ -3115,7 +3149,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3095 = v3093 && v3094;
   if (v3095) {
     const float v3096 = v37.x[116];
-    const __nv_bfloat16 v3097 = __float2bfloat16_rn(v3096);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3097 = iron_f32_to_bf16(v3096);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3098 = v3089 * v1;
     const unsigned int v3099 = v3098 + v3092;
     out[v3099] = v3097;
@@ -3129,7 +3163,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3108 = v3106 && v3107;
   if (v3108) {
     const float v3109 = v37.x[117];
-    const __nv_bfloat16 v3110 = __float2bfloat16_rn(v3109);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3111 = v3102 * v1;
     const unsigned int v3112 = v3111 + v3105;
     out[v3112] = v3110;
@@ -3143,7 +3177,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3121 = v3119 && v3120;
   if (v3121) {
     const float v3122 = v37.x[118];
-    const __nv_bfloat16 v3123 = __float2bfloat16_rn(v3122);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3123 = iron_f32_to_bf16(v3122);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3124 = v3115 * v1;
     const unsigned int v3125 = v3124 + v3118;
     out[v3125] = v3123;
@@ -3157,7 +3191,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3134 = v3132 && v3133;
   if (v3134) {
     const float v3135 = v37.x[119];
-    const __nv_bfloat16 v3136 = __float2bfloat16_rn(v3135);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3136 = iron_f32_to_bf16(v3135);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3137 = v3128 * v1;
     const unsigned int v3138 = v3137 + v3131;
     out[v3138] = v3136;
@@ -3171,7 +3205,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3147 = v3145 && v3146;
   if (v3147) {
     const float v3148 = v37.x[120];
-    const __nv_bfloat16 v3149 = __float2bfloat16_rn(v3148);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3149 = iron_f32_to_bf16(v3148);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3150 = v3141 * v1;
     const unsigned int v3151 = v3150 + v3144;
     out[v3151] = v3149;
@@ -3185,7 +3219,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3160 = v3158 && v3159;
   if (v3160) {
     const float v3161 = v37.x[121];
-    const __nv_bfloat16 v3162 = __float2bfloat16_rn(v3161);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3162 = iron_f32_to_bf16(v3161);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3163 = v3154 * v1;
     const unsigned int v3164 = v3163 + v3157;
     out[v3164] = v3162;
@@ -3199,7 +3233,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3173 = v3171 && v3172;
   if (v3173) {
     const float v3174 = v37.x[122];
-    const __nv_bfloat16 v3175 = __float2bfloat16_rn(v3174);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3175 = iron_f32_to_bf16(v3174);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3176 = v3167 * v1;
     const unsigned int v3177 = v3176 + v3170;
     out[v3177] = v3175;
@@ -3213,7 +3247,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3186 = v3184 && v3185;
   if (v3186) {
     const float v3187 = v37.x[123];
-    const __nv_bfloat16 v3188 = __float2bfloat16_rn(v3187);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3188 = iron_f32_to_bf16(v3187);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3189 = v3180 * v1;
     const unsigned int v3190 = v3189 + v3183;
     out[v3190] = v3188;
@@ -3227,7 +3261,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3199 = v3197 && v3198;
   if (v3199) {
     const float v3200 = v37.x[124];
-    const __nv_bfloat16 v3201 = __float2bfloat16_rn(v3200);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3201 = iron_f32_to_bf16(v3200);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3202 = v3193 * v1;
     const unsigned int v3203 = v3202 + v3196;
     out[v3203] = v3201;
@@ -3241,7 +3275,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3212 = v3210 && v3211;
   if (v3212) {
     const float v3213 = v37.x[125];
-    const __nv_bfloat16 v3214 = __float2bfloat16_rn(v3213);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3214 = iron_f32_to_bf16(v3213);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3215 = v3206 * v1;
     const unsigned int v3216 = v3215 + v3209;
     out[v3216] = v3214;
@@ -3255,7 +3289,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3225 = v3223 && v3224;
   if (v3225) {
     const float v3226 = v37.x[126];
-    const __nv_bfloat16 v3227 = __float2bfloat16_rn(v3226);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3227 = iron_f32_to_bf16(v3226);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3228 = v3219 * v1;
     const unsigned int v3229 = v3228 + v3222;
     out[v3229] = v3227;
@@ -3269,7 +3303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g32_bf16(
   const bool v3238 = v3236 && v3237;
   if (v3238) {
     const float v3239 = v37.x[127];
-    const __nv_bfloat16 v3240 = __float2bfloat16_rn(v3239);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_bf16 v3240 = iron_f32_to_bf16(v3239);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3241 = v3232 * v1;
     const unsigned int v3242 = v3241 + v3235;
     out[v3242] = v3240;

@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 61440 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input f16 tensor, as const __half* __restrict__
+//   x: input f16 tensor, as const iron_f16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input f16 tensor, as const __half* __restrict__
-//   biases: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   scales: input f16 tensor, as const iron_f16* __restrict__
+//   biases: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 struct alignas(8) iron_u32x2 {
   unsigned int v[2];
@@ -166,14 +208,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -189,7 +223,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -208,17 +242,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
-    const __half* __restrict__ x,
+    const iron_f16* __restrict__ x,
     const unsigned int* __restrict__ packed,
-    const __half* __restrict__ scales,
-    const __half* __restrict__ biases,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ scales,
+    const iron_f16* __restrict__ biases,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 30720);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 30720);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:65
   const unsigned int v1 = n;
@@ -247,10 +281,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const unsigned int v35 = v34 << 6u;
   iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<__half, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v39, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v41, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v39, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
@@ -345,10 +379,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3411 = v2 >> 7u;
         const unsigned int v3412 = v3395 * v3411;
         const unsigned int v3413 = v3412 + v3409;
-        const __half v3414 = scales[v3413];  // kernels/gemm/quant_b.hpp:39
-        const float v3415 = __half2float(v3414);
-        const __half v3416 = biases[v3413];  // kernels/gemm/quant_b.hpp:40
-        const float v3417 = __half2float(v3416);
+        const iron_f16 v3414 = scales[v3413];  // kernels/gemm/quant_b.hpp:39
+        const float v3415 = iron_to_f32(v3414);
+        const iron_f16 v3416 = biases[v3413];  // kernels/gemm/quant_b.hpp:40
+        const float v3417 = iron_to_f32(v3416);
         const unsigned int v3422 = v3404 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3423 = v3422 & 255u;
         const unsigned int v3426 = v3423 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -398,21 +432,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v3512 = v3511 - 8388608.0f;
         const float v3513 = fmaf(v3512, v3415, v3417);  // kernels/gemm/quant_b.hpp:51
         const float v3515 = v3387 ? v3429 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v3516 = __float2half_rn(v3515);
+        const iron_f16 v3516 = iron_f32_to_f16(v3515);
         const float v3518 = v3387 ? v3441 : 0.0f;
-        const __half v3519 = __float2half_rn(v3518);
+        const iron_f16 v3519 = iron_f32_to_f16(v3518);
         const float v3521 = v3387 ? v3453 : 0.0f;
-        const __half v3522 = __float2half_rn(v3521);
+        const iron_f16 v3522 = iron_f32_to_f16(v3521);
         const float v3524 = v3387 ? v3465 : 0.0f;
-        const __half v3525 = __float2half_rn(v3524);
+        const iron_f16 v3525 = iron_f32_to_f16(v3524);
         const float v3527 = v3387 ? v3477 : 0.0f;
-        const __half v3528 = __float2half_rn(v3527);
+        const iron_f16 v3528 = iron_f32_to_f16(v3527);
         const float v3530 = v3387 ? v3489 : 0.0f;
-        const __half v3531 = __float2half_rn(v3530);
+        const iron_f16 v3531 = iron_f32_to_f16(v3530);
         const float v3533 = v3387 ? v3501 : 0.0f;
-        const __half v3534 = __float2half_rn(v3533);
+        const iron_f16 v3534 = iron_f32_to_f16(v3533);
         const float v3536 = v3387 ? v3513 : 0.0f;
-        const __half v3537 = __float2half_rn(v3536);
+        const iron_f16 v3537 = iron_f32_to_f16(v3536);
         *reinterpret_cast<iron_f16x8*>(shm1 + v3299) = iron_f16x8{{v3516, v3519, v3522, v3525, v3528, v3531, v3534, v3537}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3553 = v26 + v3304;  // kernels/gemm/quant_b.hpp:137
         const bool v3554 = v3553 < v1;
@@ -428,10 +462,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3579 = v3561 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3582 = v3565 * v3411;
         const unsigned int v3583 = v3582 + v3579;
-        const __half v3584 = scales[v3583];  // kernels/gemm/quant_b.hpp:39
-        const float v3585 = __half2float(v3584);
-        const __half v3586 = biases[v3583];  // kernels/gemm/quant_b.hpp:40
-        const float v3587 = __half2float(v3586);
+        const iron_f16 v3584 = scales[v3583];  // kernels/gemm/quant_b.hpp:39
+        const float v3585 = iron_to_f32(v3584);
+        const iron_f16 v3586 = biases[v3583];  // kernels/gemm/quant_b.hpp:40
+        const float v3587 = iron_to_f32(v3586);
         const unsigned int v3592 = v3574 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3593 = v3592 & 255u;
         const unsigned int v3596 = v3593 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -481,21 +515,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v3682 = v3681 - 8388608.0f;
         const float v3683 = fmaf(v3682, v3585, v3587);  // kernels/gemm/quant_b.hpp:51
         const float v3685 = v3557 ? v3599 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v3686 = __float2half_rn(v3685);
+        const iron_f16 v3686 = iron_f32_to_f16(v3685);
         const float v3688 = v3557 ? v3611 : 0.0f;
-        const __half v3689 = __float2half_rn(v3688);
+        const iron_f16 v3689 = iron_f32_to_f16(v3688);
         const float v3691 = v3557 ? v3623 : 0.0f;
-        const __half v3692 = __float2half_rn(v3691);
+        const iron_f16 v3692 = iron_f32_to_f16(v3691);
         const float v3694 = v3557 ? v3635 : 0.0f;
-        const __half v3695 = __float2half_rn(v3694);
+        const iron_f16 v3695 = iron_f32_to_f16(v3694);
         const float v3697 = v3557 ? v3647 : 0.0f;
-        const __half v3698 = __float2half_rn(v3697);
+        const iron_f16 v3698 = iron_f32_to_f16(v3697);
         const float v3700 = v3557 ? v3659 : 0.0f;
-        const __half v3701 = __float2half_rn(v3700);
+        const iron_f16 v3701 = iron_f32_to_f16(v3700);
         const float v3703 = v3557 ? v3671 : 0.0f;
-        const __half v3704 = __float2half_rn(v3703);
+        const iron_f16 v3704 = iron_f32_to_f16(v3703);
         const float v3706 = v3557 ? v3683 : 0.0f;
-        const __half v3707 = __float2half_rn(v3706);
+        const iron_f16 v3707 = iron_f32_to_f16(v3706);
         *reinterpret_cast<iron_f16x8*>(shm1 + v3323) = iron_f16x8{{v3686, v3689, v3692, v3695, v3698, v3701, v3704, v3707}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3723 = v26 + v3328;  // kernels/gemm/quant_b.hpp:137
         const bool v3724 = v3723 < v1;
@@ -511,10 +545,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3749 = v3731 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3752 = v3735 * v3411;
         const unsigned int v3753 = v3752 + v3749;
-        const __half v3754 = scales[v3753];  // kernels/gemm/quant_b.hpp:39
-        const float v3755 = __half2float(v3754);
-        const __half v3756 = biases[v3753];  // kernels/gemm/quant_b.hpp:40
-        const float v3757 = __half2float(v3756);
+        const iron_f16 v3754 = scales[v3753];  // kernels/gemm/quant_b.hpp:39
+        const float v3755 = iron_to_f32(v3754);
+        const iron_f16 v3756 = biases[v3753];  // kernels/gemm/quant_b.hpp:40
+        const float v3757 = iron_to_f32(v3756);
         const unsigned int v3762 = v3744 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3763 = v3762 & 255u;
         const unsigned int v3766 = v3763 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -564,21 +598,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v3852 = v3851 - 8388608.0f;
         const float v3853 = fmaf(v3852, v3755, v3757);  // kernels/gemm/quant_b.hpp:51
         const float v3855 = v3727 ? v3769 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v3856 = __float2half_rn(v3855);
+        const iron_f16 v3856 = iron_f32_to_f16(v3855);
         const float v3858 = v3727 ? v3781 : 0.0f;
-        const __half v3859 = __float2half_rn(v3858);
+        const iron_f16 v3859 = iron_f32_to_f16(v3858);
         const float v3861 = v3727 ? v3793 : 0.0f;
-        const __half v3862 = __float2half_rn(v3861);
+        const iron_f16 v3862 = iron_f32_to_f16(v3861);
         const float v3864 = v3727 ? v3805 : 0.0f;
-        const __half v3865 = __float2half_rn(v3864);
+        const iron_f16 v3865 = iron_f32_to_f16(v3864);
         const float v3867 = v3727 ? v3817 : 0.0f;
-        const __half v3868 = __float2half_rn(v3867);
+        const iron_f16 v3868 = iron_f32_to_f16(v3867);
         const float v3870 = v3727 ? v3829 : 0.0f;
-        const __half v3871 = __float2half_rn(v3870);
+        const iron_f16 v3871 = iron_f32_to_f16(v3870);
         const float v3873 = v3727 ? v3841 : 0.0f;
-        const __half v3874 = __float2half_rn(v3873);
+        const iron_f16 v3874 = iron_f32_to_f16(v3873);
         const float v3876 = v3727 ? v3853 : 0.0f;
-        const __half v3877 = __float2half_rn(v3876);
+        const iron_f16 v3877 = iron_f32_to_f16(v3876);
         *reinterpret_cast<iron_f16x8*>(shm1 + v3347) = iron_f16x8{{v3856, v3859, v3862, v3865, v3868, v3871, v3874, v3877}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v3893 = v26 + v3352;  // kernels/gemm/quant_b.hpp:137
         const bool v3894 = v3893 < v1;
@@ -594,10 +628,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v3919 = v3901 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v3922 = v3905 * v3411;
         const unsigned int v3923 = v3922 + v3919;
-        const __half v3924 = scales[v3923];  // kernels/gemm/quant_b.hpp:39
-        const float v3925 = __half2float(v3924);
-        const __half v3926 = biases[v3923];  // kernels/gemm/quant_b.hpp:40
-        const float v3927 = __half2float(v3926);
+        const iron_f16 v3924 = scales[v3923];  // kernels/gemm/quant_b.hpp:39
+        const float v3925 = iron_to_f32(v3924);
+        const iron_f16 v3926 = biases[v3923];  // kernels/gemm/quant_b.hpp:40
+        const float v3927 = iron_to_f32(v3926);
         const unsigned int v3932 = v3914 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v3933 = v3932 & 255u;
         const unsigned int v3936 = v3933 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -647,21 +681,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v4022 = v4021 - 8388608.0f;
         const float v4023 = fmaf(v4022, v3925, v3927);  // kernels/gemm/quant_b.hpp:51
         const float v4025 = v3897 ? v3939 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v4026 = __float2half_rn(v4025);
+        const iron_f16 v4026 = iron_f32_to_f16(v4025);
         const float v4028 = v3897 ? v3951 : 0.0f;
-        const __half v4029 = __float2half_rn(v4028);
+        const iron_f16 v4029 = iron_f32_to_f16(v4028);
         const float v4031 = v3897 ? v3963 : 0.0f;
-        const __half v4032 = __float2half_rn(v4031);
+        const iron_f16 v4032 = iron_f32_to_f16(v4031);
         const float v4034 = v3897 ? v3975 : 0.0f;
-        const __half v4035 = __float2half_rn(v4034);
+        const iron_f16 v4035 = iron_f32_to_f16(v4034);
         const float v4037 = v3897 ? v3987 : 0.0f;
-        const __half v4038 = __float2half_rn(v4037);
+        const iron_f16 v4038 = iron_f32_to_f16(v4037);
         const float v4040 = v3897 ? v3999 : 0.0f;
-        const __half v4041 = __float2half_rn(v4040);
+        const iron_f16 v4041 = iron_f32_to_f16(v4040);
         const float v4043 = v3897 ? v4011 : 0.0f;
-        const __half v4044 = __float2half_rn(v4043);
+        const iron_f16 v4044 = iron_f32_to_f16(v4043);
         const float v4046 = v3897 ? v4023 : 0.0f;
-        const __half v4047 = __float2half_rn(v4046);
+        const iron_f16 v4047 = iron_f32_to_f16(v4046);
         *reinterpret_cast<iron_f16x8*>(shm1 + v3371) = iron_f16x8{{v4026, v4029, v4032, v4035, v4038, v4041, v4044, v4047}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -777,10 +811,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4231 = v2 >> 7u;
         const unsigned int v4232 = v4215 * v4231;
         const unsigned int v4233 = v4232 + v4229;
-        const __half v4234 = scales[v4233];  // kernels/gemm/quant_b.hpp:39
-        const float v4235 = __half2float(v4234);
-        const __half v4236 = biases[v4233];  // kernels/gemm/quant_b.hpp:40
-        const float v4237 = __half2float(v4236);
+        const iron_f16 v4234 = scales[v4233];  // kernels/gemm/quant_b.hpp:39
+        const float v4235 = iron_to_f32(v4234);
+        const iron_f16 v4236 = biases[v4233];  // kernels/gemm/quant_b.hpp:40
+        const float v4237 = iron_to_f32(v4236);
         const unsigned int v4242 = v4224 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4243 = v4242 & 255u;
         const unsigned int v4246 = v4243 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -830,21 +864,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v4332 = v4331 - 8388608.0f;
         const float v4333 = fmaf(v4332, v4235, v4237);  // kernels/gemm/quant_b.hpp:51
         const float v4335 = v4207 ? v4249 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v4336 = __float2half_rn(v4335);
+        const iron_f16 v4336 = iron_f32_to_f16(v4335);
         const float v4338 = v4207 ? v4261 : 0.0f;
-        const __half v4339 = __float2half_rn(v4338);
+        const iron_f16 v4339 = iron_f32_to_f16(v4338);
         const float v4341 = v4207 ? v4273 : 0.0f;
-        const __half v4342 = __float2half_rn(v4341);
+        const iron_f16 v4342 = iron_f32_to_f16(v4341);
         const float v4344 = v4207 ? v4285 : 0.0f;
-        const __half v4345 = __float2half_rn(v4344);
+        const iron_f16 v4345 = iron_f32_to_f16(v4344);
         const float v4347 = v4207 ? v4297 : 0.0f;
-        const __half v4348 = __float2half_rn(v4347);
+        const iron_f16 v4348 = iron_f32_to_f16(v4347);
         const float v4350 = v4207 ? v4309 : 0.0f;
-        const __half v4351 = __float2half_rn(v4350);
+        const iron_f16 v4351 = iron_f32_to_f16(v4350);
         const float v4353 = v4207 ? v4321 : 0.0f;
-        const __half v4354 = __float2half_rn(v4353);
+        const iron_f16 v4354 = iron_f32_to_f16(v4353);
         const float v4356 = v4207 ? v4333 : 0.0f;
-        const __half v4357 = __float2half_rn(v4356);
+        const iron_f16 v4357 = iron_f32_to_f16(v4356);
         *reinterpret_cast<iron_f16x8*>(shm1 + v4119) = iron_f16x8{{v4336, v4339, v4342, v4345, v4348, v4351, v4354, v4357}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4373 = v26 + v4124;  // kernels/gemm/quant_b.hpp:137
         const bool v4374 = v4373 < v1;
@@ -860,10 +894,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4399 = v4381 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4402 = v4385 * v4231;
         const unsigned int v4403 = v4402 + v4399;
-        const __half v4404 = scales[v4403];  // kernels/gemm/quant_b.hpp:39
-        const float v4405 = __half2float(v4404);
-        const __half v4406 = biases[v4403];  // kernels/gemm/quant_b.hpp:40
-        const float v4407 = __half2float(v4406);
+        const iron_f16 v4404 = scales[v4403];  // kernels/gemm/quant_b.hpp:39
+        const float v4405 = iron_to_f32(v4404);
+        const iron_f16 v4406 = biases[v4403];  // kernels/gemm/quant_b.hpp:40
+        const float v4407 = iron_to_f32(v4406);
         const unsigned int v4412 = v4394 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4413 = v4412 & 255u;
         const unsigned int v4416 = v4413 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -913,21 +947,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v4502 = v4501 - 8388608.0f;
         const float v4503 = fmaf(v4502, v4405, v4407);  // kernels/gemm/quant_b.hpp:51
         const float v4505 = v4377 ? v4419 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v4506 = __float2half_rn(v4505);
+        const iron_f16 v4506 = iron_f32_to_f16(v4505);
         const float v4508 = v4377 ? v4431 : 0.0f;
-        const __half v4509 = __float2half_rn(v4508);
+        const iron_f16 v4509 = iron_f32_to_f16(v4508);
         const float v4511 = v4377 ? v4443 : 0.0f;
-        const __half v4512 = __float2half_rn(v4511);
+        const iron_f16 v4512 = iron_f32_to_f16(v4511);
         const float v4514 = v4377 ? v4455 : 0.0f;
-        const __half v4515 = __float2half_rn(v4514);
+        const iron_f16 v4515 = iron_f32_to_f16(v4514);
         const float v4517 = v4377 ? v4467 : 0.0f;
-        const __half v4518 = __float2half_rn(v4517);
+        const iron_f16 v4518 = iron_f32_to_f16(v4517);
         const float v4520 = v4377 ? v4479 : 0.0f;
-        const __half v4521 = __float2half_rn(v4520);
+        const iron_f16 v4521 = iron_f32_to_f16(v4520);
         const float v4523 = v4377 ? v4491 : 0.0f;
-        const __half v4524 = __float2half_rn(v4523);
+        const iron_f16 v4524 = iron_f32_to_f16(v4523);
         const float v4526 = v4377 ? v4503 : 0.0f;
-        const __half v4527 = __float2half_rn(v4526);
+        const iron_f16 v4527 = iron_f32_to_f16(v4526);
         *reinterpret_cast<iron_f16x8*>(shm1 + v4143) = iron_f16x8{{v4506, v4509, v4512, v4515, v4518, v4521, v4524, v4527}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4543 = v26 + v4148;  // kernels/gemm/quant_b.hpp:137
         const bool v4544 = v4543 < v1;
@@ -943,10 +977,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4569 = v4551 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4572 = v4555 * v4231;
         const unsigned int v4573 = v4572 + v4569;
-        const __half v4574 = scales[v4573];  // kernels/gemm/quant_b.hpp:39
-        const float v4575 = __half2float(v4574);
-        const __half v4576 = biases[v4573];  // kernels/gemm/quant_b.hpp:40
-        const float v4577 = __half2float(v4576);
+        const iron_f16 v4574 = scales[v4573];  // kernels/gemm/quant_b.hpp:39
+        const float v4575 = iron_to_f32(v4574);
+        const iron_f16 v4576 = biases[v4573];  // kernels/gemm/quant_b.hpp:40
+        const float v4577 = iron_to_f32(v4576);
         const unsigned int v4582 = v4564 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4583 = v4582 & 255u;
         const unsigned int v4586 = v4583 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -996,21 +1030,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v4672 = v4671 - 8388608.0f;
         const float v4673 = fmaf(v4672, v4575, v4577);  // kernels/gemm/quant_b.hpp:51
         const float v4675 = v4547 ? v4589 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v4676 = __float2half_rn(v4675);
+        const iron_f16 v4676 = iron_f32_to_f16(v4675);
         const float v4678 = v4547 ? v4601 : 0.0f;
-        const __half v4679 = __float2half_rn(v4678);
+        const iron_f16 v4679 = iron_f32_to_f16(v4678);
         const float v4681 = v4547 ? v4613 : 0.0f;
-        const __half v4682 = __float2half_rn(v4681);
+        const iron_f16 v4682 = iron_f32_to_f16(v4681);
         const float v4684 = v4547 ? v4625 : 0.0f;
-        const __half v4685 = __float2half_rn(v4684);
+        const iron_f16 v4685 = iron_f32_to_f16(v4684);
         const float v4687 = v4547 ? v4637 : 0.0f;
-        const __half v4688 = __float2half_rn(v4687);
+        const iron_f16 v4688 = iron_f32_to_f16(v4687);
         const float v4690 = v4547 ? v4649 : 0.0f;
-        const __half v4691 = __float2half_rn(v4690);
+        const iron_f16 v4691 = iron_f32_to_f16(v4690);
         const float v4693 = v4547 ? v4661 : 0.0f;
-        const __half v4694 = __float2half_rn(v4693);
+        const iron_f16 v4694 = iron_f32_to_f16(v4693);
         const float v4696 = v4547 ? v4673 : 0.0f;
-        const __half v4697 = __float2half_rn(v4696);
+        const iron_f16 v4697 = iron_f32_to_f16(v4696);
         *reinterpret_cast<iron_f16x8*>(shm1 + v4167) = iron_f16x8{{v4676, v4679, v4682, v4685, v4688, v4691, v4694, v4697}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4713 = v26 + v4172;  // kernels/gemm/quant_b.hpp:137
         const bool v4714 = v4713 < v1;
@@ -1026,10 +1060,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const unsigned int v4739 = v4721 >> 7u;  // kernels/gemm/quant_b.hpp:38
         const unsigned int v4742 = v4725 * v4231;
         const unsigned int v4743 = v4742 + v4739;
-        const __half v4744 = scales[v4743];  // kernels/gemm/quant_b.hpp:39
-        const float v4745 = __half2float(v4744);
-        const __half v4746 = biases[v4743];  // kernels/gemm/quant_b.hpp:40
-        const float v4747 = __half2float(v4746);
+        const iron_f16 v4744 = scales[v4743];  // kernels/gemm/quant_b.hpp:39
+        const float v4745 = iron_to_f32(v4744);
+        const iron_f16 v4746 = biases[v4743];  // kernels/gemm/quant_b.hpp:40
+        const float v4747 = iron_to_f32(v4746);
         const unsigned int v4752 = v4734 >> 0u;  // kernels/primitives/affine_quant.hpp:20
         const unsigned int v4753 = v4752 & 255u;
         const unsigned int v4756 = v4753 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1079,21 +1113,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
         const float v4842 = v4841 - 8388608.0f;
         const float v4843 = fmaf(v4842, v4745, v4747);  // kernels/gemm/quant_b.hpp:51
         const float v4845 = v4717 ? v4759 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __half v4846 = __float2half_rn(v4845);
+        const iron_f16 v4846 = iron_f32_to_f16(v4845);
         const float v4848 = v4717 ? v4771 : 0.0f;
-        const __half v4849 = __float2half_rn(v4848);
+        const iron_f16 v4849 = iron_f32_to_f16(v4848);
         const float v4851 = v4717 ? v4783 : 0.0f;
-        const __half v4852 = __float2half_rn(v4851);
+        const iron_f16 v4852 = iron_f32_to_f16(v4851);
         const float v4854 = v4717 ? v4795 : 0.0f;
-        const __half v4855 = __float2half_rn(v4854);
+        const iron_f16 v4855 = iron_f32_to_f16(v4854);
         const float v4857 = v4717 ? v4807 : 0.0f;
-        const __half v4858 = __float2half_rn(v4857);
+        const iron_f16 v4858 = iron_f32_to_f16(v4857);
         const float v4860 = v4717 ? v4819 : 0.0f;
-        const __half v4861 = __float2half_rn(v4860);
+        const iron_f16 v4861 = iron_f32_to_f16(v4860);
         const float v4863 = v4717 ? v4831 : 0.0f;
-        const __half v4864 = __float2half_rn(v4863);
+        const iron_f16 v4864 = iron_f32_to_f16(v4863);
         const float v4866 = v4717 ? v4843 : 0.0f;
-        const __half v4867 = __float2half_rn(v4866);
+        const iron_f16 v4867 = iron_f32_to_f16(v4866);
         *reinterpret_cast<iron_f16x8*>(shm1 + v4191) = iron_f16x8{{v4846, v4849, v4852, v4855, v4858, v4861, v4864, v4867}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -1167,14 +1201,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
           const unsigned int v884 = v878 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v886 = v884 + v869;
           const unsigned int v887 = v886 + v877;
-          const __half v888 = x[v887];
+          const iron_f16 v888 = x[v887];
           const unsigned int v890 = v875 * 40u;
           const unsigned int v891 = v890 + v877;
           shm0[v891] = v888;
         } else {
           const unsigned int v893 = v875 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v894 = v893 + v877;
-          shm0[v894] = __float2half_rn(0.0f);
+          shm0[v894] = iron_f32_to_f16(0.0f);
         }
       }
       const unsigned int v908 = v869 + v905;  // kernels/gemm/quant_b.hpp:137
@@ -1188,10 +1222,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const unsigned int v930 = packed[v929];
       const unsigned int v932 = v914 >> 7u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v936 = v935 + v932;
-      const __half v937 = scales[v936];  // kernels/gemm/quant_b.hpp:39
-      const float v938 = __half2float(v937);
-      const __half v939 = biases[v936];  // kernels/gemm/quant_b.hpp:40
-      const float v940 = __half2float(v939);
+      const iron_f16 v937 = scales[v936];  // kernels/gemm/quant_b.hpp:39
+      const float v938 = iron_to_f32(v937);
+      const iron_f16 v939 = biases[v936];  // kernels/gemm/quant_b.hpp:40
+      const float v940 = iron_to_f32(v939);
       const unsigned int v945 = v927 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v946 = v945 & 255u;
       const unsigned int v949 = v946 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1241,21 +1275,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const float v1035 = v1034 - 8388608.0f;
       const float v1036 = fmaf(v1035, v938, v940);  // kernels/gemm/quant_b.hpp:51
       const float v1038 = v910 ? v952 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __half v1039 = __float2half_rn(v1038);
+      const iron_f16 v1039 = iron_f32_to_f16(v1038);
       const float v1041 = v910 ? v964 : 0.0f;
-      const __half v1042 = __float2half_rn(v1041);
+      const iron_f16 v1042 = iron_f32_to_f16(v1041);
       const float v1044 = v910 ? v976 : 0.0f;
-      const __half v1045 = __float2half_rn(v1044);
+      const iron_f16 v1045 = iron_f32_to_f16(v1044);
       const float v1047 = v910 ? v988 : 0.0f;
-      const __half v1048 = __float2half_rn(v1047);
+      const iron_f16 v1048 = iron_f32_to_f16(v1047);
       const float v1050 = v910 ? v1000 : 0.0f;
-      const __half v1051 = __float2half_rn(v1050);
+      const iron_f16 v1051 = iron_f32_to_f16(v1050);
       const float v1053 = v910 ? v1012 : 0.0f;
-      const __half v1054 = __float2half_rn(v1053);
+      const iron_f16 v1054 = iron_f32_to_f16(v1053);
       const float v1056 = v910 ? v1024 : 0.0f;
-      const __half v1057 = __float2half_rn(v1056);
+      const iron_f16 v1057 = iron_f32_to_f16(v1056);
       const float v1059 = v910 ? v1036 : 0.0f;
-      const __half v1060 = __float2half_rn(v1059);
+      const iron_f16 v1060 = iron_f32_to_f16(v1059);
       *reinterpret_cast<iron_f16x8*>(shm1 + v1065) = iron_f16x8{{v1039, v1042, v1045, v1048, v1051, v1054, v1057, v1060}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1078 = v869 + v1075;  // kernels/gemm/quant_b.hpp:137
       const bool v1079 = v1078 < v2;
@@ -1268,10 +1302,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const unsigned int v1100 = packed[v1099];
       const unsigned int v1102 = v1084 >> 7u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1106 = v1105 + v1102;
-      const __half v1107 = scales[v1106];  // kernels/gemm/quant_b.hpp:39
-      const float v1108 = __half2float(v1107);
-      const __half v1109 = biases[v1106];  // kernels/gemm/quant_b.hpp:40
-      const float v1110 = __half2float(v1109);
+      const iron_f16 v1107 = scales[v1106];  // kernels/gemm/quant_b.hpp:39
+      const float v1108 = iron_to_f32(v1107);
+      const iron_f16 v1109 = biases[v1106];  // kernels/gemm/quant_b.hpp:40
+      const float v1110 = iron_to_f32(v1109);
       const unsigned int v1115 = v1097 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1116 = v1115 & 255u;
       const unsigned int v1119 = v1116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1321,21 +1355,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const float v1205 = v1204 - 8388608.0f;
       const float v1206 = fmaf(v1205, v1108, v1110);  // kernels/gemm/quant_b.hpp:51
       const float v1208 = v1080 ? v1122 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __half v1209 = __float2half_rn(v1208);
+      const iron_f16 v1209 = iron_f32_to_f16(v1208);
       const float v1211 = v1080 ? v1134 : 0.0f;
-      const __half v1212 = __float2half_rn(v1211);
+      const iron_f16 v1212 = iron_f32_to_f16(v1211);
       const float v1214 = v1080 ? v1146 : 0.0f;
-      const __half v1215 = __float2half_rn(v1214);
+      const iron_f16 v1215 = iron_f32_to_f16(v1214);
       const float v1217 = v1080 ? v1158 : 0.0f;
-      const __half v1218 = __float2half_rn(v1217);
+      const iron_f16 v1218 = iron_f32_to_f16(v1217);
       const float v1220 = v1080 ? v1170 : 0.0f;
-      const __half v1221 = __float2half_rn(v1220);
+      const iron_f16 v1221 = iron_f32_to_f16(v1220);
       const float v1223 = v1080 ? v1182 : 0.0f;
-      const __half v1224 = __float2half_rn(v1223);
+      const iron_f16 v1224 = iron_f32_to_f16(v1223);
       const float v1226 = v1080 ? v1194 : 0.0f;
-      const __half v1227 = __float2half_rn(v1226);
+      const iron_f16 v1227 = iron_f32_to_f16(v1226);
       const float v1229 = v1080 ? v1206 : 0.0f;
-      const __half v1230 = __float2half_rn(v1229);
+      const iron_f16 v1230 = iron_f32_to_f16(v1229);
       *reinterpret_cast<iron_f16x8*>(shm1 + v1235) = iron_f16x8{{v1209, v1212, v1215, v1218, v1221, v1224, v1227, v1230}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1248 = v869 + v1245;  // kernels/gemm/quant_b.hpp:137
       const bool v1249 = v1248 < v2;
@@ -1348,10 +1382,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const unsigned int v1270 = packed[v1269];
       const unsigned int v1272 = v1254 >> 7u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1276 = v1275 + v1272;
-      const __half v1277 = scales[v1276];  // kernels/gemm/quant_b.hpp:39
-      const float v1278 = __half2float(v1277);
-      const __half v1279 = biases[v1276];  // kernels/gemm/quant_b.hpp:40
-      const float v1280 = __half2float(v1279);
+      const iron_f16 v1277 = scales[v1276];  // kernels/gemm/quant_b.hpp:39
+      const float v1278 = iron_to_f32(v1277);
+      const iron_f16 v1279 = biases[v1276];  // kernels/gemm/quant_b.hpp:40
+      const float v1280 = iron_to_f32(v1279);
       const unsigned int v1285 = v1267 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1286 = v1285 & 255u;
       const unsigned int v1289 = v1286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1401,21 +1435,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const float v1375 = v1374 - 8388608.0f;
       const float v1376 = fmaf(v1375, v1278, v1280);  // kernels/gemm/quant_b.hpp:51
       const float v1378 = v1250 ? v1292 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __half v1379 = __float2half_rn(v1378);
+      const iron_f16 v1379 = iron_f32_to_f16(v1378);
       const float v1381 = v1250 ? v1304 : 0.0f;
-      const __half v1382 = __float2half_rn(v1381);
+      const iron_f16 v1382 = iron_f32_to_f16(v1381);
       const float v1384 = v1250 ? v1316 : 0.0f;
-      const __half v1385 = __float2half_rn(v1384);
+      const iron_f16 v1385 = iron_f32_to_f16(v1384);
       const float v1387 = v1250 ? v1328 : 0.0f;
-      const __half v1388 = __float2half_rn(v1387);
+      const iron_f16 v1388 = iron_f32_to_f16(v1387);
       const float v1390 = v1250 ? v1340 : 0.0f;
-      const __half v1391 = __float2half_rn(v1390);
+      const iron_f16 v1391 = iron_f32_to_f16(v1390);
       const float v1393 = v1250 ? v1352 : 0.0f;
-      const __half v1394 = __float2half_rn(v1393);
+      const iron_f16 v1394 = iron_f32_to_f16(v1393);
       const float v1396 = v1250 ? v1364 : 0.0f;
-      const __half v1397 = __float2half_rn(v1396);
+      const iron_f16 v1397 = iron_f32_to_f16(v1396);
       const float v1399 = v1250 ? v1376 : 0.0f;
-      const __half v1400 = __float2half_rn(v1399);
+      const iron_f16 v1400 = iron_f32_to_f16(v1399);
       *reinterpret_cast<iron_f16x8*>(shm1 + v1405) = iron_f16x8{{v1379, v1382, v1385, v1388, v1391, v1394, v1397, v1400}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1418 = v869 + v1415;  // kernels/gemm/quant_b.hpp:137
       const bool v1419 = v1418 < v2;
@@ -1428,10 +1462,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const unsigned int v1440 = packed[v1439];
       const unsigned int v1442 = v1424 >> 7u;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1446 = v1445 + v1442;
-      const __half v1447 = scales[v1446];  // kernels/gemm/quant_b.hpp:39
-      const float v1448 = __half2float(v1447);
-      const __half v1449 = biases[v1446];  // kernels/gemm/quant_b.hpp:40
-      const float v1450 = __half2float(v1449);
+      const iron_f16 v1447 = scales[v1446];  // kernels/gemm/quant_b.hpp:39
+      const float v1448 = iron_to_f32(v1447);
+      const iron_f16 v1449 = biases[v1446];  // kernels/gemm/quant_b.hpp:40
+      const float v1450 = iron_to_f32(v1449);
       const unsigned int v1455 = v1437 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v1456 = v1455 & 255u;
       const unsigned int v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -1481,21 +1515,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
       const float v1545 = v1544 - 8388608.0f;
       const float v1546 = fmaf(v1545, v1448, v1450);  // kernels/gemm/quant_b.hpp:51
       const float v1548 = v1420 ? v1462 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __half v1549 = __float2half_rn(v1548);
+      const iron_f16 v1549 = iron_f32_to_f16(v1548);
       const float v1551 = v1420 ? v1474 : 0.0f;
-      const __half v1552 = __float2half_rn(v1551);
+      const iron_f16 v1552 = iron_f32_to_f16(v1551);
       const float v1554 = v1420 ? v1486 : 0.0f;
-      const __half v1555 = __float2half_rn(v1554);
+      const iron_f16 v1555 = iron_f32_to_f16(v1554);
       const float v1557 = v1420 ? v1498 : 0.0f;
-      const __half v1558 = __float2half_rn(v1557);
+      const iron_f16 v1558 = iron_f32_to_f16(v1557);
       const float v1560 = v1420 ? v1510 : 0.0f;
-      const __half v1561 = __float2half_rn(v1560);
+      const iron_f16 v1561 = iron_f32_to_f16(v1560);
       const float v1563 = v1420 ? v1522 : 0.0f;
-      const __half v1564 = __float2half_rn(v1563);
+      const iron_f16 v1564 = iron_f32_to_f16(v1563);
       const float v1566 = v1420 ? v1534 : 0.0f;
-      const __half v1567 = __float2half_rn(v1566);
+      const iron_f16 v1567 = iron_f32_to_f16(v1566);
       const float v1569 = v1420 ? v1546 : 0.0f;
-      const __half v1570 = __float2half_rn(v1569);
+      const iron_f16 v1570 = iron_f32_to_f16(v1569);
       *reinterpret_cast<iron_f16x8*>(shm1 + v1575) = iron_f16x8{{v1549, v1552, v1555, v1558, v1561, v1564, v1567, v1570}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load_shared<false>(v39, shm0, v1582, 40u);  // kernels/gemm/gemm_tiles.hpp:199
@@ -1518,7 +1552,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1611 = v1609 && v1610;
   if (v1611) {
     const float v1612 = v37.x[0];
-    const __half v1613 = __float2half_rn(v1612);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1613 = iron_f32_to_f16(v1612);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1614 = v1605 * v1;
     const unsigned int v1615 = v1614 + v1608;
     out[v1615] = v1613;
@@ -1532,7 +1566,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1624 = v1622 && v1623;
   if (v1624) {
     const float v1625 = v37.x[1];
-    const __half v1626 = __float2half_rn(v1625);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1626 = iron_f32_to_f16(v1625);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1627 = v1618 * v1;
     const unsigned int v1628 = v1627 + v1621;
     out[v1628] = v1626;
@@ -1546,7 +1580,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1637 = v1635 && v1636;
   if (v1637) {
     const float v1638 = v37.x[2];
-    const __half v1639 = __float2half_rn(v1638);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1639 = iron_f32_to_f16(v1638);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1640 = v1631 * v1;
     const unsigned int v1641 = v1640 + v1634;
     out[v1641] = v1639;
@@ -1560,7 +1594,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1650 = v1648 && v1649;
   if (v1650) {
     const float v1651 = v37.x[3];
-    const __half v1652 = __float2half_rn(v1651);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1652 = iron_f32_to_f16(v1651);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1653 = v1644 * v1;
     const unsigned int v1654 = v1653 + v1647;
     out[v1654] = v1652;
@@ -1574,7 +1608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1663 = v1661 && v1662;
   if (v1663) {
     const float v1664 = v37.x[4];
-    const __half v1665 = __float2half_rn(v1664);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1665 = iron_f32_to_f16(v1664);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1666 = v1657 * v1;
     const unsigned int v1667 = v1666 + v1660;
     out[v1667] = v1665;
@@ -1588,7 +1622,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1676 = v1674 && v1675;
   if (v1676) {
     const float v1677 = v37.x[5];
-    const __half v1678 = __float2half_rn(v1677);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1678 = iron_f32_to_f16(v1677);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1679 = v1670 * v1;
     const unsigned int v1680 = v1679 + v1673;
     out[v1680] = v1678;
@@ -1602,7 +1636,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1689 = v1687 && v1688;
   if (v1689) {
     const float v1690 = v37.x[6];
-    const __half v1691 = __float2half_rn(v1690);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1691 = iron_f32_to_f16(v1690);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1692 = v1683 * v1;
     const unsigned int v1693 = v1692 + v1686;
     out[v1693] = v1691;
@@ -1616,7 +1650,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1702 = v1700 && v1701;
   if (v1702) {
     const float v1703 = v37.x[7];
-    const __half v1704 = __float2half_rn(v1703);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1704 = iron_f32_to_f16(v1703);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1705 = v1696 * v1;
     const unsigned int v1706 = v1705 + v1699;
     out[v1706] = v1704;
@@ -1630,7 +1664,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1715 = v1713 && v1714;
   if (v1715) {
     const float v1716 = v37.x[8];
-    const __half v1717 = __float2half_rn(v1716);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1717 = iron_f32_to_f16(v1716);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1718 = v1709 * v1;
     const unsigned int v1719 = v1718 + v1712;
     out[v1719] = v1717;
@@ -1644,7 +1678,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1728 = v1726 && v1727;
   if (v1728) {
     const float v1729 = v37.x[9];
-    const __half v1730 = __float2half_rn(v1729);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1730 = iron_f32_to_f16(v1729);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1731 = v1722 * v1;
     const unsigned int v1732 = v1731 + v1725;
     out[v1732] = v1730;
@@ -1658,7 +1692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1741 = v1739 && v1740;
   if (v1741) {
     const float v1742 = v37.x[10];
-    const __half v1743 = __float2half_rn(v1742);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1743 = iron_f32_to_f16(v1742);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1744 = v1735 * v1;
     const unsigned int v1745 = v1744 + v1738;
     out[v1745] = v1743;
@@ -1672,7 +1706,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1754 = v1752 && v1753;
   if (v1754) {
     const float v1755 = v37.x[11];
-    const __half v1756 = __float2half_rn(v1755);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1756 = iron_f32_to_f16(v1755);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1757 = v1748 * v1;
     const unsigned int v1758 = v1757 + v1751;
     out[v1758] = v1756;
@@ -1686,7 +1720,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1767 = v1765 && v1766;
   if (v1767) {
     const float v1768 = v37.x[12];
-    const __half v1769 = __float2half_rn(v1768);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1769 = iron_f32_to_f16(v1768);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1770 = v1761 * v1;
     const unsigned int v1771 = v1770 + v1764;
     out[v1771] = v1769;
@@ -1700,7 +1734,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1780 = v1778 && v1779;
   if (v1780) {
     const float v1781 = v37.x[13];
-    const __half v1782 = __float2half_rn(v1781);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1782 = iron_f32_to_f16(v1781);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1783 = v1774 * v1;
     const unsigned int v1784 = v1783 + v1777;
     out[v1784] = v1782;
@@ -1714,7 +1748,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1793 = v1791 && v1792;
   if (v1793) {
     const float v1794 = v37.x[14];
-    const __half v1795 = __float2half_rn(v1794);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1795 = iron_f32_to_f16(v1794);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1796 = v1787 * v1;
     const unsigned int v1797 = v1796 + v1790;
     out[v1797] = v1795;
@@ -1728,7 +1762,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1806 = v1804 && v1805;
   if (v1806) {
     const float v1807 = v37.x[15];
-    const __half v1808 = __float2half_rn(v1807);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1808 = iron_f32_to_f16(v1807);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1809 = v1800 * v1;
     const unsigned int v1810 = v1809 + v1803;
     out[v1810] = v1808;
@@ -1742,7 +1776,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1819 = v1817 && v1818;
   if (v1819) {
     const float v1820 = v37.x[16];
-    const __half v1821 = __float2half_rn(v1820);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1821 = iron_f32_to_f16(v1820);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1822 = v1813 * v1;
     const unsigned int v1823 = v1822 + v1816;
     out[v1823] = v1821;
@@ -1756,7 +1790,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1832 = v1830 && v1831;
   if (v1832) {
     const float v1833 = v37.x[17];
-    const __half v1834 = __float2half_rn(v1833);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1834 = iron_f32_to_f16(v1833);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1835 = v1826 * v1;
     const unsigned int v1836 = v1835 + v1829;
     out[v1836] = v1834;
@@ -1770,7 +1804,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1845 = v1843 && v1844;
   if (v1845) {
     const float v1846 = v37.x[18];
-    const __half v1847 = __float2half_rn(v1846);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1847 = iron_f32_to_f16(v1846);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1848 = v1839 * v1;
     const unsigned int v1849 = v1848 + v1842;
     out[v1849] = v1847;
@@ -1784,7 +1818,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1858 = v1856 && v1857;
   if (v1858) {
     const float v1859 = v37.x[19];
-    const __half v1860 = __float2half_rn(v1859);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1860 = iron_f32_to_f16(v1859);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1861 = v1852 * v1;
     const unsigned int v1862 = v1861 + v1855;
     out[v1862] = v1860;
@@ -1798,7 +1832,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1871 = v1869 && v1870;
   if (v1871) {
     const float v1872 = v37.x[20];
-    const __half v1873 = __float2half_rn(v1872);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1873 = iron_f32_to_f16(v1872);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1874 = v1865 * v1;
     const unsigned int v1875 = v1874 + v1868;
     out[v1875] = v1873;
@@ -1812,7 +1846,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1884 = v1882 && v1883;
   if (v1884) {
     const float v1885 = v37.x[21];
-    const __half v1886 = __float2half_rn(v1885);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1886 = iron_f32_to_f16(v1885);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1887 = v1878 * v1;
     const unsigned int v1888 = v1887 + v1881;
     out[v1888] = v1886;
@@ -1826,7 +1860,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1897 = v1895 && v1896;
   if (v1897) {
     const float v1898 = v37.x[22];
-    const __half v1899 = __float2half_rn(v1898);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1899 = iron_f32_to_f16(v1898);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1900 = v1891 * v1;
     const unsigned int v1901 = v1900 + v1894;
     out[v1901] = v1899;
@@ -1840,7 +1874,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1910 = v1908 && v1909;
   if (v1910) {
     const float v1911 = v37.x[23];
-    const __half v1912 = __float2half_rn(v1911);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1912 = iron_f32_to_f16(v1911);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1913 = v1904 * v1;
     const unsigned int v1914 = v1913 + v1907;
     out[v1914] = v1912;
@@ -1854,7 +1888,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1923 = v1921 && v1922;
   if (v1923) {
     const float v1924 = v37.x[24];
-    const __half v1925 = __float2half_rn(v1924);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1925 = iron_f32_to_f16(v1924);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1926 = v1917 * v1;
     const unsigned int v1927 = v1926 + v1920;
     out[v1927] = v1925;
@@ -1868,7 +1902,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1936 = v1934 && v1935;
   if (v1936) {
     const float v1937 = v37.x[25];
-    const __half v1938 = __float2half_rn(v1937);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1938 = iron_f32_to_f16(v1937);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1939 = v1930 * v1;
     const unsigned int v1940 = v1939 + v1933;
     out[v1940] = v1938;
@@ -1882,7 +1916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1949 = v1947 && v1948;
   if (v1949) {
     const float v1950 = v37.x[26];
-    const __half v1951 = __float2half_rn(v1950);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1951 = iron_f32_to_f16(v1950);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1952 = v1943 * v1;
     const unsigned int v1953 = v1952 + v1946;
     out[v1953] = v1951;
@@ -1896,7 +1930,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1962 = v1960 && v1961;
   if (v1962) {
     const float v1963 = v37.x[27];
-    const __half v1964 = __float2half_rn(v1963);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1964 = iron_f32_to_f16(v1963);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1965 = v1956 * v1;
     const unsigned int v1966 = v1965 + v1959;
     out[v1966] = v1964;
@@ -1910,7 +1944,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1975 = v1973 && v1974;
   if (v1975) {
     const float v1976 = v37.x[28];
-    const __half v1977 = __float2half_rn(v1976);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1977 = iron_f32_to_f16(v1976);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1978 = v1969 * v1;
     const unsigned int v1979 = v1978 + v1972;
     out[v1979] = v1977;
@@ -1924,7 +1958,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v1988 = v1986 && v1987;
   if (v1988) {
     const float v1989 = v37.x[29];
-    const __half v1990 = __float2half_rn(v1989);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v1990 = iron_f32_to_f16(v1989);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v1991 = v1982 * v1;
     const unsigned int v1992 = v1991 + v1985;
     out[v1992] = v1990;
@@ -1938,7 +1972,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2001 = v1999 && v2000;
   if (v2001) {
     const float v2002 = v37.x[30];
-    const __half v2003 = __float2half_rn(v2002);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2003 = iron_f32_to_f16(v2002);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2004 = v1995 * v1;
     const unsigned int v2005 = v2004 + v1998;
     out[v2005] = v2003;
@@ -1952,7 +1986,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2014 = v2012 && v2013;
   if (v2014) {
     const float v2015 = v37.x[31];
-    const __half v2016 = __float2half_rn(v2015);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2016 = iron_f32_to_f16(v2015);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2017 = v2008 * v1;
     const unsigned int v2018 = v2017 + v2011;
     out[v2018] = v2016;
@@ -1966,7 +2000,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2027 = v2025 && v2026;
   if (v2027) {
     const float v2028 = v37.x[32];
-    const __half v2029 = __float2half_rn(v2028);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2029 = iron_f32_to_f16(v2028);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2030 = v2021 * v1;
     const unsigned int v2031 = v2030 + v2024;
     out[v2031] = v2029;
@@ -1980,7 +2014,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2040 = v2038 && v2039;
   if (v2040) {
     const float v2041 = v37.x[33];
-    const __half v2042 = __float2half_rn(v2041);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2042 = iron_f32_to_f16(v2041);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2043 = v2034 * v1;
     const unsigned int v2044 = v2043 + v2037;
     out[v2044] = v2042;
@@ -1994,7 +2028,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2053 = v2051 && v2052;
   if (v2053) {
     const float v2054 = v37.x[34];
-    const __half v2055 = __float2half_rn(v2054);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2055 = iron_f32_to_f16(v2054);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2056 = v2047 * v1;
     const unsigned int v2057 = v2056 + v2050;
     out[v2057] = v2055;
@@ -2008,7 +2042,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2066 = v2064 && v2065;
   if (v2066) {
     const float v2067 = v37.x[35];
-    const __half v2068 = __float2half_rn(v2067);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2068 = iron_f32_to_f16(v2067);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2069 = v2060 * v1;
     const unsigned int v2070 = v2069 + v2063;
     out[v2070] = v2068;
@@ -2022,7 +2056,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2079 = v2077 && v2078;
   if (v2079) {
     const float v2080 = v37.x[36];
-    const __half v2081 = __float2half_rn(v2080);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2081 = iron_f32_to_f16(v2080);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2082 = v2073 * v1;
     const unsigned int v2083 = v2082 + v2076;
     out[v2083] = v2081;
@@ -2036,7 +2070,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2092 = v2090 && v2091;
   if (v2092) {
     const float v2093 = v37.x[37];
-    const __half v2094 = __float2half_rn(v2093);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2094 = iron_f32_to_f16(v2093);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2095 = v2086 * v1;
     const unsigned int v2096 = v2095 + v2089;
     out[v2096] = v2094;
@@ -2050,7 +2084,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2105 = v2103 && v2104;
   if (v2105) {
     const float v2106 = v37.x[38];
-    const __half v2107 = __float2half_rn(v2106);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2107 = iron_f32_to_f16(v2106);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2108 = v2099 * v1;
     const unsigned int v2109 = v2108 + v2102;
     out[v2109] = v2107;
@@ -2064,7 +2098,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2118 = v2116 && v2117;
   if (v2118) {
     const float v2119 = v37.x[39];
-    const __half v2120 = __float2half_rn(v2119);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2120 = iron_f32_to_f16(v2119);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2121 = v2112 * v1;
     const unsigned int v2122 = v2121 + v2115;
     out[v2122] = v2120;
@@ -2078,7 +2112,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2131 = v2129 && v2130;
   if (v2131) {
     const float v2132 = v37.x[40];
-    const __half v2133 = __float2half_rn(v2132);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2133 = iron_f32_to_f16(v2132);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2134 = v2125 * v1;
     const unsigned int v2135 = v2134 + v2128;
     out[v2135] = v2133;
@@ -2092,7 +2126,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2144 = v2142 && v2143;
   if (v2144) {
     const float v2145 = v37.x[41];
-    const __half v2146 = __float2half_rn(v2145);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2146 = iron_f32_to_f16(v2145);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2147 = v2138 * v1;
     const unsigned int v2148 = v2147 + v2141;
     out[v2148] = v2146;
@@ -2106,7 +2140,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2157 = v2155 && v2156;
   if (v2157) {
     const float v2158 = v37.x[42];
-    const __half v2159 = __float2half_rn(v2158);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2159 = iron_f32_to_f16(v2158);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2160 = v2151 * v1;
     const unsigned int v2161 = v2160 + v2154;
     out[v2161] = v2159;
@@ -2120,7 +2154,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2170 = v2168 && v2169;
   if (v2170) {
     const float v2171 = v37.x[43];
-    const __half v2172 = __float2half_rn(v2171);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2172 = iron_f32_to_f16(v2171);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2173 = v2164 * v1;
     const unsigned int v2174 = v2173 + v2167;
     out[v2174] = v2172;
@@ -2134,7 +2168,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2183 = v2181 && v2182;
   if (v2183) {
     const float v2184 = v37.x[44];
-    const __half v2185 = __float2half_rn(v2184);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2185 = iron_f32_to_f16(v2184);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2186 = v2177 * v1;
     const unsigned int v2187 = v2186 + v2180;
     out[v2187] = v2185;
@@ -2148,7 +2182,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2196 = v2194 && v2195;
   if (v2196) {
     const float v2197 = v37.x[45];
-    const __half v2198 = __float2half_rn(v2197);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2198 = iron_f32_to_f16(v2197);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2199 = v2190 * v1;
     const unsigned int v2200 = v2199 + v2193;
     out[v2200] = v2198;
@@ -2162,7 +2196,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2209 = v2207 && v2208;
   if (v2209) {
     const float v2210 = v37.x[46];
-    const __half v2211 = __float2half_rn(v2210);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2211 = iron_f32_to_f16(v2210);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2212 = v2203 * v1;
     const unsigned int v2213 = v2212 + v2206;
     out[v2213] = v2211;
@@ -2176,7 +2210,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2222 = v2220 && v2221;
   if (v2222) {
     const float v2223 = v37.x[47];
-    const __half v2224 = __float2half_rn(v2223);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2224 = iron_f32_to_f16(v2223);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2225 = v2216 * v1;
     const unsigned int v2226 = v2225 + v2219;
     out[v2226] = v2224;
@@ -2190,7 +2224,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2235 = v2233 && v2234;
   if (v2235) {
     const float v2236 = v37.x[48];
-    const __half v2237 = __float2half_rn(v2236);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2237 = iron_f32_to_f16(v2236);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2238 = v2229 * v1;
     const unsigned int v2239 = v2238 + v2232;
     out[v2239] = v2237;
@@ -2204,7 +2238,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2248 = v2246 && v2247;
   if (v2248) {
     const float v2249 = v37.x[49];
-    const __half v2250 = __float2half_rn(v2249);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2250 = iron_f32_to_f16(v2249);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2251 = v2242 * v1;
     const unsigned int v2252 = v2251 + v2245;
     out[v2252] = v2250;
@@ -2218,7 +2252,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2261 = v2259 && v2260;
   if (v2261) {
     const float v2262 = v37.x[50];
-    const __half v2263 = __float2half_rn(v2262);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2263 = iron_f32_to_f16(v2262);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2264 = v2255 * v1;
     const unsigned int v2265 = v2264 + v2258;
     out[v2265] = v2263;
@@ -2232,7 +2266,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2274 = v2272 && v2273;
   if (v2274) {
     const float v2275 = v37.x[51];
-    const __half v2276 = __float2half_rn(v2275);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2276 = iron_f32_to_f16(v2275);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2277 = v2268 * v1;
     const unsigned int v2278 = v2277 + v2271;
     out[v2278] = v2276;
@@ -2246,7 +2280,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2287 = v2285 && v2286;
   if (v2287) {
     const float v2288 = v37.x[52];
-    const __half v2289 = __float2half_rn(v2288);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2289 = iron_f32_to_f16(v2288);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2290 = v2281 * v1;
     const unsigned int v2291 = v2290 + v2284;
     out[v2291] = v2289;
@@ -2260,7 +2294,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2300 = v2298 && v2299;
   if (v2300) {
     const float v2301 = v37.x[53];
-    const __half v2302 = __float2half_rn(v2301);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2302 = iron_f32_to_f16(v2301);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2303 = v2294 * v1;
     const unsigned int v2304 = v2303 + v2297;
     out[v2304] = v2302;
@@ -2274,7 +2308,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2313 = v2311 && v2312;
   if (v2313) {
     const float v2314 = v37.x[54];
-    const __half v2315 = __float2half_rn(v2314);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2315 = iron_f32_to_f16(v2314);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2316 = v2307 * v1;
     const unsigned int v2317 = v2316 + v2310;
     out[v2317] = v2315;
@@ -2288,7 +2322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2326 = v2324 && v2325;
   if (v2326) {
     const float v2327 = v37.x[55];
-    const __half v2328 = __float2half_rn(v2327);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2328 = iron_f32_to_f16(v2327);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2329 = v2320 * v1;
     const unsigned int v2330 = v2329 + v2323;
     out[v2330] = v2328;
@@ -2302,7 +2336,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2339 = v2337 && v2338;
   if (v2339) {
     const float v2340 = v37.x[56];
-    const __half v2341 = __float2half_rn(v2340);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2341 = iron_f32_to_f16(v2340);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2342 = v2333 * v1;
     const unsigned int v2343 = v2342 + v2336;
     out[v2343] = v2341;
@@ -2316,7 +2350,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2352 = v2350 && v2351;
   if (v2352) {
     const float v2353 = v37.x[57];
-    const __half v2354 = __float2half_rn(v2353);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2354 = iron_f32_to_f16(v2353);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2355 = v2346 * v1;
     const unsigned int v2356 = v2355 + v2349;
     out[v2356] = v2354;
@@ -2330,7 +2364,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2365 = v2363 && v2364;
   if (v2365) {
     const float v2366 = v37.x[58];
-    const __half v2367 = __float2half_rn(v2366);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2367 = iron_f32_to_f16(v2366);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2368 = v2359 * v1;
     const unsigned int v2369 = v2368 + v2362;
     out[v2369] = v2367;
@@ -2344,7 +2378,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2378 = v2376 && v2377;
   if (v2378) {
     const float v2379 = v37.x[59];
-    const __half v2380 = __float2half_rn(v2379);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2380 = iron_f32_to_f16(v2379);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2381 = v2372 * v1;
     const unsigned int v2382 = v2381 + v2375;
     out[v2382] = v2380;
@@ -2358,7 +2392,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2391 = v2389 && v2390;
   if (v2391) {
     const float v2392 = v37.x[60];
-    const __half v2393 = __float2half_rn(v2392);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2393 = iron_f32_to_f16(v2392);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2394 = v2385 * v1;
     const unsigned int v2395 = v2394 + v2388;
     out[v2395] = v2393;
@@ -2372,7 +2406,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2404 = v2402 && v2403;
   if (v2404) {
     const float v2405 = v37.x[61];
-    const __half v2406 = __float2half_rn(v2405);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2406 = iron_f32_to_f16(v2405);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2407 = v2398 * v1;
     const unsigned int v2408 = v2407 + v2401;
     out[v2408] = v2406;
@@ -2386,7 +2420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2417 = v2415 && v2416;
   if (v2417) {
     const float v2418 = v37.x[62];
-    const __half v2419 = __float2half_rn(v2418);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2419 = iron_f32_to_f16(v2418);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2420 = v2411 * v1;
     const unsigned int v2421 = v2420 + v2414;
     out[v2421] = v2419;
@@ -2400,7 +2434,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2430 = v2428 && v2429;
   if (v2430) {
     const float v2431 = v37.x[63];
-    const __half v2432 = __float2half_rn(v2431);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2432 = iron_f32_to_f16(v2431);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2433 = v2424 * v1;
     const unsigned int v2434 = v2433 + v2427;
     out[v2434] = v2432;
@@ -2414,7 +2448,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2443 = v2441 && v2442;
   if (v2443) {
     const float v2444 = v37.x[64];
-    const __half v2445 = __float2half_rn(v2444);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2445 = iron_f32_to_f16(v2444);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2446 = v2437 * v1;
     const unsigned int v2447 = v2446 + v2440;
     out[v2447] = v2445;
@@ -2428,7 +2462,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2456 = v2454 && v2455;
   if (v2456) {
     const float v2457 = v37.x[65];
-    const __half v2458 = __float2half_rn(v2457);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2458 = iron_f32_to_f16(v2457);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2459 = v2450 * v1;
     const unsigned int v2460 = v2459 + v2453;
     out[v2460] = v2458;
@@ -2442,7 +2476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2469 = v2467 && v2468;
   if (v2469) {
     const float v2470 = v37.x[66];
-    const __half v2471 = __float2half_rn(v2470);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2471 = iron_f32_to_f16(v2470);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2472 = v2463 * v1;
     const unsigned int v2473 = v2472 + v2466;
     out[v2473] = v2471;
@@ -2456,7 +2490,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2482 = v2480 && v2481;
   if (v2482) {
     const float v2483 = v37.x[67];
-    const __half v2484 = __float2half_rn(v2483);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2484 = iron_f32_to_f16(v2483);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2485 = v2476 * v1;
     const unsigned int v2486 = v2485 + v2479;
     out[v2486] = v2484;
@@ -2470,7 +2504,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2495 = v2493 && v2494;
   if (v2495) {
     const float v2496 = v37.x[68];
-    const __half v2497 = __float2half_rn(v2496);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2497 = iron_f32_to_f16(v2496);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2498 = v2489 * v1;
     const unsigned int v2499 = v2498 + v2492;
     out[v2499] = v2497;
@@ -2484,7 +2518,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2508 = v2506 && v2507;
   if (v2508) {
     const float v2509 = v37.x[69];
-    const __half v2510 = __float2half_rn(v2509);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2510 = iron_f32_to_f16(v2509);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2511 = v2502 * v1;
     const unsigned int v2512 = v2511 + v2505;
     out[v2512] = v2510;
@@ -2498,7 +2532,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2521 = v2519 && v2520;
   if (v2521) {
     const float v2522 = v37.x[70];
-    const __half v2523 = __float2half_rn(v2522);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2523 = iron_f32_to_f16(v2522);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2524 = v2515 * v1;
     const unsigned int v2525 = v2524 + v2518;
     out[v2525] = v2523;
@@ -2512,7 +2546,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2534 = v2532 && v2533;
   if (v2534) {
     const float v2535 = v37.x[71];
-    const __half v2536 = __float2half_rn(v2535);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2536 = iron_f32_to_f16(v2535);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2537 = v2528 * v1;
     const unsigned int v2538 = v2537 + v2531;
     out[v2538] = v2536;
@@ -2526,7 +2560,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2547 = v2545 && v2546;
   if (v2547) {
     const float v2548 = v37.x[72];
-    const __half v2549 = __float2half_rn(v2548);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2549 = iron_f32_to_f16(v2548);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2550 = v2541 * v1;
     const unsigned int v2551 = v2550 + v2544;
     out[v2551] = v2549;
@@ -2540,7 +2574,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2560 = v2558 && v2559;
   if (v2560) {
     const float v2561 = v37.x[73];
-    const __half v2562 = __float2half_rn(v2561);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2562 = iron_f32_to_f16(v2561);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2563 = v2554 * v1;
     const unsigned int v2564 = v2563 + v2557;
     out[v2564] = v2562;
@@ -2554,7 +2588,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2573 = v2571 && v2572;
   if (v2573) {
     const float v2574 = v37.x[74];
-    const __half v2575 = __float2half_rn(v2574);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2575 = iron_f32_to_f16(v2574);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2576 = v2567 * v1;
     const unsigned int v2577 = v2576 + v2570;
     out[v2577] = v2575;
@@ -2568,7 +2602,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2586 = v2584 && v2585;
   if (v2586) {
     const float v2587 = v37.x[75];
-    const __half v2588 = __float2half_rn(v2587);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2588 = iron_f32_to_f16(v2587);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2589 = v2580 * v1;
     const unsigned int v2590 = v2589 + v2583;
     out[v2590] = v2588;
@@ -2582,7 +2616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2599 = v2597 && v2598;
   if (v2599) {
     const float v2600 = v37.x[76];
-    const __half v2601 = __float2half_rn(v2600);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2601 = iron_f32_to_f16(v2600);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2602 = v2593 * v1;
     const unsigned int v2603 = v2602 + v2596;
     out[v2603] = v2601;
@@ -2596,7 +2630,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2612 = v2610 && v2611;
   if (v2612) {
     const float v2613 = v37.x[77];
-    const __half v2614 = __float2half_rn(v2613);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2614 = iron_f32_to_f16(v2613);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2615 = v2606 * v1;
     const unsigned int v2616 = v2615 + v2609;
     out[v2616] = v2614;
@@ -2610,7 +2644,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2625 = v2623 && v2624;
   if (v2625) {
     const float v2626 = v37.x[78];
-    const __half v2627 = __float2half_rn(v2626);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2627 = iron_f32_to_f16(v2626);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2628 = v2619 * v1;
     const unsigned int v2629 = v2628 + v2622;
     out[v2629] = v2627;
@@ -2624,7 +2658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2638 = v2636 && v2637;
   if (v2638) {
     const float v2639 = v37.x[79];
-    const __half v2640 = __float2half_rn(v2639);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2640 = iron_f32_to_f16(v2639);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2641 = v2632 * v1;
     const unsigned int v2642 = v2641 + v2635;
     out[v2642] = v2640;
@@ -2638,7 +2672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2651 = v2649 && v2650;
   if (v2651) {
     const float v2652 = v37.x[80];
-    const __half v2653 = __float2half_rn(v2652);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2653 = iron_f32_to_f16(v2652);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2654 = v2645 * v1;
     const unsigned int v2655 = v2654 + v2648;
     out[v2655] = v2653;
@@ -2652,7 +2686,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2664 = v2662 && v2663;
   if (v2664) {
     const float v2665 = v37.x[81];
-    const __half v2666 = __float2half_rn(v2665);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2666 = iron_f32_to_f16(v2665);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2667 = v2658 * v1;
     const unsigned int v2668 = v2667 + v2661;
     out[v2668] = v2666;
@@ -2666,7 +2700,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2677 = v2675 && v2676;
   if (v2677) {
     const float v2678 = v37.x[82];
-    const __half v2679 = __float2half_rn(v2678);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2679 = iron_f32_to_f16(v2678);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2680 = v2671 * v1;
     const unsigned int v2681 = v2680 + v2674;
     out[v2681] = v2679;
@@ -2680,7 +2714,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2690 = v2688 && v2689;
   if (v2690) {
     const float v2691 = v37.x[83];
-    const __half v2692 = __float2half_rn(v2691);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2692 = iron_f32_to_f16(v2691);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2693 = v2684 * v1;
     const unsigned int v2694 = v2693 + v2687;
     out[v2694] = v2692;
@@ -2694,7 +2728,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2703 = v2701 && v2702;
   if (v2703) {
     const float v2704 = v37.x[84];
-    const __half v2705 = __float2half_rn(v2704);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2705 = iron_f32_to_f16(v2704);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2706 = v2697 * v1;
     const unsigned int v2707 = v2706 + v2700;
     out[v2707] = v2705;
@@ -2708,7 +2742,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2716 = v2714 && v2715;
   if (v2716) {
     const float v2717 = v37.x[85];
-    const __half v2718 = __float2half_rn(v2717);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2718 = iron_f32_to_f16(v2717);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2719 = v2710 * v1;
     const unsigned int v2720 = v2719 + v2713;
     out[v2720] = v2718;
@@ -2722,7 +2756,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2729 = v2727 && v2728;
   if (v2729) {
     const float v2730 = v37.x[86];
-    const __half v2731 = __float2half_rn(v2730);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2731 = iron_f32_to_f16(v2730);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2732 = v2723 * v1;
     const unsigned int v2733 = v2732 + v2726;
     out[v2733] = v2731;
@@ -2736,7 +2770,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2742 = v2740 && v2741;
   if (v2742) {
     const float v2743 = v37.x[87];
-    const __half v2744 = __float2half_rn(v2743);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2744 = iron_f32_to_f16(v2743);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2745 = v2736 * v1;
     const unsigned int v2746 = v2745 + v2739;
     out[v2746] = v2744;
@@ -2750,7 +2784,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2755 = v2753 && v2754;
   if (v2755) {
     const float v2756 = v37.x[88];
-    const __half v2757 = __float2half_rn(v2756);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2757 = iron_f32_to_f16(v2756);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2758 = v2749 * v1;
     const unsigned int v2759 = v2758 + v2752;
     out[v2759] = v2757;
@@ -2764,7 +2798,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2768 = v2766 && v2767;
   if (v2768) {
     const float v2769 = v37.x[89];
-    const __half v2770 = __float2half_rn(v2769);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2770 = iron_f32_to_f16(v2769);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2771 = v2762 * v1;
     const unsigned int v2772 = v2771 + v2765;
     out[v2772] = v2770;
@@ -2778,7 +2812,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2781 = v2779 && v2780;
   if (v2781) {
     const float v2782 = v37.x[90];
-    const __half v2783 = __float2half_rn(v2782);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2783 = iron_f32_to_f16(v2782);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2784 = v2775 * v1;
     const unsigned int v2785 = v2784 + v2778;
     out[v2785] = v2783;
@@ -2792,7 +2826,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2794 = v2792 && v2793;
   if (v2794) {
     const float v2795 = v37.x[91];
-    const __half v2796 = __float2half_rn(v2795);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2796 = iron_f32_to_f16(v2795);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2797 = v2788 * v1;
     const unsigned int v2798 = v2797 + v2791;
     out[v2798] = v2796;
@@ -2806,7 +2840,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2807 = v2805 && v2806;
   if (v2807) {
     const float v2808 = v37.x[92];
-    const __half v2809 = __float2half_rn(v2808);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2809 = iron_f32_to_f16(v2808);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2810 = v2801 * v1;
     const unsigned int v2811 = v2810 + v2804;
     out[v2811] = v2809;
@@ -2820,7 +2854,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2820 = v2818 && v2819;
   if (v2820) {
     const float v2821 = v37.x[93];
-    const __half v2822 = __float2half_rn(v2821);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2822 = iron_f32_to_f16(v2821);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2823 = v2814 * v1;
     const unsigned int v2824 = v2823 + v2817;
     out[v2824] = v2822;
@@ -2834,7 +2868,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2833 = v2831 && v2832;
   if (v2833) {
     const float v2834 = v37.x[94];
-    const __half v2835 = __float2half_rn(v2834);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2835 = iron_f32_to_f16(v2834);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2836 = v2827 * v1;
     const unsigned int v2837 = v2836 + v2830;
     out[v2837] = v2835;
@@ -2848,7 +2882,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2846 = v2844 && v2845;
   if (v2846) {
     const float v2847 = v37.x[95];
-    const __half v2848 = __float2half_rn(v2847);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2848 = iron_f32_to_f16(v2847);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2849 = v2840 * v1;
     const unsigned int v2850 = v2849 + v2843;
     out[v2850] = v2848;
@@ -2862,7 +2896,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2859 = v2857 && v2858;
   if (v2859) {
     const float v2860 = v37.x[96];
-    const __half v2861 = __float2half_rn(v2860);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2861 = iron_f32_to_f16(v2860);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2862 = v2853 * v1;
     const unsigned int v2863 = v2862 + v2856;
     out[v2863] = v2861;
@@ -2876,7 +2910,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2872 = v2870 && v2871;
   if (v2872) {
     const float v2873 = v37.x[97];
-    const __half v2874 = __float2half_rn(v2873);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2874 = iron_f32_to_f16(v2873);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2875 = v2866 * v1;
     const unsigned int v2876 = v2875 + v2869;
     out[v2876] = v2874;
@@ -2890,7 +2924,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2885 = v2883 && v2884;
   if (v2885) {
     const float v2886 = v37.x[98];
-    const __half v2887 = __float2half_rn(v2886);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2887 = iron_f32_to_f16(v2886);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2888 = v2879 * v1;
     const unsigned int v2889 = v2888 + v2882;
     out[v2889] = v2887;
@@ -2904,7 +2938,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2898 = v2896 && v2897;
   if (v2898) {
     const float v2899 = v37.x[99];
-    const __half v2900 = __float2half_rn(v2899);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2900 = iron_f32_to_f16(v2899);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2901 = v2892 * v1;
     const unsigned int v2902 = v2901 + v2895;
     out[v2902] = v2900;
@@ -2918,7 +2952,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2911 = v2909 && v2910;
   if (v2911) {
     const float v2912 = v37.x[100];
-    const __half v2913 = __float2half_rn(v2912);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2913 = iron_f32_to_f16(v2912);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2914 = v2905 * v1;
     const unsigned int v2915 = v2914 + v2908;
     out[v2915] = v2913;
@@ -2932,7 +2966,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2924 = v2922 && v2923;
   if (v2924) {
     const float v2925 = v37.x[101];
-    const __half v2926 = __float2half_rn(v2925);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2926 = iron_f32_to_f16(v2925);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2927 = v2918 * v1;
     const unsigned int v2928 = v2927 + v2921;
     out[v2928] = v2926;
@@ -2946,7 +2980,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2937 = v2935 && v2936;
   if (v2937) {
     const float v2938 = v37.x[102];
-    const __half v2939 = __float2half_rn(v2938);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2939 = iron_f32_to_f16(v2938);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2940 = v2931 * v1;
     const unsigned int v2941 = v2940 + v2934;
     out[v2941] = v2939;
@@ -2960,7 +2994,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2950 = v2948 && v2949;
   if (v2950) {
     const float v2951 = v37.x[103];
-    const __half v2952 = __float2half_rn(v2951);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2952 = iron_f32_to_f16(v2951);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2953 = v2944 * v1;
     const unsigned int v2954 = v2953 + v2947;
     out[v2954] = v2952;
@@ -2974,7 +3008,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2963 = v2961 && v2962;
   if (v2963) {
     const float v2964 = v37.x[104];
-    const __half v2965 = __float2half_rn(v2964);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2965 = iron_f32_to_f16(v2964);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2966 = v2957 * v1;
     const unsigned int v2967 = v2966 + v2960;
     out[v2967] = v2965;
@@ -2988,7 +3022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2976 = v2974 && v2975;
   if (v2976) {
     const float v2977 = v37.x[105];
-    const __half v2978 = __float2half_rn(v2977);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2978 = iron_f32_to_f16(v2977);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2979 = v2970 * v1;
     const unsigned int v2980 = v2979 + v2973;
     out[v2980] = v2978;
@@ -3002,7 +3036,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v2989 = v2987 && v2988;
   if (v2989) {
     const float v2990 = v37.x[106];
-    const __half v2991 = __float2half_rn(v2990);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v2991 = iron_f32_to_f16(v2990);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v2992 = v2983 * v1;
     const unsigned int v2993 = v2992 + v2986;
     out[v2993] = v2991;
@@ -3016,7 +3050,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3002 = v3000 && v3001;
   if (v3002) {
     const float v3003 = v37.x[107];
-    const __half v3004 = __float2half_rn(v3003);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3004 = iron_f32_to_f16(v3003);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3005 = v2996 * v1;
     const unsigned int v3006 = v3005 + v2999;
     out[v3006] = v3004;
@@ -3030,7 +3064,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3015 = v3013 && v3014;
   if (v3015) {
     const float v3016 = v37.x[108];
-    const __half v3017 = __float2half_rn(v3016);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3017 = iron_f32_to_f16(v3016);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3018 = v3009 * v1;
     const unsigned int v3019 = v3018 + v3012;
     out[v3019] = v3017;
@@ -3044,7 +3078,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3028 = v3026 && v3027;
   if (v3028) {
     const float v3029 = v37.x[109];
-    const __half v3030 = __float2half_rn(v3029);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3030 = iron_f32_to_f16(v3029);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3031 = v3022 * v1;
     const unsigned int v3032 = v3031 + v3025;
     out[v3032] = v3030;
@@ -3058,7 +3092,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3041 = v3039 && v3040;
   if (v3041) {
     const float v3042 = v37.x[110];
-    const __half v3043 = __float2half_rn(v3042);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3043 = iron_f32_to_f16(v3042);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3044 = v3035 * v1;
     const unsigned int v3045 = v3044 + v3038;
     out[v3045] = v3043;
@@ -3072,7 +3106,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3054 = v3052 && v3053;
   if (v3054) {
     const float v3055 = v37.x[111];
-    const __half v3056 = __float2half_rn(v3055);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3056 = iron_f32_to_f16(v3055);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3057 = v3048 * v1;
     const unsigned int v3058 = v3057 + v3051;
     out[v3058] = v3056;
@@ -3086,7 +3120,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3067 = v3065 && v3066;
   if (v3067) {
     const float v3068 = v37.x[112];
-    const __half v3069 = __float2half_rn(v3068);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3069 = iron_f32_to_f16(v3068);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3070 = v3061 * v1;
     const unsigned int v3071 = v3070 + v3064;
     out[v3071] = v3069;
@@ -3100,7 +3134,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3080 = v3078 && v3079;
   if (v3080) {
     const float v3081 = v37.x[113];
-    const __half v3082 = __float2half_rn(v3081);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3082 = iron_f32_to_f16(v3081);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3083 = v3074 * v1;
     const unsigned int v3084 = v3083 + v3077;
     out[v3084] = v3082;
@@ -3114,7 +3148,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3093 = v3091 && v3092;
   if (v3093) {
     const float v3094 = v37.x[114];
-    const __half v3095 = __float2half_rn(v3094);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3095 = iron_f32_to_f16(v3094);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3096 = v3087 * v1;
     const unsigned int v3097 = v3096 + v3090;
     out[v3097] = v3095;
@@ -3128,7 +3162,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3106 = v3104 && v3105;
   if (v3106) {
     const float v3107 = v37.x[115];
-    const __half v3108 = __float2half_rn(v3107);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3108 = iron_f32_to_f16(v3107);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3109 = v3100 * v1;
     const unsigned int v3110 = v3109 + v3103;
     out[v3110] = v3108;
@@ -3142,7 +3176,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3119 = v3117 && v3118;
   if (v3119) {
     const float v3120 = v37.x[116];
-    const __half v3121 = __float2half_rn(v3120);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3121 = iron_f32_to_f16(v3120);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3122 = v3113 * v1;
     const unsigned int v3123 = v3122 + v3116;
     out[v3123] = v3121;
@@ -3156,7 +3190,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3132 = v3130 && v3131;
   if (v3132) {
     const float v3133 = v37.x[117];
-    const __half v3134 = __float2half_rn(v3133);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3134 = iron_f32_to_f16(v3133);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3135 = v3126 * v1;
     const unsigned int v3136 = v3135 + v3129;
     out[v3136] = v3134;
@@ -3170,7 +3204,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3145 = v3143 && v3144;
   if (v3145) {
     const float v3146 = v37.x[118];
-    const __half v3147 = __float2half_rn(v3146);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3147 = iron_f32_to_f16(v3146);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3148 = v3139 * v1;
     const unsigned int v3149 = v3148 + v3142;
     out[v3149] = v3147;
@@ -3184,7 +3218,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3158 = v3156 && v3157;
   if (v3158) {
     const float v3159 = v37.x[119];
-    const __half v3160 = __float2half_rn(v3159);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3160 = iron_f32_to_f16(v3159);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3161 = v3152 * v1;
     const unsigned int v3162 = v3161 + v3155;
     out[v3162] = v3160;
@@ -3198,7 +3232,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3171 = v3169 && v3170;
   if (v3171) {
     const float v3172 = v37.x[120];
-    const __half v3173 = __float2half_rn(v3172);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3173 = iron_f32_to_f16(v3172);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3174 = v3165 * v1;
     const unsigned int v3175 = v3174 + v3168;
     out[v3175] = v3173;
@@ -3212,7 +3246,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3184 = v3182 && v3183;
   if (v3184) {
     const float v3185 = v37.x[121];
-    const __half v3186 = __float2half_rn(v3185);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3186 = iron_f32_to_f16(v3185);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3187 = v3178 * v1;
     const unsigned int v3188 = v3187 + v3181;
     out[v3188] = v3186;
@@ -3226,7 +3260,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3197 = v3195 && v3196;
   if (v3197) {
     const float v3198 = v37.x[122];
-    const __half v3199 = __float2half_rn(v3198);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3199 = iron_f32_to_f16(v3198);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3200 = v3191 * v1;
     const unsigned int v3201 = v3200 + v3194;
     out[v3201] = v3199;
@@ -3240,7 +3274,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3210 = v3208 && v3209;
   if (v3210) {
     const float v3211 = v37.x[123];
-    const __half v3212 = __float2half_rn(v3211);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3212 = iron_f32_to_f16(v3211);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3213 = v3204 * v1;
     const unsigned int v3214 = v3213 + v3207;
     out[v3214] = v3212;
@@ -3254,7 +3288,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3223 = v3221 && v3222;
   if (v3223) {
     const float v3224 = v37.x[124];
-    const __half v3225 = __float2half_rn(v3224);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3225 = iron_f32_to_f16(v3224);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3226 = v3217 * v1;
     const unsigned int v3227 = v3226 + v3220;
     out[v3227] = v3225;
@@ -3268,7 +3302,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3236 = v3234 && v3235;
   if (v3236) {
     const float v3237 = v37.x[125];
-    const __half v3238 = __float2half_rn(v3237);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3238 = iron_f32_to_f16(v3237);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3239 = v3230 * v1;
     const unsigned int v3240 = v3239 + v3233;
     out[v3240] = v3238;
@@ -3282,7 +3316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3249 = v3247 && v3248;
   if (v3249) {
     const float v3250 = v37.x[126];
-    const __half v3251 = __float2half_rn(v3250);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3251 = iron_f32_to_f16(v3250);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3252 = v3243 * v1;
     const unsigned int v3253 = v3252 + v3246;
     out[v3253] = v3251;
@@ -3296,7 +3330,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_f16(
   const bool v3262 = v3260 && v3261;
   if (v3262) {
     const float v3263 = v37.x[127];
-    const __half v3264 = __float2half_rn(v3263);  // kernels/gemm/gemm_quant.cpp:57
+    const iron_f16 v3264 = iron_f32_to_f16(v3263);  // kernels/gemm/gemm_quant.cpp:57
     const unsigned int v3265 = v3256 * v1;
     const unsigned int v3266 = v3265 + v3259;
     out[v3266] = v3264;

@@ -3,9 +3,9 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   b: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   a: input bf16 tensor, as const iron_bf16* __restrict__
+//   b: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   batch: constexpr u32, as unsigned int
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
@@ -14,7 +14,49 @@
 //   stride_b: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -160,14 +202,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -183,7 +217,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -202,9 +236,9 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
-    const __nv_bfloat16* __restrict__ a,
-    const __nv_bfloat16* __restrict__ b,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ a,
+    const iron_bf16* __restrict__ b,
+    iron_bf16* __restrict__ out,
     unsigned int batch,
     unsigned int m,
     unsigned int n,
@@ -213,8 +247,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     unsigned int stride_b,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __nv_bfloat16* const shm0 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 49152);
+  iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
 
   const unsigned int v1 = m;  // kernels/gemm/gemm.cpp:67
   const unsigned int v2 = n;
@@ -249,10 +283,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const unsigned int v41 = v40 << 6u;
   iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v43, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v45, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v47, __float2bfloat16_rn(0.0f));
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
   const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
@@ -899,14 +933,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
           const unsigned int v523 = v8 + v522;
           const unsigned int v524 = v523 + v507;
           const unsigned int v525 = v524 + v515;
-          const __nv_bfloat16 v526 = a[v525];
+          const iron_bf16 v526 = a[v525];
           const unsigned int v528 = v513 << 6u;
           const unsigned int v529 = v528 + v515;
           shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = v526;
         } else {
           const unsigned int v531 = v513 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v532 = v531 + v515;
-          shm0[(v532 ^ (((v532 >> 6u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm0[(v532 ^ (((v532 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
@@ -923,14 +957,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
           const unsigned int v549 = v9 + v548;
           const unsigned int v550 = v549 + v32;
           const unsigned int v551 = v550 + v541;
-          const __nv_bfloat16 v552 = b[v551];
+          const iron_bf16 v552 = b[v551];
           const unsigned int v554 = v539 << 7u;
           const unsigned int v555 = v554 + v541;
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = v552;
         } else {
           const unsigned int v557 = v539 << 7u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v558 = v557 + v541;
-          shm1[(v558 ^ (((v558 >> 7u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm1[(v558 ^ (((v558 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -961,7 +995,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v610) {
     const float v611 = v43.x[0];
     const float v612 = v611 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v613 = __float2bfloat16_rn(v612);
+    const iron_bf16 v613 = iron_f32_to_bf16(v612);
     const unsigned int v614 = v7 * v1;
     const unsigned int v615 = v614 + v604;
     const unsigned int v616 = v615 * v2;
@@ -978,7 +1012,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v626) {
     const float v627 = v43.x[1];
     const float v628 = v627 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v629 = __float2bfloat16_rn(v628);
+    const iron_bf16 v629 = iron_f32_to_bf16(v628);
     const unsigned int v630 = v7 * v1;
     const unsigned int v631 = v630 + v620;
     const unsigned int v632 = v631 * v2;
@@ -995,7 +1029,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v642) {
     const float v643 = v43.x[2];
     const float v644 = v643 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v645 = __float2bfloat16_rn(v644);
+    const iron_bf16 v645 = iron_f32_to_bf16(v644);
     const unsigned int v646 = v7 * v1;
     const unsigned int v647 = v646 + v636;
     const unsigned int v648 = v647 * v2;
@@ -1012,7 +1046,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v658) {
     const float v659 = v43.x[3];
     const float v660 = v659 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v661 = __float2bfloat16_rn(v660);
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
     const unsigned int v662 = v7 * v1;
     const unsigned int v663 = v662 + v652;
     const unsigned int v664 = v663 * v2;
@@ -1029,7 +1063,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v674) {
     const float v675 = v43.x[4];
     const float v676 = v675 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v677 = __float2bfloat16_rn(v676);
+    const iron_bf16 v677 = iron_f32_to_bf16(v676);
     const unsigned int v678 = v7 * v1;
     const unsigned int v679 = v678 + v668;
     const unsigned int v680 = v679 * v2;
@@ -1046,7 +1080,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v690) {
     const float v691 = v43.x[5];
     const float v692 = v691 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v693 = __float2bfloat16_rn(v692);
+    const iron_bf16 v693 = iron_f32_to_bf16(v692);
     const unsigned int v694 = v7 * v1;
     const unsigned int v695 = v694 + v684;
     const unsigned int v696 = v695 * v2;
@@ -1063,7 +1097,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v706) {
     const float v707 = v43.x[6];
     const float v708 = v707 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v709 = __float2bfloat16_rn(v708);
+    const iron_bf16 v709 = iron_f32_to_bf16(v708);
     const unsigned int v710 = v7 * v1;
     const unsigned int v711 = v710 + v700;
     const unsigned int v712 = v711 * v2;
@@ -1080,7 +1114,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v722) {
     const float v723 = v43.x[7];
     const float v724 = v723 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v725 = __float2bfloat16_rn(v724);
+    const iron_bf16 v725 = iron_f32_to_bf16(v724);
     const unsigned int v726 = v7 * v1;
     const unsigned int v727 = v726 + v716;
     const unsigned int v728 = v727 * v2;
@@ -1097,7 +1131,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v738) {
     const float v739 = v43.x[8];
     const float v740 = v739 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v741 = __float2bfloat16_rn(v740);
+    const iron_bf16 v741 = iron_f32_to_bf16(v740);
     const unsigned int v742 = v7 * v1;
     const unsigned int v743 = v742 + v732;
     const unsigned int v744 = v743 * v2;
@@ -1114,7 +1148,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v754) {
     const float v755 = v43.x[9];
     const float v756 = v755 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v757 = __float2bfloat16_rn(v756);
+    const iron_bf16 v757 = iron_f32_to_bf16(v756);
     const unsigned int v758 = v7 * v1;
     const unsigned int v759 = v758 + v748;
     const unsigned int v760 = v759 * v2;
@@ -1131,7 +1165,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v770) {
     const float v771 = v43.x[10];
     const float v772 = v771 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v773 = __float2bfloat16_rn(v772);
+    const iron_bf16 v773 = iron_f32_to_bf16(v772);
     const unsigned int v774 = v7 * v1;
     const unsigned int v775 = v774 + v764;
     const unsigned int v776 = v775 * v2;
@@ -1148,7 +1182,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v786) {
     const float v787 = v43.x[11];
     const float v788 = v787 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v789 = __float2bfloat16_rn(v788);
+    const iron_bf16 v789 = iron_f32_to_bf16(v788);
     const unsigned int v790 = v7 * v1;
     const unsigned int v791 = v790 + v780;
     const unsigned int v792 = v791 * v2;
@@ -1165,7 +1199,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v802) {
     const float v803 = v43.x[12];
     const float v804 = v803 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v805 = __float2bfloat16_rn(v804);
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
     const unsigned int v806 = v7 * v1;
     const unsigned int v807 = v806 + v796;
     const unsigned int v808 = v807 * v2;
@@ -1182,7 +1216,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v818) {
     const float v819 = v43.x[13];
     const float v820 = v819 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v821 = __float2bfloat16_rn(v820);
+    const iron_bf16 v821 = iron_f32_to_bf16(v820);
     const unsigned int v822 = v7 * v1;
     const unsigned int v823 = v822 + v812;
     const unsigned int v824 = v823 * v2;
@@ -1199,7 +1233,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v834) {
     const float v835 = v43.x[14];
     const float v836 = v835 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v837 = __float2bfloat16_rn(v836);
+    const iron_bf16 v837 = iron_f32_to_bf16(v836);
     const unsigned int v838 = v7 * v1;
     const unsigned int v839 = v838 + v828;
     const unsigned int v840 = v839 * v2;
@@ -1216,7 +1250,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v850) {
     const float v851 = v43.x[15];
     const float v852 = v851 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v853 = __float2bfloat16_rn(v852);
+    const iron_bf16 v853 = iron_f32_to_bf16(v852);
     const unsigned int v854 = v7 * v1;
     const unsigned int v855 = v854 + v844;
     const unsigned int v856 = v855 * v2;
@@ -1233,7 +1267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v866) {
     const float v867 = v43.x[16];
     const float v868 = v867 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v869 = __float2bfloat16_rn(v868);
+    const iron_bf16 v869 = iron_f32_to_bf16(v868);
     const unsigned int v870 = v7 * v1;
     const unsigned int v871 = v870 + v860;
     const unsigned int v872 = v871 * v2;
@@ -1250,7 +1284,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v882) {
     const float v883 = v43.x[17];
     const float v884 = v883 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v885 = __float2bfloat16_rn(v884);
+    const iron_bf16 v885 = iron_f32_to_bf16(v884);
     const unsigned int v886 = v7 * v1;
     const unsigned int v887 = v886 + v876;
     const unsigned int v888 = v887 * v2;
@@ -1267,7 +1301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v898) {
     const float v899 = v43.x[18];
     const float v900 = v899 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v901 = __float2bfloat16_rn(v900);
+    const iron_bf16 v901 = iron_f32_to_bf16(v900);
     const unsigned int v902 = v7 * v1;
     const unsigned int v903 = v902 + v892;
     const unsigned int v904 = v903 * v2;
@@ -1284,7 +1318,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v914) {
     const float v915 = v43.x[19];
     const float v916 = v915 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v917 = __float2bfloat16_rn(v916);
+    const iron_bf16 v917 = iron_f32_to_bf16(v916);
     const unsigned int v918 = v7 * v1;
     const unsigned int v919 = v918 + v908;
     const unsigned int v920 = v919 * v2;
@@ -1301,7 +1335,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v930) {
     const float v931 = v43.x[20];
     const float v932 = v931 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v933 = __float2bfloat16_rn(v932);
+    const iron_bf16 v933 = iron_f32_to_bf16(v932);
     const unsigned int v934 = v7 * v1;
     const unsigned int v935 = v934 + v924;
     const unsigned int v936 = v935 * v2;
@@ -1318,7 +1352,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v946) {
     const float v947 = v43.x[21];
     const float v948 = v947 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v949 = __float2bfloat16_rn(v948);
+    const iron_bf16 v949 = iron_f32_to_bf16(v948);
     const unsigned int v950 = v7 * v1;
     const unsigned int v951 = v950 + v940;
     const unsigned int v952 = v951 * v2;
@@ -1335,7 +1369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v962) {
     const float v963 = v43.x[22];
     const float v964 = v963 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v965 = __float2bfloat16_rn(v964);
+    const iron_bf16 v965 = iron_f32_to_bf16(v964);
     const unsigned int v966 = v7 * v1;
     const unsigned int v967 = v966 + v956;
     const unsigned int v968 = v967 * v2;
@@ -1352,7 +1386,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v978) {
     const float v979 = v43.x[23];
     const float v980 = v979 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v981 = __float2bfloat16_rn(v980);
+    const iron_bf16 v981 = iron_f32_to_bf16(v980);
     const unsigned int v982 = v7 * v1;
     const unsigned int v983 = v982 + v972;
     const unsigned int v984 = v983 * v2;
@@ -1369,7 +1403,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v994) {
     const float v995 = v43.x[24];
     const float v996 = v995 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v997 = __float2bfloat16_rn(v996);
+    const iron_bf16 v997 = iron_f32_to_bf16(v996);
     const unsigned int v998 = v7 * v1;
     const unsigned int v999 = v998 + v988;
     const unsigned int v1000 = v999 * v2;
@@ -1386,7 +1420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1010) {
     const float v1011 = v43.x[25];
     const float v1012 = v1011 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1013 = __float2bfloat16_rn(v1012);
+    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
     const unsigned int v1014 = v7 * v1;
     const unsigned int v1015 = v1014 + v1004;
     const unsigned int v1016 = v1015 * v2;
@@ -1403,7 +1437,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1026) {
     const float v1027 = v43.x[26];
     const float v1028 = v1027 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1029 = __float2bfloat16_rn(v1028);
+    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
     const unsigned int v1030 = v7 * v1;
     const unsigned int v1031 = v1030 + v1020;
     const unsigned int v1032 = v1031 * v2;
@@ -1420,7 +1454,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1042) {
     const float v1043 = v43.x[27];
     const float v1044 = v1043 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1045 = __float2bfloat16_rn(v1044);
+    const iron_bf16 v1045 = iron_f32_to_bf16(v1044);
     const unsigned int v1046 = v7 * v1;
     const unsigned int v1047 = v1046 + v1036;
     const unsigned int v1048 = v1047 * v2;
@@ -1437,7 +1471,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1058) {
     const float v1059 = v43.x[28];
     const float v1060 = v1059 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1061 = __float2bfloat16_rn(v1060);
+    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
     const unsigned int v1062 = v7 * v1;
     const unsigned int v1063 = v1062 + v1052;
     const unsigned int v1064 = v1063 * v2;
@@ -1454,7 +1488,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1074) {
     const float v1075 = v43.x[29];
     const float v1076 = v1075 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1077 = __float2bfloat16_rn(v1076);
+    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
     const unsigned int v1078 = v7 * v1;
     const unsigned int v1079 = v1078 + v1068;
     const unsigned int v1080 = v1079 * v2;
@@ -1471,7 +1505,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1090) {
     const float v1091 = v43.x[30];
     const float v1092 = v1091 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1093 = __float2bfloat16_rn(v1092);
+    const iron_bf16 v1093 = iron_f32_to_bf16(v1092);
     const unsigned int v1094 = v7 * v1;
     const unsigned int v1095 = v1094 + v1084;
     const unsigned int v1096 = v1095 * v2;
@@ -1488,7 +1522,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1106) {
     const float v1107 = v43.x[31];
     const float v1108 = v1107 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1109 = __float2bfloat16_rn(v1108);
+    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
     const unsigned int v1110 = v7 * v1;
     const unsigned int v1111 = v1110 + v1100;
     const unsigned int v1112 = v1111 * v2;
@@ -1505,7 +1539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1122) {
     const float v1123 = v43.x[32];
     const float v1124 = v1123 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1125 = __float2bfloat16_rn(v1124);
+    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
     const unsigned int v1126 = v7 * v1;
     const unsigned int v1127 = v1126 + v1116;
     const unsigned int v1128 = v1127 * v2;
@@ -1522,7 +1556,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1138) {
     const float v1139 = v43.x[33];
     const float v1140 = v1139 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1141 = __float2bfloat16_rn(v1140);
+    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     const unsigned int v1142 = v7 * v1;
     const unsigned int v1143 = v1142 + v1132;
     const unsigned int v1144 = v1143 * v2;
@@ -1539,7 +1573,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1154) {
     const float v1155 = v43.x[34];
     const float v1156 = v1155 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1157 = __float2bfloat16_rn(v1156);
+    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
     const unsigned int v1158 = v7 * v1;
     const unsigned int v1159 = v1158 + v1148;
     const unsigned int v1160 = v1159 * v2;
@@ -1556,7 +1590,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1170) {
     const float v1171 = v43.x[35];
     const float v1172 = v1171 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1173 = __float2bfloat16_rn(v1172);
+    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
     const unsigned int v1174 = v7 * v1;
     const unsigned int v1175 = v1174 + v1164;
     const unsigned int v1176 = v1175 * v2;
@@ -1573,7 +1607,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1186) {
     const float v1187 = v43.x[36];
     const float v1188 = v1187 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1189 = __float2bfloat16_rn(v1188);
+    const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
     const unsigned int v1190 = v7 * v1;
     const unsigned int v1191 = v1190 + v1180;
     const unsigned int v1192 = v1191 * v2;
@@ -1590,7 +1624,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1202) {
     const float v1203 = v43.x[37];
     const float v1204 = v1203 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1205 = __float2bfloat16_rn(v1204);
+    const iron_bf16 v1205 = iron_f32_to_bf16(v1204);
     const unsigned int v1206 = v7 * v1;
     const unsigned int v1207 = v1206 + v1196;
     const unsigned int v1208 = v1207 * v2;
@@ -1607,7 +1641,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1218) {
     const float v1219 = v43.x[38];
     const float v1220 = v1219 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1221 = __float2bfloat16_rn(v1220);
+    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
     const unsigned int v1222 = v7 * v1;
     const unsigned int v1223 = v1222 + v1212;
     const unsigned int v1224 = v1223 * v2;
@@ -1624,7 +1658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1234) {
     const float v1235 = v43.x[39];
     const float v1236 = v1235 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1237 = __float2bfloat16_rn(v1236);
+    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
     const unsigned int v1238 = v7 * v1;
     const unsigned int v1239 = v1238 + v1228;
     const unsigned int v1240 = v1239 * v2;
@@ -1641,7 +1675,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1250) {
     const float v1251 = v43.x[40];
     const float v1252 = v1251 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1253 = __float2bfloat16_rn(v1252);
+    const iron_bf16 v1253 = iron_f32_to_bf16(v1252);
     const unsigned int v1254 = v7 * v1;
     const unsigned int v1255 = v1254 + v1244;
     const unsigned int v1256 = v1255 * v2;
@@ -1658,7 +1692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1266) {
     const float v1267 = v43.x[41];
     const float v1268 = v1267 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1269 = __float2bfloat16_rn(v1268);
+    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
     const unsigned int v1270 = v7 * v1;
     const unsigned int v1271 = v1270 + v1260;
     const unsigned int v1272 = v1271 * v2;
@@ -1675,7 +1709,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1282) {
     const float v1283 = v43.x[42];
     const float v1284 = v1283 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1285 = __float2bfloat16_rn(v1284);
+    const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
     const unsigned int v1286 = v7 * v1;
     const unsigned int v1287 = v1286 + v1276;
     const unsigned int v1288 = v1287 * v2;
@@ -1692,7 +1726,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1298) {
     const float v1299 = v43.x[43];
     const float v1300 = v1299 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1301 = __float2bfloat16_rn(v1300);
+    const iron_bf16 v1301 = iron_f32_to_bf16(v1300);
     const unsigned int v1302 = v7 * v1;
     const unsigned int v1303 = v1302 + v1292;
     const unsigned int v1304 = v1303 * v2;
@@ -1709,7 +1743,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1314) {
     const float v1315 = v43.x[44];
     const float v1316 = v1315 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1317 = __float2bfloat16_rn(v1316);
+    const iron_bf16 v1317 = iron_f32_to_bf16(v1316);
     const unsigned int v1318 = v7 * v1;
     const unsigned int v1319 = v1318 + v1308;
     const unsigned int v1320 = v1319 * v2;
@@ -1726,7 +1760,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1330) {
     const float v1331 = v43.x[45];
     const float v1332 = v1331 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1333 = __float2bfloat16_rn(v1332);
+    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
     const unsigned int v1334 = v7 * v1;
     const unsigned int v1335 = v1334 + v1324;
     const unsigned int v1336 = v1335 * v2;
@@ -1743,7 +1777,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1346) {
     const float v1347 = v43.x[46];
     const float v1348 = v1347 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1349 = __float2bfloat16_rn(v1348);
+    const iron_bf16 v1349 = iron_f32_to_bf16(v1348);
     const unsigned int v1350 = v7 * v1;
     const unsigned int v1351 = v1350 + v1340;
     const unsigned int v1352 = v1351 * v2;
@@ -1760,7 +1794,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1362) {
     const float v1363 = v43.x[47];
     const float v1364 = v1363 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1365 = __float2bfloat16_rn(v1364);
+    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
     const unsigned int v1366 = v7 * v1;
     const unsigned int v1367 = v1366 + v1356;
     const unsigned int v1368 = v1367 * v2;
@@ -1777,7 +1811,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1378) {
     const float v1379 = v43.x[48];
     const float v1380 = v1379 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1381 = __float2bfloat16_rn(v1380);
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
     const unsigned int v1382 = v7 * v1;
     const unsigned int v1383 = v1382 + v1372;
     const unsigned int v1384 = v1383 * v2;
@@ -1794,7 +1828,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1394) {
     const float v1395 = v43.x[49];
     const float v1396 = v1395 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1397 = __float2bfloat16_rn(v1396);
+    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
     const unsigned int v1398 = v7 * v1;
     const unsigned int v1399 = v1398 + v1388;
     const unsigned int v1400 = v1399 * v2;
@@ -1811,7 +1845,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1410) {
     const float v1411 = v43.x[50];
     const float v1412 = v1411 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1413 = __float2bfloat16_rn(v1412);
+    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
     const unsigned int v1414 = v7 * v1;
     const unsigned int v1415 = v1414 + v1404;
     const unsigned int v1416 = v1415 * v2;
@@ -1828,7 +1862,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1426) {
     const float v1427 = v43.x[51];
     const float v1428 = v1427 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1429 = __float2bfloat16_rn(v1428);
+    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
     const unsigned int v1430 = v7 * v1;
     const unsigned int v1431 = v1430 + v1420;
     const unsigned int v1432 = v1431 * v2;
@@ -1845,7 +1879,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1442) {
     const float v1443 = v43.x[52];
     const float v1444 = v1443 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1445 = __float2bfloat16_rn(v1444);
+    const iron_bf16 v1445 = iron_f32_to_bf16(v1444);
     const unsigned int v1446 = v7 * v1;
     const unsigned int v1447 = v1446 + v1436;
     const unsigned int v1448 = v1447 * v2;
@@ -1862,7 +1896,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1458) {
     const float v1459 = v43.x[53];
     const float v1460 = v1459 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1461 = __float2bfloat16_rn(v1460);
+    const iron_bf16 v1461 = iron_f32_to_bf16(v1460);
     const unsigned int v1462 = v7 * v1;
     const unsigned int v1463 = v1462 + v1452;
     const unsigned int v1464 = v1463 * v2;
@@ -1879,7 +1913,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1474) {
     const float v1475 = v43.x[54];
     const float v1476 = v1475 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1477 = __float2bfloat16_rn(v1476);
+    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
     const unsigned int v1478 = v7 * v1;
     const unsigned int v1479 = v1478 + v1468;
     const unsigned int v1480 = v1479 * v2;
@@ -1896,7 +1930,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1490) {
     const float v1491 = v43.x[55];
     const float v1492 = v1491 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1493 = __float2bfloat16_rn(v1492);
+    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
     const unsigned int v1494 = v7 * v1;
     const unsigned int v1495 = v1494 + v1484;
     const unsigned int v1496 = v1495 * v2;
@@ -1913,7 +1947,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1506) {
     const float v1507 = v43.x[56];
     const float v1508 = v1507 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1509 = __float2bfloat16_rn(v1508);
+    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
     const unsigned int v1510 = v7 * v1;
     const unsigned int v1511 = v1510 + v1500;
     const unsigned int v1512 = v1511 * v2;
@@ -1930,7 +1964,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1522) {
     const float v1523 = v43.x[57];
     const float v1524 = v1523 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1525 = __float2bfloat16_rn(v1524);
+    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
     const unsigned int v1526 = v7 * v1;
     const unsigned int v1527 = v1526 + v1516;
     const unsigned int v1528 = v1527 * v2;
@@ -1947,7 +1981,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1538) {
     const float v1539 = v43.x[58];
     const float v1540 = v1539 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1541 = __float2bfloat16_rn(v1540);
+    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
     const unsigned int v1542 = v7 * v1;
     const unsigned int v1543 = v1542 + v1532;
     const unsigned int v1544 = v1543 * v2;
@@ -1964,7 +1998,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1554) {
     const float v1555 = v43.x[59];
     const float v1556 = v1555 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1557 = __float2bfloat16_rn(v1556);
+    const iron_bf16 v1557 = iron_f32_to_bf16(v1556);
     const unsigned int v1558 = v7 * v1;
     const unsigned int v1559 = v1558 + v1548;
     const unsigned int v1560 = v1559 * v2;
@@ -1981,7 +2015,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1570) {
     const float v1571 = v43.x[60];
     const float v1572 = v1571 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1573 = __float2bfloat16_rn(v1572);
+    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
     const unsigned int v1574 = v7 * v1;
     const unsigned int v1575 = v1574 + v1564;
     const unsigned int v1576 = v1575 * v2;
@@ -1998,7 +2032,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1586) {
     const float v1587 = v43.x[61];
     const float v1588 = v1587 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1589 = __float2bfloat16_rn(v1588);
+    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
     const unsigned int v1590 = v7 * v1;
     const unsigned int v1591 = v1590 + v1580;
     const unsigned int v1592 = v1591 * v2;
@@ -2015,7 +2049,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1602) {
     const float v1603 = v43.x[62];
     const float v1604 = v1603 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1605 = __float2bfloat16_rn(v1604);
+    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
     const unsigned int v1606 = v7 * v1;
     const unsigned int v1607 = v1606 + v1596;
     const unsigned int v1608 = v1607 * v2;
@@ -2032,7 +2066,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1618) {
     const float v1619 = v43.x[63];
     const float v1620 = v1619 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1621 = __float2bfloat16_rn(v1620);
+    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
     const unsigned int v1622 = v7 * v1;
     const unsigned int v1623 = v1622 + v1612;
     const unsigned int v1624 = v1623 * v2;
@@ -2049,7 +2083,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1634) {
     const float v1635 = v43.x[64];
     const float v1636 = v1635 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1637 = __float2bfloat16_rn(v1636);
+    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
     const unsigned int v1638 = v7 * v1;
     const unsigned int v1639 = v1638 + v1628;
     const unsigned int v1640 = v1639 * v2;
@@ -2066,7 +2100,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1650) {
     const float v1651 = v43.x[65];
     const float v1652 = v1651 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1653 = __float2bfloat16_rn(v1652);
+    const iron_bf16 v1653 = iron_f32_to_bf16(v1652);
     const unsigned int v1654 = v7 * v1;
     const unsigned int v1655 = v1654 + v1644;
     const unsigned int v1656 = v1655 * v2;
@@ -2083,7 +2117,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1666) {
     const float v1667 = v43.x[66];
     const float v1668 = v1667 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1669 = __float2bfloat16_rn(v1668);
+    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
     const unsigned int v1670 = v7 * v1;
     const unsigned int v1671 = v1670 + v1660;
     const unsigned int v1672 = v1671 * v2;
@@ -2100,7 +2134,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1682) {
     const float v1683 = v43.x[67];
     const float v1684 = v1683 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1685 = __float2bfloat16_rn(v1684);
+    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
     const unsigned int v1686 = v7 * v1;
     const unsigned int v1687 = v1686 + v1676;
     const unsigned int v1688 = v1687 * v2;
@@ -2117,7 +2151,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1698) {
     const float v1699 = v43.x[68];
     const float v1700 = v1699 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1701 = __float2bfloat16_rn(v1700);
+    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
     const unsigned int v1702 = v7 * v1;
     const unsigned int v1703 = v1702 + v1692;
     const unsigned int v1704 = v1703 * v2;
@@ -2134,7 +2168,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1714) {
     const float v1715 = v43.x[69];
     const float v1716 = v1715 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1717 = __float2bfloat16_rn(v1716);
+    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
     const unsigned int v1718 = v7 * v1;
     const unsigned int v1719 = v1718 + v1708;
     const unsigned int v1720 = v1719 * v2;
@@ -2151,7 +2185,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1730) {
     const float v1731 = v43.x[70];
     const float v1732 = v1731 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1733 = __float2bfloat16_rn(v1732);
+    const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
     const unsigned int v1734 = v7 * v1;
     const unsigned int v1735 = v1734 + v1724;
     const unsigned int v1736 = v1735 * v2;
@@ -2168,7 +2202,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1746) {
     const float v1747 = v43.x[71];
     const float v1748 = v1747 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1749 = __float2bfloat16_rn(v1748);
+    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
     const unsigned int v1750 = v7 * v1;
     const unsigned int v1751 = v1750 + v1740;
     const unsigned int v1752 = v1751 * v2;
@@ -2185,7 +2219,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1762) {
     const float v1763 = v43.x[72];
     const float v1764 = v1763 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1765 = __float2bfloat16_rn(v1764);
+    const iron_bf16 v1765 = iron_f32_to_bf16(v1764);
     const unsigned int v1766 = v7 * v1;
     const unsigned int v1767 = v1766 + v1756;
     const unsigned int v1768 = v1767 * v2;
@@ -2202,7 +2236,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1778) {
     const float v1779 = v43.x[73];
     const float v1780 = v1779 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1781 = __float2bfloat16_rn(v1780);
+    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
     const unsigned int v1782 = v7 * v1;
     const unsigned int v1783 = v1782 + v1772;
     const unsigned int v1784 = v1783 * v2;
@@ -2219,7 +2253,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1794) {
     const float v1795 = v43.x[74];
     const float v1796 = v1795 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1797 = __float2bfloat16_rn(v1796);
+    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
     const unsigned int v1798 = v7 * v1;
     const unsigned int v1799 = v1798 + v1788;
     const unsigned int v1800 = v1799 * v2;
@@ -2236,7 +2270,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1810) {
     const float v1811 = v43.x[75];
     const float v1812 = v1811 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1813 = __float2bfloat16_rn(v1812);
+    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
     const unsigned int v1814 = v7 * v1;
     const unsigned int v1815 = v1814 + v1804;
     const unsigned int v1816 = v1815 * v2;
@@ -2253,7 +2287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1826) {
     const float v1827 = v43.x[76];
     const float v1828 = v1827 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1829 = __float2bfloat16_rn(v1828);
+    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
     const unsigned int v1830 = v7 * v1;
     const unsigned int v1831 = v1830 + v1820;
     const unsigned int v1832 = v1831 * v2;
@@ -2270,7 +2304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1842) {
     const float v1843 = v43.x[77];
     const float v1844 = v1843 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1845 = __float2bfloat16_rn(v1844);
+    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
     const unsigned int v1846 = v7 * v1;
     const unsigned int v1847 = v1846 + v1836;
     const unsigned int v1848 = v1847 * v2;
@@ -2287,7 +2321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1858) {
     const float v1859 = v43.x[78];
     const float v1860 = v1859 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1861 = __float2bfloat16_rn(v1860);
+    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
     const unsigned int v1862 = v7 * v1;
     const unsigned int v1863 = v1862 + v1852;
     const unsigned int v1864 = v1863 * v2;
@@ -2304,7 +2338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1874) {
     const float v1875 = v43.x[79];
     const float v1876 = v1875 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1877 = __float2bfloat16_rn(v1876);
+    const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
     const unsigned int v1878 = v7 * v1;
     const unsigned int v1879 = v1878 + v1868;
     const unsigned int v1880 = v1879 * v2;
@@ -2321,7 +2355,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1890) {
     const float v1891 = v43.x[80];
     const float v1892 = v1891 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1893 = __float2bfloat16_rn(v1892);
+    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
     const unsigned int v1894 = v7 * v1;
     const unsigned int v1895 = v1894 + v1884;
     const unsigned int v1896 = v1895 * v2;
@@ -2338,7 +2372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1906) {
     const float v1907 = v43.x[81];
     const float v1908 = v1907 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1909 = __float2bfloat16_rn(v1908);
+    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
     const unsigned int v1910 = v7 * v1;
     const unsigned int v1911 = v1910 + v1900;
     const unsigned int v1912 = v1911 * v2;
@@ -2355,7 +2389,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1922) {
     const float v1923 = v43.x[82];
     const float v1924 = v1923 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1925 = __float2bfloat16_rn(v1924);
+    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
     const unsigned int v1926 = v7 * v1;
     const unsigned int v1927 = v1926 + v1916;
     const unsigned int v1928 = v1927 * v2;
@@ -2372,7 +2406,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1938) {
     const float v1939 = v43.x[83];
     const float v1940 = v1939 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1941 = __float2bfloat16_rn(v1940);
+    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
     const unsigned int v1942 = v7 * v1;
     const unsigned int v1943 = v1942 + v1932;
     const unsigned int v1944 = v1943 * v2;
@@ -2389,7 +2423,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1954) {
     const float v1955 = v43.x[84];
     const float v1956 = v1955 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1957 = __float2bfloat16_rn(v1956);
+    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
     const unsigned int v1958 = v7 * v1;
     const unsigned int v1959 = v1958 + v1948;
     const unsigned int v1960 = v1959 * v2;
@@ -2406,7 +2440,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1970) {
     const float v1971 = v43.x[85];
     const float v1972 = v1971 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1973 = __float2bfloat16_rn(v1972);
+    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
     const unsigned int v1974 = v7 * v1;
     const unsigned int v1975 = v1974 + v1964;
     const unsigned int v1976 = v1975 * v2;
@@ -2423,7 +2457,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v1986) {
     const float v1987 = v43.x[86];
     const float v1988 = v1987 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v1989 = __float2bfloat16_rn(v1988);
+    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
     const unsigned int v1990 = v7 * v1;
     const unsigned int v1991 = v1990 + v1980;
     const unsigned int v1992 = v1991 * v2;
@@ -2440,7 +2474,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2002) {
     const float v2003 = v43.x[87];
     const float v2004 = v2003 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2005 = __float2bfloat16_rn(v2004);
+    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
     const unsigned int v2006 = v7 * v1;
     const unsigned int v2007 = v2006 + v1996;
     const unsigned int v2008 = v2007 * v2;
@@ -2457,7 +2491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2018) {
     const float v2019 = v43.x[88];
     const float v2020 = v2019 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2021 = __float2bfloat16_rn(v2020);
+    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
     const unsigned int v2022 = v7 * v1;
     const unsigned int v2023 = v2022 + v2012;
     const unsigned int v2024 = v2023 * v2;
@@ -2474,7 +2508,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2034) {
     const float v2035 = v43.x[89];
     const float v2036 = v2035 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2037 = __float2bfloat16_rn(v2036);
+    const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
     const unsigned int v2038 = v7 * v1;
     const unsigned int v2039 = v2038 + v2028;
     const unsigned int v2040 = v2039 * v2;
@@ -2491,7 +2525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2050) {
     const float v2051 = v43.x[90];
     const float v2052 = v2051 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2053 = __float2bfloat16_rn(v2052);
+    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
     const unsigned int v2054 = v7 * v1;
     const unsigned int v2055 = v2054 + v2044;
     const unsigned int v2056 = v2055 * v2;
@@ -2508,7 +2542,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2066) {
     const float v2067 = v43.x[91];
     const float v2068 = v2067 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2069 = __float2bfloat16_rn(v2068);
+    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
     const unsigned int v2070 = v7 * v1;
     const unsigned int v2071 = v2070 + v2060;
     const unsigned int v2072 = v2071 * v2;
@@ -2525,7 +2559,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2082) {
     const float v2083 = v43.x[92];
     const float v2084 = v2083 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2085 = __float2bfloat16_rn(v2084);
+    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
     const unsigned int v2086 = v7 * v1;
     const unsigned int v2087 = v2086 + v2076;
     const unsigned int v2088 = v2087 * v2;
@@ -2542,7 +2576,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2098) {
     const float v2099 = v43.x[93];
     const float v2100 = v2099 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2101 = __float2bfloat16_rn(v2100);
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
     const unsigned int v2102 = v7 * v1;
     const unsigned int v2103 = v2102 + v2092;
     const unsigned int v2104 = v2103 * v2;
@@ -2559,7 +2593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2114) {
     const float v2115 = v43.x[94];
     const float v2116 = v2115 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2117 = __float2bfloat16_rn(v2116);
+    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
     const unsigned int v2118 = v7 * v1;
     const unsigned int v2119 = v2118 + v2108;
     const unsigned int v2120 = v2119 * v2;
@@ -2576,7 +2610,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2130) {
     const float v2131 = v43.x[95];
     const float v2132 = v2131 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2133 = __float2bfloat16_rn(v2132);
+    const iron_bf16 v2133 = iron_f32_to_bf16(v2132);
     const unsigned int v2134 = v7 * v1;
     const unsigned int v2135 = v2134 + v2124;
     const unsigned int v2136 = v2135 * v2;
@@ -2593,7 +2627,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2146) {
     const float v2147 = v43.x[96];
     const float v2148 = v2147 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2149 = __float2bfloat16_rn(v2148);
+    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
     const unsigned int v2150 = v7 * v1;
     const unsigned int v2151 = v2150 + v2140;
     const unsigned int v2152 = v2151 * v2;
@@ -2610,7 +2644,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2162) {
     const float v2163 = v43.x[97];
     const float v2164 = v2163 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2165 = __float2bfloat16_rn(v2164);
+    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
     const unsigned int v2166 = v7 * v1;
     const unsigned int v2167 = v2166 + v2156;
     const unsigned int v2168 = v2167 * v2;
@@ -2627,7 +2661,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2178) {
     const float v2179 = v43.x[98];
     const float v2180 = v2179 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2181 = __float2bfloat16_rn(v2180);
+    const iron_bf16 v2181 = iron_f32_to_bf16(v2180);
     const unsigned int v2182 = v7 * v1;
     const unsigned int v2183 = v2182 + v2172;
     const unsigned int v2184 = v2183 * v2;
@@ -2644,7 +2678,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2194) {
     const float v2195 = v43.x[99];
     const float v2196 = v2195 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2197 = __float2bfloat16_rn(v2196);
+    const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
     const unsigned int v2198 = v7 * v1;
     const unsigned int v2199 = v2198 + v2188;
     const unsigned int v2200 = v2199 * v2;
@@ -2661,7 +2695,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2210) {
     const float v2211 = v43.x[100];
     const float v2212 = v2211 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2213 = __float2bfloat16_rn(v2212);
+    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);
     const unsigned int v2214 = v7 * v1;
     const unsigned int v2215 = v2214 + v2204;
     const unsigned int v2216 = v2215 * v2;
@@ -2678,7 +2712,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2226) {
     const float v2227 = v43.x[101];
     const float v2228 = v2227 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2229 = __float2bfloat16_rn(v2228);
+    const iron_bf16 v2229 = iron_f32_to_bf16(v2228);
     const unsigned int v2230 = v7 * v1;
     const unsigned int v2231 = v2230 + v2220;
     const unsigned int v2232 = v2231 * v2;
@@ -2695,7 +2729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2242) {
     const float v2243 = v43.x[102];
     const float v2244 = v2243 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2245 = __float2bfloat16_rn(v2244);
+    const iron_bf16 v2245 = iron_f32_to_bf16(v2244);
     const unsigned int v2246 = v7 * v1;
     const unsigned int v2247 = v2246 + v2236;
     const unsigned int v2248 = v2247 * v2;
@@ -2712,7 +2746,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2258) {
     const float v2259 = v43.x[103];
     const float v2260 = v2259 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2261 = __float2bfloat16_rn(v2260);
+    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);
     const unsigned int v2262 = v7 * v1;
     const unsigned int v2263 = v2262 + v2252;
     const unsigned int v2264 = v2263 * v2;
@@ -2729,7 +2763,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2274) {
     const float v2275 = v43.x[104];
     const float v2276 = v2275 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2277 = __float2bfloat16_rn(v2276);
+    const iron_bf16 v2277 = iron_f32_to_bf16(v2276);
     const unsigned int v2278 = v7 * v1;
     const unsigned int v2279 = v2278 + v2268;
     const unsigned int v2280 = v2279 * v2;
@@ -2746,7 +2780,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2290) {
     const float v2291 = v43.x[105];
     const float v2292 = v2291 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2293 = __float2bfloat16_rn(v2292);
+    const iron_bf16 v2293 = iron_f32_to_bf16(v2292);
     const unsigned int v2294 = v7 * v1;
     const unsigned int v2295 = v2294 + v2284;
     const unsigned int v2296 = v2295 * v2;
@@ -2763,7 +2797,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2306) {
     const float v2307 = v43.x[106];
     const float v2308 = v2307 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2309 = __float2bfloat16_rn(v2308);
+    const iron_bf16 v2309 = iron_f32_to_bf16(v2308);
     const unsigned int v2310 = v7 * v1;
     const unsigned int v2311 = v2310 + v2300;
     const unsigned int v2312 = v2311 * v2;
@@ -2780,7 +2814,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2322) {
     const float v2323 = v43.x[107];
     const float v2324 = v2323 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2325 = __float2bfloat16_rn(v2324);
+    const iron_bf16 v2325 = iron_f32_to_bf16(v2324);
     const unsigned int v2326 = v7 * v1;
     const unsigned int v2327 = v2326 + v2316;
     const unsigned int v2328 = v2327 * v2;
@@ -2797,7 +2831,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2338) {
     const float v2339 = v43.x[108];
     const float v2340 = v2339 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2341 = __float2bfloat16_rn(v2340);
+    const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
     const unsigned int v2342 = v7 * v1;
     const unsigned int v2343 = v2342 + v2332;
     const unsigned int v2344 = v2343 * v2;
@@ -2814,7 +2848,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2354) {
     const float v2355 = v43.x[109];
     const float v2356 = v2355 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2357 = __float2bfloat16_rn(v2356);
+    const iron_bf16 v2357 = iron_f32_to_bf16(v2356);
     const unsigned int v2358 = v7 * v1;
     const unsigned int v2359 = v2358 + v2348;
     const unsigned int v2360 = v2359 * v2;
@@ -2831,7 +2865,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2370) {
     const float v2371 = v43.x[110];
     const float v2372 = v2371 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2373 = __float2bfloat16_rn(v2372);
+    const iron_bf16 v2373 = iron_f32_to_bf16(v2372);
     const unsigned int v2374 = v7 * v1;
     const unsigned int v2375 = v2374 + v2364;
     const unsigned int v2376 = v2375 * v2;
@@ -2848,7 +2882,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2386) {
     const float v2387 = v43.x[111];
     const float v2388 = v2387 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2389 = __float2bfloat16_rn(v2388);
+    const iron_bf16 v2389 = iron_f32_to_bf16(v2388);
     const unsigned int v2390 = v7 * v1;
     const unsigned int v2391 = v2390 + v2380;
     const unsigned int v2392 = v2391 * v2;
@@ -2865,7 +2899,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2402) {
     const float v2403 = v43.x[112];
     const float v2404 = v2403 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2405 = __float2bfloat16_rn(v2404);
+    const iron_bf16 v2405 = iron_f32_to_bf16(v2404);
     const unsigned int v2406 = v7 * v1;
     const unsigned int v2407 = v2406 + v2396;
     const unsigned int v2408 = v2407 * v2;
@@ -2882,7 +2916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2418) {
     const float v2419 = v43.x[113];
     const float v2420 = v2419 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2421 = __float2bfloat16_rn(v2420);
+    const iron_bf16 v2421 = iron_f32_to_bf16(v2420);
     const unsigned int v2422 = v7 * v1;
     const unsigned int v2423 = v2422 + v2412;
     const unsigned int v2424 = v2423 * v2;
@@ -2899,7 +2933,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2434) {
     const float v2435 = v43.x[114];
     const float v2436 = v2435 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2437 = __float2bfloat16_rn(v2436);
+    const iron_bf16 v2437 = iron_f32_to_bf16(v2436);
     const unsigned int v2438 = v7 * v1;
     const unsigned int v2439 = v2438 + v2428;
     const unsigned int v2440 = v2439 * v2;
@@ -2916,7 +2950,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2450) {
     const float v2451 = v43.x[115];
     const float v2452 = v2451 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2453 = __float2bfloat16_rn(v2452);
+    const iron_bf16 v2453 = iron_f32_to_bf16(v2452);
     const unsigned int v2454 = v7 * v1;
     const unsigned int v2455 = v2454 + v2444;
     const unsigned int v2456 = v2455 * v2;
@@ -2933,7 +2967,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2466) {
     const float v2467 = v43.x[116];
     const float v2468 = v2467 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2469 = __float2bfloat16_rn(v2468);
+    const iron_bf16 v2469 = iron_f32_to_bf16(v2468);
     const unsigned int v2470 = v7 * v1;
     const unsigned int v2471 = v2470 + v2460;
     const unsigned int v2472 = v2471 * v2;
@@ -2950,7 +2984,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2482) {
     const float v2483 = v43.x[117];
     const float v2484 = v2483 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2485 = __float2bfloat16_rn(v2484);
+    const iron_bf16 v2485 = iron_f32_to_bf16(v2484);
     const unsigned int v2486 = v7 * v1;
     const unsigned int v2487 = v2486 + v2476;
     const unsigned int v2488 = v2487 * v2;
@@ -2967,7 +3001,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2498) {
     const float v2499 = v43.x[118];
     const float v2500 = v2499 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2501 = __float2bfloat16_rn(v2500);
+    const iron_bf16 v2501 = iron_f32_to_bf16(v2500);
     const unsigned int v2502 = v7 * v1;
     const unsigned int v2503 = v2502 + v2492;
     const unsigned int v2504 = v2503 * v2;
@@ -2984,7 +3018,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2514) {
     const float v2515 = v43.x[119];
     const float v2516 = v2515 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2517 = __float2bfloat16_rn(v2516);
+    const iron_bf16 v2517 = iron_f32_to_bf16(v2516);
     const unsigned int v2518 = v7 * v1;
     const unsigned int v2519 = v2518 + v2508;
     const unsigned int v2520 = v2519 * v2;
@@ -3001,7 +3035,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2530) {
     const float v2531 = v43.x[120];
     const float v2532 = v2531 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2533 = __float2bfloat16_rn(v2532);
+    const iron_bf16 v2533 = iron_f32_to_bf16(v2532);
     const unsigned int v2534 = v7 * v1;
     const unsigned int v2535 = v2534 + v2524;
     const unsigned int v2536 = v2535 * v2;
@@ -3018,7 +3052,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2546) {
     const float v2547 = v43.x[121];
     const float v2548 = v2547 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2549 = __float2bfloat16_rn(v2548);
+    const iron_bf16 v2549 = iron_f32_to_bf16(v2548);
     const unsigned int v2550 = v7 * v1;
     const unsigned int v2551 = v2550 + v2540;
     const unsigned int v2552 = v2551 * v2;
@@ -3035,7 +3069,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2562) {
     const float v2563 = v43.x[122];
     const float v2564 = v2563 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2565 = __float2bfloat16_rn(v2564);
+    const iron_bf16 v2565 = iron_f32_to_bf16(v2564);
     const unsigned int v2566 = v7 * v1;
     const unsigned int v2567 = v2566 + v2556;
     const unsigned int v2568 = v2567 * v2;
@@ -3052,7 +3086,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2578) {
     const float v2579 = v43.x[123];
     const float v2580 = v2579 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2581 = __float2bfloat16_rn(v2580);
+    const iron_bf16 v2581 = iron_f32_to_bf16(v2580);
     const unsigned int v2582 = v7 * v1;
     const unsigned int v2583 = v2582 + v2572;
     const unsigned int v2584 = v2583 * v2;
@@ -3069,7 +3103,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2594) {
     const float v2595 = v43.x[124];
     const float v2596 = v2595 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2597 = __float2bfloat16_rn(v2596);
+    const iron_bf16 v2597 = iron_f32_to_bf16(v2596);
     const unsigned int v2598 = v7 * v1;
     const unsigned int v2599 = v2598 + v2588;
     const unsigned int v2600 = v2599 * v2;
@@ -3086,7 +3120,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2610) {
     const float v2611 = v43.x[125];
     const float v2612 = v2611 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2613 = __float2bfloat16_rn(v2612);
+    const iron_bf16 v2613 = iron_f32_to_bf16(v2612);
     const unsigned int v2614 = v7 * v1;
     const unsigned int v2615 = v2614 + v2604;
     const unsigned int v2616 = v2615 * v2;
@@ -3103,7 +3137,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2626) {
     const float v2627 = v43.x[126];
     const float v2628 = v2627 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2629 = __float2bfloat16_rn(v2628);
+    const iron_bf16 v2629 = iron_f32_to_bf16(v2628);
     const unsigned int v2630 = v7 * v1;
     const unsigned int v2631 = v2630 + v2620;
     const unsigned int v2632 = v2631 * v2;
@@ -3120,7 +3154,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   if (v2642) {
     const float v2643 = v43.x[127];
     const float v2644 = v2643 * v6;  // kernels/gemm/gemm.cpp:64
-    const __nv_bfloat16 v2645 = __float2bfloat16_rn(v2644);
+    const iron_bf16 v2645 = iron_f32_to_bf16(v2644);
     const unsigned int v2646 = v7 * v1;
     const unsigned int v2647 = v2646 + v2636;
     const unsigned int v2648 = v2647 * v2;

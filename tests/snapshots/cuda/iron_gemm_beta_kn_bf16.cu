@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   b: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   c: in-out bf16 tensor, as __nv_bfloat16* __restrict__
+//   a: input bf16 tensor, as const iron_bf16* __restrict__
+//   b: input bf16 tensor, as const iron_bf16* __restrict__
+//   c: in-out bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 //   beta: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -158,14 +200,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -181,7 +215,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -200,17 +234,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
-    const __nv_bfloat16* __restrict__ a,
-    const __nv_bfloat16* __restrict__ b,
-    __nv_bfloat16* __restrict__ c,
+    const iron_bf16* __restrict__ a,
+    const iron_bf16* __restrict__ b,
+    iron_bf16* __restrict__ c,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha,
     float beta) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __nv_bfloat16* const shm0 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 49152);
+  iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:105
   const unsigned int v1 = n;
@@ -241,10 +275,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v38 = v37 << 6u;
   iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v40, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v42, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v44, __float2bfloat16_rn(0.0f));
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v48 = v47 == 0u;
   const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
@@ -852,14 +886,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
           const unsigned int v519 = v513 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v521 = v519 + v504;
           const unsigned int v522 = v521 + v512;
-          const __nv_bfloat16 v523 = a[v522];
+          const iron_bf16 v523 = a[v522];
           const unsigned int v525 = v510 << 6u;
           const unsigned int v526 = v525 + v512;
           shm0[(v526 ^ (((v526 >> 6u) & 7u) << 3u))] = v523;
         } else {
           const unsigned int v528 = v510 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v529 = v528 + v512;
-          shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm0[(v529 ^ (((v529 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
@@ -875,14 +909,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
           const unsigned int v545 = v539 * v1;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v547 = v545 + v29;
           const unsigned int v548 = v547 + v538;
-          const __nv_bfloat16 v549 = b[v548];
+          const iron_bf16 v549 = b[v548];
           const unsigned int v551 = v536 << 7u;
           const unsigned int v552 = v551 + v538;
           shm1[(v552 ^ (((v552 >> 7u) & 7u) << 3u))] = v549;
         } else {
           const unsigned int v554 = v536 << 7u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v555 = v554 + v538;
-          shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -914,11 +948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v608 = v40.x[0];
     const unsigned int v609 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v610 = v609 + v604;
-    const __nv_bfloat16 v611 = c[v610];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v612 = __bfloat162float(v611);
+    const iron_bf16 v611 = c[v610];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v612 = iron_to_f32(v611);
     const float v613 = v612 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v614 = fmaf(v608, v3, v613);
-    const __nv_bfloat16 v615 = __float2bfloat16_rn(v614);
+    const iron_bf16 v615 = iron_f32_to_bf16(v614);
     c[v610] = v615;
   }
   const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -932,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v625 = v40.x[1];
     const unsigned int v626 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v627 = v626 + v621;
-    const __nv_bfloat16 v628 = c[v627];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v629 = __bfloat162float(v628);
+    const iron_bf16 v628 = c[v627];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v629 = iron_to_f32(v628);
     const float v630 = v629 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v631 = fmaf(v625, v3, v630);
-    const __nv_bfloat16 v632 = __float2bfloat16_rn(v631);
+    const iron_bf16 v632 = iron_f32_to_bf16(v631);
     c[v627] = v632;
   }
   const unsigned int v633 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -950,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v642 = v40.x[2];
     const unsigned int v643 = v635 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v644 = v643 + v638;
-    const __nv_bfloat16 v645 = c[v644];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v646 = __bfloat162float(v645);
+    const iron_bf16 v645 = c[v644];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v646 = iron_to_f32(v645);
     const float v647 = v646 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v648 = fmaf(v642, v3, v647);
-    const __nv_bfloat16 v649 = __float2bfloat16_rn(v648);
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
     c[v644] = v649;
   }
   const unsigned int v650 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -968,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v659 = v40.x[3];
     const unsigned int v660 = v652 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v661 = v660 + v655;
-    const __nv_bfloat16 v662 = c[v661];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v663 = __bfloat162float(v662);
+    const iron_bf16 v662 = c[v661];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v663 = iron_to_f32(v662);
     const float v664 = v663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v665 = fmaf(v659, v3, v664);
-    const __nv_bfloat16 v666 = __float2bfloat16_rn(v665);
+    const iron_bf16 v666 = iron_f32_to_bf16(v665);
     c[v661] = v666;
   }
   const unsigned int v667 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -986,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v676 = v40.x[4];
     const unsigned int v677 = v669 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v678 = v677 + v672;
-    const __nv_bfloat16 v679 = c[v678];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v680 = __bfloat162float(v679);
+    const iron_bf16 v679 = c[v678];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v680 = iron_to_f32(v679);
     const float v681 = v680 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v682 = fmaf(v676, v3, v681);
-    const __nv_bfloat16 v683 = __float2bfloat16_rn(v682);
+    const iron_bf16 v683 = iron_f32_to_bf16(v682);
     c[v678] = v683;
   }
   const unsigned int v684 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1004,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v693 = v40.x[5];
     const unsigned int v694 = v686 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v695 = v694 + v689;
-    const __nv_bfloat16 v696 = c[v695];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v697 = __bfloat162float(v696);
+    const iron_bf16 v696 = c[v695];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v697 = iron_to_f32(v696);
     const float v698 = v697 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v699 = fmaf(v693, v3, v698);
-    const __nv_bfloat16 v700 = __float2bfloat16_rn(v699);
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
     c[v695] = v700;
   }
   const unsigned int v701 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1022,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v710 = v40.x[6];
     const unsigned int v711 = v703 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v712 = v711 + v706;
-    const __nv_bfloat16 v713 = c[v712];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v714 = __bfloat162float(v713);
+    const iron_bf16 v713 = c[v712];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v714 = iron_to_f32(v713);
     const float v715 = v714 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v716 = fmaf(v710, v3, v715);
-    const __nv_bfloat16 v717 = __float2bfloat16_rn(v716);
+    const iron_bf16 v717 = iron_f32_to_bf16(v716);
     c[v712] = v717;
   }
   const unsigned int v718 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1040,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v727 = v40.x[7];
     const unsigned int v728 = v720 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v729 = v728 + v723;
-    const __nv_bfloat16 v730 = c[v729];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v731 = __bfloat162float(v730);
+    const iron_bf16 v730 = c[v729];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v731 = iron_to_f32(v730);
     const float v732 = v731 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v733 = fmaf(v727, v3, v732);
-    const __nv_bfloat16 v734 = __float2bfloat16_rn(v733);
+    const iron_bf16 v734 = iron_f32_to_bf16(v733);
     c[v729] = v734;
   }
   const unsigned int v735 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1058,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v744 = v40.x[8];
     const unsigned int v745 = v737 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v746 = v745 + v740;
-    const __nv_bfloat16 v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v748 = __bfloat162float(v747);
+    const iron_bf16 v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v748 = iron_to_f32(v747);
     const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v750 = fmaf(v744, v3, v749);
-    const __nv_bfloat16 v751 = __float2bfloat16_rn(v750);
+    const iron_bf16 v751 = iron_f32_to_bf16(v750);
     c[v746] = v751;
   }
   const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1076,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v761 = v40.x[9];
     const unsigned int v762 = v754 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v763 = v762 + v757;
-    const __nv_bfloat16 v764 = c[v763];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v765 = __bfloat162float(v764);
+    const iron_bf16 v764 = c[v763];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v765 = iron_to_f32(v764);
     const float v766 = v765 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v767 = fmaf(v761, v3, v766);
-    const __nv_bfloat16 v768 = __float2bfloat16_rn(v767);
+    const iron_bf16 v768 = iron_f32_to_bf16(v767);
     c[v763] = v768;
   }
   const unsigned int v769 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1094,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v778 = v40.x[10];
     const unsigned int v779 = v771 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v780 = v779 + v774;
-    const __nv_bfloat16 v781 = c[v780];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v782 = __bfloat162float(v781);
+    const iron_bf16 v781 = c[v780];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v782 = iron_to_f32(v781);
     const float v783 = v782 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v784 = fmaf(v778, v3, v783);
-    const __nv_bfloat16 v785 = __float2bfloat16_rn(v784);
+    const iron_bf16 v785 = iron_f32_to_bf16(v784);
     c[v780] = v785;
   }
   const unsigned int v786 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1112,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v795 = v40.x[11];
     const unsigned int v796 = v788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v797 = v796 + v791;
-    const __nv_bfloat16 v798 = c[v797];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v799 = __bfloat162float(v798);
+    const iron_bf16 v798 = c[v797];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v799 = iron_to_f32(v798);
     const float v800 = v799 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v801 = fmaf(v795, v3, v800);
-    const __nv_bfloat16 v802 = __float2bfloat16_rn(v801);
+    const iron_bf16 v802 = iron_f32_to_bf16(v801);
     c[v797] = v802;
   }
   const unsigned int v803 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1130,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v812 = v40.x[12];
     const unsigned int v813 = v805 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v814 = v813 + v808;
-    const __nv_bfloat16 v815 = c[v814];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v816 = __bfloat162float(v815);
+    const iron_bf16 v815 = c[v814];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v816 = iron_to_f32(v815);
     const float v817 = v816 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v818 = fmaf(v812, v3, v817);
-    const __nv_bfloat16 v819 = __float2bfloat16_rn(v818);
+    const iron_bf16 v819 = iron_f32_to_bf16(v818);
     c[v814] = v819;
   }
   const unsigned int v820 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1148,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v829 = v40.x[13];
     const unsigned int v830 = v822 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v831 = v830 + v825;
-    const __nv_bfloat16 v832 = c[v831];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v833 = __bfloat162float(v832);
+    const iron_bf16 v832 = c[v831];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v833 = iron_to_f32(v832);
     const float v834 = v833 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v835 = fmaf(v829, v3, v834);
-    const __nv_bfloat16 v836 = __float2bfloat16_rn(v835);
+    const iron_bf16 v836 = iron_f32_to_bf16(v835);
     c[v831] = v836;
   }
   const unsigned int v837 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1166,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v846 = v40.x[14];
     const unsigned int v847 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v848 = v847 + v842;
-    const __nv_bfloat16 v849 = c[v848];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v850 = __bfloat162float(v849);
+    const iron_bf16 v849 = c[v848];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v850 = iron_to_f32(v849);
     const float v851 = v850 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v852 = fmaf(v846, v3, v851);
-    const __nv_bfloat16 v853 = __float2bfloat16_rn(v852);
+    const iron_bf16 v853 = iron_f32_to_bf16(v852);
     c[v848] = v853;
   }
   const unsigned int v854 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1184,11 +1218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v863 = v40.x[15];
     const unsigned int v864 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v865 = v864 + v859;
-    const __nv_bfloat16 v866 = c[v865];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v867 = __bfloat162float(v866);
+    const iron_bf16 v866 = c[v865];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v867 = iron_to_f32(v866);
     const float v868 = v867 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v869 = fmaf(v863, v3, v868);
-    const __nv_bfloat16 v870 = __float2bfloat16_rn(v869);
+    const iron_bf16 v870 = iron_f32_to_bf16(v869);
     c[v865] = v870;
   }
   const unsigned int v871 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1202,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v880 = v40.x[16];
     const unsigned int v881 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v882 = v881 + v876;
-    const __nv_bfloat16 v883 = c[v882];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v884 = __bfloat162float(v883);
+    const iron_bf16 v883 = c[v882];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v884 = iron_to_f32(v883);
     const float v885 = v884 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v886 = fmaf(v880, v3, v885);
-    const __nv_bfloat16 v887 = __float2bfloat16_rn(v886);
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
     c[v882] = v887;
   }
   const unsigned int v888 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1220,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v897 = v40.x[17];
     const unsigned int v898 = v890 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v899 = v898 + v893;
-    const __nv_bfloat16 v900 = c[v899];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v901 = __bfloat162float(v900);
+    const iron_bf16 v900 = c[v899];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v901 = iron_to_f32(v900);
     const float v902 = v901 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v903 = fmaf(v897, v3, v902);
-    const __nv_bfloat16 v904 = __float2bfloat16_rn(v903);
+    const iron_bf16 v904 = iron_f32_to_bf16(v903);
     c[v899] = v904;
   }
   const unsigned int v905 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1238,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v914 = v40.x[18];
     const unsigned int v915 = v907 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v916 = v915 + v910;
-    const __nv_bfloat16 v917 = c[v916];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v918 = __bfloat162float(v917);
+    const iron_bf16 v917 = c[v916];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v918 = iron_to_f32(v917);
     const float v919 = v918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v920 = fmaf(v914, v3, v919);
-    const __nv_bfloat16 v921 = __float2bfloat16_rn(v920);
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
     c[v916] = v921;
   }
   const unsigned int v922 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1256,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v931 = v40.x[19];
     const unsigned int v932 = v924 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v933 = v932 + v927;
-    const __nv_bfloat16 v934 = c[v933];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v935 = __bfloat162float(v934);
+    const iron_bf16 v934 = c[v933];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v935 = iron_to_f32(v934);
     const float v936 = v935 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v937 = fmaf(v931, v3, v936);
-    const __nv_bfloat16 v938 = __float2bfloat16_rn(v937);
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
     c[v933] = v938;
   }
   const unsigned int v939 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1274,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v948 = v40.x[20];
     const unsigned int v949 = v941 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v950 = v949 + v944;
-    const __nv_bfloat16 v951 = c[v950];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v952 = __bfloat162float(v951);
+    const iron_bf16 v951 = c[v950];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v952 = iron_to_f32(v951);
     const float v953 = v952 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v954 = fmaf(v948, v3, v953);
-    const __nv_bfloat16 v955 = __float2bfloat16_rn(v954);
+    const iron_bf16 v955 = iron_f32_to_bf16(v954);
     c[v950] = v955;
   }
   const unsigned int v956 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1292,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v965 = v40.x[21];
     const unsigned int v966 = v958 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v967 = v966 + v961;
-    const __nv_bfloat16 v968 = c[v967];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v969 = __bfloat162float(v968);
+    const iron_bf16 v968 = c[v967];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v969 = iron_to_f32(v968);
     const float v970 = v969 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v971 = fmaf(v965, v3, v970);
-    const __nv_bfloat16 v972 = __float2bfloat16_rn(v971);
+    const iron_bf16 v972 = iron_f32_to_bf16(v971);
     c[v967] = v972;
   }
   const unsigned int v973 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1310,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v982 = v40.x[22];
     const unsigned int v983 = v975 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v984 = v983 + v978;
-    const __nv_bfloat16 v985 = c[v984];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v986 = __bfloat162float(v985);
+    const iron_bf16 v985 = c[v984];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v986 = iron_to_f32(v985);
     const float v987 = v986 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v988 = fmaf(v982, v3, v987);
-    const __nv_bfloat16 v989 = __float2bfloat16_rn(v988);
+    const iron_bf16 v989 = iron_f32_to_bf16(v988);
     c[v984] = v989;
   }
   const unsigned int v990 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1328,11 +1362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v999 = v40.x[23];
     const unsigned int v1000 = v992 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1001 = v1000 + v995;
-    const __nv_bfloat16 v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1003 = __bfloat162float(v1002);
+    const iron_bf16 v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1003 = iron_to_f32(v1002);
     const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1005 = fmaf(v999, v3, v1004);
-    const __nv_bfloat16 v1006 = __float2bfloat16_rn(v1005);
+    const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
     c[v1001] = v1006;
   }
   const unsigned int v1007 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1346,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1016 = v40.x[24];
     const unsigned int v1017 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1018 = v1017 + v1012;
-    const __nv_bfloat16 v1019 = c[v1018];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1020 = __bfloat162float(v1019);
+    const iron_bf16 v1019 = c[v1018];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1020 = iron_to_f32(v1019);
     const float v1021 = v1020 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1022 = fmaf(v1016, v3, v1021);
-    const __nv_bfloat16 v1023 = __float2bfloat16_rn(v1022);
+    const iron_bf16 v1023 = iron_f32_to_bf16(v1022);
     c[v1018] = v1023;
   }
   const unsigned int v1024 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1364,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1033 = v40.x[25];
     const unsigned int v1034 = v1026 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1035 = v1034 + v1029;
-    const __nv_bfloat16 v1036 = c[v1035];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1037 = __bfloat162float(v1036);
+    const iron_bf16 v1036 = c[v1035];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1037 = iron_to_f32(v1036);
     const float v1038 = v1037 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1039 = fmaf(v1033, v3, v1038);
-    const __nv_bfloat16 v1040 = __float2bfloat16_rn(v1039);
+    const iron_bf16 v1040 = iron_f32_to_bf16(v1039);
     c[v1035] = v1040;
   }
   const unsigned int v1041 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1382,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1050 = v40.x[26];
     const unsigned int v1051 = v1043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1052 = v1051 + v1046;
-    const __nv_bfloat16 v1053 = c[v1052];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1054 = __bfloat162float(v1053);
+    const iron_bf16 v1053 = c[v1052];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1054 = iron_to_f32(v1053);
     const float v1055 = v1054 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1056 = fmaf(v1050, v3, v1055);
-    const __nv_bfloat16 v1057 = __float2bfloat16_rn(v1056);
+    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
     c[v1052] = v1057;
   }
   const unsigned int v1058 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1400,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1067 = v40.x[27];
     const unsigned int v1068 = v1060 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1069 = v1068 + v1063;
-    const __nv_bfloat16 v1070 = c[v1069];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1071 = __bfloat162float(v1070);
+    const iron_bf16 v1070 = c[v1069];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1071 = iron_to_f32(v1070);
     const float v1072 = v1071 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1073 = fmaf(v1067, v3, v1072);
-    const __nv_bfloat16 v1074 = __float2bfloat16_rn(v1073);
+    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
     c[v1069] = v1074;
   }
   const unsigned int v1075 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1418,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1084 = v40.x[28];
     const unsigned int v1085 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1086 = v1085 + v1080;
-    const __nv_bfloat16 v1087 = c[v1086];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1088 = __bfloat162float(v1087);
+    const iron_bf16 v1087 = c[v1086];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1088 = iron_to_f32(v1087);
     const float v1089 = v1088 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1090 = fmaf(v1084, v3, v1089);
-    const __nv_bfloat16 v1091 = __float2bfloat16_rn(v1090);
+    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
     c[v1086] = v1091;
   }
   const unsigned int v1092 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1436,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1101 = v40.x[29];
     const unsigned int v1102 = v1094 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1103 = v1102 + v1097;
-    const __nv_bfloat16 v1104 = c[v1103];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1105 = __bfloat162float(v1104);
+    const iron_bf16 v1104 = c[v1103];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1105 = iron_to_f32(v1104);
     const float v1106 = v1105 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1107 = fmaf(v1101, v3, v1106);
-    const __nv_bfloat16 v1108 = __float2bfloat16_rn(v1107);
+    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
     c[v1103] = v1108;
   }
   const unsigned int v1109 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1454,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1118 = v40.x[30];
     const unsigned int v1119 = v1111 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1120 = v1119 + v1114;
-    const __nv_bfloat16 v1121 = c[v1120];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1122 = __bfloat162float(v1121);
+    const iron_bf16 v1121 = c[v1120];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1122 = iron_to_f32(v1121);
     const float v1123 = v1122 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1124 = fmaf(v1118, v3, v1123);
-    const __nv_bfloat16 v1125 = __float2bfloat16_rn(v1124);
+    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
     c[v1120] = v1125;
   }
   const unsigned int v1126 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1472,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1135 = v40.x[31];
     const unsigned int v1136 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1137 = v1136 + v1131;
-    const __nv_bfloat16 v1138 = c[v1137];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1139 = __bfloat162float(v1138);
+    const iron_bf16 v1138 = c[v1137];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1139 = iron_to_f32(v1138);
     const float v1140 = v1139 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1141 = fmaf(v1135, v3, v1140);
-    const __nv_bfloat16 v1142 = __float2bfloat16_rn(v1141);
+    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
     c[v1137] = v1142;
   }
   const unsigned int v1143 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1490,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1152 = v40.x[32];
     const unsigned int v1153 = v1145 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1154 = v1153 + v1148;
-    const __nv_bfloat16 v1155 = c[v1154];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1156 = __bfloat162float(v1155);
+    const iron_bf16 v1155 = c[v1154];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1156 = iron_to_f32(v1155);
     const float v1157 = v1156 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1158 = fmaf(v1152, v3, v1157);
-    const __nv_bfloat16 v1159 = __float2bfloat16_rn(v1158);
+    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
     c[v1154] = v1159;
   }
   const unsigned int v1160 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1508,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1169 = v40.x[33];
     const unsigned int v1170 = v1162 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1171 = v1170 + v1165;
-    const __nv_bfloat16 v1172 = c[v1171];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1173 = __bfloat162float(v1172);
+    const iron_bf16 v1172 = c[v1171];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1173 = iron_to_f32(v1172);
     const float v1174 = v1173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1175 = fmaf(v1169, v3, v1174);
-    const __nv_bfloat16 v1176 = __float2bfloat16_rn(v1175);
+    const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
     c[v1171] = v1176;
   }
   const unsigned int v1177 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1526,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1186 = v40.x[34];
     const unsigned int v1187 = v1179 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1188 = v1187 + v1182;
-    const __nv_bfloat16 v1189 = c[v1188];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1190 = __bfloat162float(v1189);
+    const iron_bf16 v1189 = c[v1188];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1190 = iron_to_f32(v1189);
     const float v1191 = v1190 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1192 = fmaf(v1186, v3, v1191);
-    const __nv_bfloat16 v1193 = __float2bfloat16_rn(v1192);
+    const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
     c[v1188] = v1193;
   }
   const unsigned int v1194 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1544,11 +1578,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1203 = v40.x[35];
     const unsigned int v1204 = v1196 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1205 = v1204 + v1199;
-    const __nv_bfloat16 v1206 = c[v1205];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1207 = __bfloat162float(v1206);
+    const iron_bf16 v1206 = c[v1205];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1207 = iron_to_f32(v1206);
     const float v1208 = v1207 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1209 = fmaf(v1203, v3, v1208);
-    const __nv_bfloat16 v1210 = __float2bfloat16_rn(v1209);
+    const iron_bf16 v1210 = iron_f32_to_bf16(v1209);
     c[v1205] = v1210;
   }
   const unsigned int v1211 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1562,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1220 = v40.x[36];
     const unsigned int v1221 = v1213 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1222 = v1221 + v1216;
-    const __nv_bfloat16 v1223 = c[v1222];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1224 = __bfloat162float(v1223);
+    const iron_bf16 v1223 = c[v1222];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1224 = iron_to_f32(v1223);
     const float v1225 = v1224 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1226 = fmaf(v1220, v3, v1225);
-    const __nv_bfloat16 v1227 = __float2bfloat16_rn(v1226);
+    const iron_bf16 v1227 = iron_f32_to_bf16(v1226);
     c[v1222] = v1227;
   }
   const unsigned int v1228 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1580,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1237 = v40.x[37];
     const unsigned int v1238 = v1230 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1239 = v1238 + v1233;
-    const __nv_bfloat16 v1240 = c[v1239];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1241 = __bfloat162float(v1240);
+    const iron_bf16 v1240 = c[v1239];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1241 = iron_to_f32(v1240);
     const float v1242 = v1241 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1243 = fmaf(v1237, v3, v1242);
-    const __nv_bfloat16 v1244 = __float2bfloat16_rn(v1243);
+    const iron_bf16 v1244 = iron_f32_to_bf16(v1243);
     c[v1239] = v1244;
   }
   const unsigned int v1245 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1598,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1254 = v40.x[38];
     const unsigned int v1255 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1256 = v1255 + v1250;
-    const __nv_bfloat16 v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1258 = __bfloat162float(v1257);
+    const iron_bf16 v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1258 = iron_to_f32(v1257);
     const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1260 = fmaf(v1254, v3, v1259);
-    const __nv_bfloat16 v1261 = __float2bfloat16_rn(v1260);
+    const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
     c[v1256] = v1261;
   }
   const unsigned int v1262 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1616,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1271 = v40.x[39];
     const unsigned int v1272 = v1264 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1273 = v1272 + v1267;
-    const __nv_bfloat16 v1274 = c[v1273];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1275 = __bfloat162float(v1274);
+    const iron_bf16 v1274 = c[v1273];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1275 = iron_to_f32(v1274);
     const float v1276 = v1275 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1277 = fmaf(v1271, v3, v1276);
-    const __nv_bfloat16 v1278 = __float2bfloat16_rn(v1277);
+    const iron_bf16 v1278 = iron_f32_to_bf16(v1277);
     c[v1273] = v1278;
   }
   const unsigned int v1279 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1634,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1288 = v40.x[40];
     const unsigned int v1289 = v1281 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1290 = v1289 + v1284;
-    const __nv_bfloat16 v1291 = c[v1290];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1292 = __bfloat162float(v1291);
+    const iron_bf16 v1291 = c[v1290];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1292 = iron_to_f32(v1291);
     const float v1293 = v1292 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1294 = fmaf(v1288, v3, v1293);
-    const __nv_bfloat16 v1295 = __float2bfloat16_rn(v1294);
+    const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
     c[v1290] = v1295;
   }
   const unsigned int v1296 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1652,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1305 = v40.x[41];
     const unsigned int v1306 = v1298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1307 = v1306 + v1301;
-    const __nv_bfloat16 v1308 = c[v1307];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1309 = __bfloat162float(v1308);
+    const iron_bf16 v1308 = c[v1307];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1309 = iron_to_f32(v1308);
     const float v1310 = v1309 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1311 = fmaf(v1305, v3, v1310);
-    const __nv_bfloat16 v1312 = __float2bfloat16_rn(v1311);
+    const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
     c[v1307] = v1312;
   }
   const unsigned int v1313 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1670,11 +1704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1322 = v40.x[42];
     const unsigned int v1323 = v1315 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1324 = v1323 + v1318;
-    const __nv_bfloat16 v1325 = c[v1324];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1326 = __bfloat162float(v1325);
+    const iron_bf16 v1325 = c[v1324];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1326 = iron_to_f32(v1325);
     const float v1327 = v1326 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1328 = fmaf(v1322, v3, v1327);
-    const __nv_bfloat16 v1329 = __float2bfloat16_rn(v1328);
+    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
     c[v1324] = v1329;
   }
   const unsigned int v1330 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1688,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1339 = v40.x[43];
     const unsigned int v1340 = v1332 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1341 = v1340 + v1335;
-    const __nv_bfloat16 v1342 = c[v1341];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1343 = __bfloat162float(v1342);
+    const iron_bf16 v1342 = c[v1341];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1343 = iron_to_f32(v1342);
     const float v1344 = v1343 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1345 = fmaf(v1339, v3, v1344);
-    const __nv_bfloat16 v1346 = __float2bfloat16_rn(v1345);
+    const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
     c[v1341] = v1346;
   }
   const unsigned int v1347 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1706,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1356 = v40.x[44];
     const unsigned int v1357 = v1349 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1358 = v1357 + v1352;
-    const __nv_bfloat16 v1359 = c[v1358];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1360 = __bfloat162float(v1359);
+    const iron_bf16 v1359 = c[v1358];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1360 = iron_to_f32(v1359);
     const float v1361 = v1360 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1362 = fmaf(v1356, v3, v1361);
-    const __nv_bfloat16 v1363 = __float2bfloat16_rn(v1362);
+    const iron_bf16 v1363 = iron_f32_to_bf16(v1362);
     c[v1358] = v1363;
   }
   const unsigned int v1364 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1724,11 +1758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1373 = v40.x[45];
     const unsigned int v1374 = v1366 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1375 = v1374 + v1369;
-    const __nv_bfloat16 v1376 = c[v1375];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1377 = __bfloat162float(v1376);
+    const iron_bf16 v1376 = c[v1375];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1377 = iron_to_f32(v1376);
     const float v1378 = v1377 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1379 = fmaf(v1373, v3, v1378);
-    const __nv_bfloat16 v1380 = __float2bfloat16_rn(v1379);
+    const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
     c[v1375] = v1380;
   }
   const unsigned int v1381 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1742,11 +1776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1390 = v40.x[46];
     const unsigned int v1391 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1392 = v1391 + v1386;
-    const __nv_bfloat16 v1393 = c[v1392];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1394 = __bfloat162float(v1393);
+    const iron_bf16 v1393 = c[v1392];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1394 = iron_to_f32(v1393);
     const float v1395 = v1394 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1396 = fmaf(v1390, v3, v1395);
-    const __nv_bfloat16 v1397 = __float2bfloat16_rn(v1396);
+    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
     c[v1392] = v1397;
   }
   const unsigned int v1398 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1760,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1407 = v40.x[47];
     const unsigned int v1408 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1409 = v1408 + v1403;
-    const __nv_bfloat16 v1410 = c[v1409];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1411 = __bfloat162float(v1410);
+    const iron_bf16 v1410 = c[v1409];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1411 = iron_to_f32(v1410);
     const float v1412 = v1411 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1413 = fmaf(v1407, v3, v1412);
-    const __nv_bfloat16 v1414 = __float2bfloat16_rn(v1413);
+    const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
     c[v1409] = v1414;
   }
   const unsigned int v1415 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1778,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1424 = v40.x[48];
     const unsigned int v1425 = v1417 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1426 = v1425 + v1420;
-    const __nv_bfloat16 v1427 = c[v1426];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1428 = __bfloat162float(v1427);
+    const iron_bf16 v1427 = c[v1426];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1428 = iron_to_f32(v1427);
     const float v1429 = v1428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1430 = fmaf(v1424, v3, v1429);
-    const __nv_bfloat16 v1431 = __float2bfloat16_rn(v1430);
+    const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
     c[v1426] = v1431;
   }
   const unsigned int v1432 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1796,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1441 = v40.x[49];
     const unsigned int v1442 = v1434 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1443 = v1442 + v1437;
-    const __nv_bfloat16 v1444 = c[v1443];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1445 = __bfloat162float(v1444);
+    const iron_bf16 v1444 = c[v1443];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1445 = iron_to_f32(v1444);
     const float v1446 = v1445 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1447 = fmaf(v1441, v3, v1446);
-    const __nv_bfloat16 v1448 = __float2bfloat16_rn(v1447);
+    const iron_bf16 v1448 = iron_f32_to_bf16(v1447);
     c[v1443] = v1448;
   }
   const unsigned int v1449 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1814,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1458 = v40.x[50];
     const unsigned int v1459 = v1451 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1460 = v1459 + v1454;
-    const __nv_bfloat16 v1461 = c[v1460];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1462 = __bfloat162float(v1461);
+    const iron_bf16 v1461 = c[v1460];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1462 = iron_to_f32(v1461);
     const float v1463 = v1462 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1464 = fmaf(v1458, v3, v1463);
-    const __nv_bfloat16 v1465 = __float2bfloat16_rn(v1464);
+    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
     c[v1460] = v1465;
   }
   const unsigned int v1466 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1832,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1475 = v40.x[51];
     const unsigned int v1476 = v1468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1477 = v1476 + v1471;
-    const __nv_bfloat16 v1478 = c[v1477];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1479 = __bfloat162float(v1478);
+    const iron_bf16 v1478 = c[v1477];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1479 = iron_to_f32(v1478);
     const float v1480 = v1479 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1481 = fmaf(v1475, v3, v1480);
-    const __nv_bfloat16 v1482 = __float2bfloat16_rn(v1481);
+    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
     c[v1477] = v1482;
   }
   const unsigned int v1483 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1850,11 +1884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1492 = v40.x[52];
     const unsigned int v1493 = v1485 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1494 = v1493 + v1488;
-    const __nv_bfloat16 v1495 = c[v1494];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1496 = __bfloat162float(v1495);
+    const iron_bf16 v1495 = c[v1494];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1496 = iron_to_f32(v1495);
     const float v1497 = v1496 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1498 = fmaf(v1492, v3, v1497);
-    const __nv_bfloat16 v1499 = __float2bfloat16_rn(v1498);
+    const iron_bf16 v1499 = iron_f32_to_bf16(v1498);
     c[v1494] = v1499;
   }
   const unsigned int v1500 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1868,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1509 = v40.x[53];
     const unsigned int v1510 = v1502 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1511 = v1510 + v1505;
-    const __nv_bfloat16 v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1513 = __bfloat162float(v1512);
+    const iron_bf16 v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1513 = iron_to_f32(v1512);
     const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1515 = fmaf(v1509, v3, v1514);
-    const __nv_bfloat16 v1516 = __float2bfloat16_rn(v1515);
+    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
     c[v1511] = v1516;
   }
   const unsigned int v1517 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1886,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1526 = v40.x[54];
     const unsigned int v1527 = v1519 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1528 = v1527 + v1522;
-    const __nv_bfloat16 v1529 = c[v1528];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1530 = __bfloat162float(v1529);
+    const iron_bf16 v1529 = c[v1528];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1530 = iron_to_f32(v1529);
     const float v1531 = v1530 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1532 = fmaf(v1526, v3, v1531);
-    const __nv_bfloat16 v1533 = __float2bfloat16_rn(v1532);
+    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
     c[v1528] = v1533;
   }
   const unsigned int v1534 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1904,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1543 = v40.x[55];
     const unsigned int v1544 = v1536 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1545 = v1544 + v1539;
-    const __nv_bfloat16 v1546 = c[v1545];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1547 = __bfloat162float(v1546);
+    const iron_bf16 v1546 = c[v1545];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1547 = iron_to_f32(v1546);
     const float v1548 = v1547 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1549 = fmaf(v1543, v3, v1548);
-    const __nv_bfloat16 v1550 = __float2bfloat16_rn(v1549);
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
     c[v1545] = v1550;
   }
   const unsigned int v1551 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1922,11 +1956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1560 = v40.x[56];
     const unsigned int v1561 = v1553 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1562 = v1561 + v1556;
-    const __nv_bfloat16 v1563 = c[v1562];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1564 = __bfloat162float(v1563);
+    const iron_bf16 v1563 = c[v1562];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1564 = iron_to_f32(v1563);
     const float v1565 = v1564 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1566 = fmaf(v1560, v3, v1565);
-    const __nv_bfloat16 v1567 = __float2bfloat16_rn(v1566);
+    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
     c[v1562] = v1567;
   }
   const unsigned int v1568 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1940,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1577 = v40.x[57];
     const unsigned int v1578 = v1570 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1579 = v1578 + v1573;
-    const __nv_bfloat16 v1580 = c[v1579];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1581 = __bfloat162float(v1580);
+    const iron_bf16 v1580 = c[v1579];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1581 = iron_to_f32(v1580);
     const float v1582 = v1581 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1583 = fmaf(v1577, v3, v1582);
-    const __nv_bfloat16 v1584 = __float2bfloat16_rn(v1583);
+    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
     c[v1579] = v1584;
   }
   const unsigned int v1585 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1958,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1594 = v40.x[58];
     const unsigned int v1595 = v1587 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1596 = v1595 + v1590;
-    const __nv_bfloat16 v1597 = c[v1596];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1598 = __bfloat162float(v1597);
+    const iron_bf16 v1597 = c[v1596];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1598 = iron_to_f32(v1597);
     const float v1599 = v1598 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1600 = fmaf(v1594, v3, v1599);
-    const __nv_bfloat16 v1601 = __float2bfloat16_rn(v1600);
+    const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
     c[v1596] = v1601;
   }
   const unsigned int v1602 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1976,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1611 = v40.x[59];
     const unsigned int v1612 = v1604 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1613 = v1612 + v1607;
-    const __nv_bfloat16 v1614 = c[v1613];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1615 = __bfloat162float(v1614);
+    const iron_bf16 v1614 = c[v1613];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1615 = iron_to_f32(v1614);
     const float v1616 = v1615 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1617 = fmaf(v1611, v3, v1616);
-    const __nv_bfloat16 v1618 = __float2bfloat16_rn(v1617);
+    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
     c[v1613] = v1618;
   }
   const unsigned int v1619 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1994,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1628 = v40.x[60];
     const unsigned int v1629 = v1621 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1630 = v1629 + v1624;
-    const __nv_bfloat16 v1631 = c[v1630];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1632 = __bfloat162float(v1631);
+    const iron_bf16 v1631 = c[v1630];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1632 = iron_to_f32(v1631);
     const float v1633 = v1632 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1634 = fmaf(v1628, v3, v1633);
-    const __nv_bfloat16 v1635 = __float2bfloat16_rn(v1634);
+    const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
     c[v1630] = v1635;
   }
   const unsigned int v1636 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2012,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1645 = v40.x[61];
     const unsigned int v1646 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1647 = v1646 + v1641;
-    const __nv_bfloat16 v1648 = c[v1647];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1649 = __bfloat162float(v1648);
+    const iron_bf16 v1648 = c[v1647];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1649 = iron_to_f32(v1648);
     const float v1650 = v1649 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1651 = fmaf(v1645, v3, v1650);
-    const __nv_bfloat16 v1652 = __float2bfloat16_rn(v1651);
+    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
     c[v1647] = v1652;
   }
   const unsigned int v1653 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2030,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1662 = v40.x[62];
     const unsigned int v1663 = v1655 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1664 = v1663 + v1658;
-    const __nv_bfloat16 v1665 = c[v1664];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1666 = __bfloat162float(v1665);
+    const iron_bf16 v1665 = c[v1664];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1666 = iron_to_f32(v1665);
     const float v1667 = v1666 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1668 = fmaf(v1662, v3, v1667);
-    const __nv_bfloat16 v1669 = __float2bfloat16_rn(v1668);
+    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
     c[v1664] = v1669;
   }
   const unsigned int v1670 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2048,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1679 = v40.x[63];
     const unsigned int v1680 = v1672 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1681 = v1680 + v1675;
-    const __nv_bfloat16 v1682 = c[v1681];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1683 = __bfloat162float(v1682);
+    const iron_bf16 v1682 = c[v1681];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1683 = iron_to_f32(v1682);
     const float v1684 = v1683 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1685 = fmaf(v1679, v3, v1684);
-    const __nv_bfloat16 v1686 = __float2bfloat16_rn(v1685);
+    const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
     c[v1681] = v1686;
   }
   const unsigned int v1687 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2066,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1696 = v40.x[64];
     const unsigned int v1697 = v1689 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1698 = v1697 + v1692;
-    const __nv_bfloat16 v1699 = c[v1698];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1700 = __bfloat162float(v1699);
+    const iron_bf16 v1699 = c[v1698];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1700 = iron_to_f32(v1699);
     const float v1701 = v1700 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1702 = fmaf(v1696, v3, v1701);
-    const __nv_bfloat16 v1703 = __float2bfloat16_rn(v1702);
+    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
     c[v1698] = v1703;
   }
   const unsigned int v1704 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2084,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1713 = v40.x[65];
     const unsigned int v1714 = v1706 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1715 = v1714 + v1709;
-    const __nv_bfloat16 v1716 = c[v1715];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1717 = __bfloat162float(v1716);
+    const iron_bf16 v1716 = c[v1715];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1717 = iron_to_f32(v1716);
     const float v1718 = v1717 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1719 = fmaf(v1713, v3, v1718);
-    const __nv_bfloat16 v1720 = __float2bfloat16_rn(v1719);
+    const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
     c[v1715] = v1720;
   }
   const unsigned int v1721 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2102,11 +2136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1730 = v40.x[66];
     const unsigned int v1731 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1732 = v1731 + v1726;
-    const __nv_bfloat16 v1733 = c[v1732];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1734 = __bfloat162float(v1733);
+    const iron_bf16 v1733 = c[v1732];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1734 = iron_to_f32(v1733);
     const float v1735 = v1734 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1736 = fmaf(v1730, v3, v1735);
-    const __nv_bfloat16 v1737 = __float2bfloat16_rn(v1736);
+    const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
     c[v1732] = v1737;
   }
   const unsigned int v1738 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2120,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1747 = v40.x[67];
     const unsigned int v1748 = v1740 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1749 = v1748 + v1743;
-    const __nv_bfloat16 v1750 = c[v1749];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1751 = __bfloat162float(v1750);
+    const iron_bf16 v1750 = c[v1749];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1751 = iron_to_f32(v1750);
     const float v1752 = v1751 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1753 = fmaf(v1747, v3, v1752);
-    const __nv_bfloat16 v1754 = __float2bfloat16_rn(v1753);
+    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
     c[v1749] = v1754;
   }
   const unsigned int v1755 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2138,11 +2172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1764 = v40.x[68];
     const unsigned int v1765 = v1757 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1766 = v1765 + v1760;
-    const __nv_bfloat16 v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1768 = __bfloat162float(v1767);
+    const iron_bf16 v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1768 = iron_to_f32(v1767);
     const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1770 = fmaf(v1764, v3, v1769);
-    const __nv_bfloat16 v1771 = __float2bfloat16_rn(v1770);
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
     c[v1766] = v1771;
   }
   const unsigned int v1772 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2156,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1781 = v40.x[69];
     const unsigned int v1782 = v1774 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1783 = v1782 + v1777;
-    const __nv_bfloat16 v1784 = c[v1783];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1785 = __bfloat162float(v1784);
+    const iron_bf16 v1784 = c[v1783];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1785 = iron_to_f32(v1784);
     const float v1786 = v1785 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1787 = fmaf(v1781, v3, v1786);
-    const __nv_bfloat16 v1788 = __float2bfloat16_rn(v1787);
+    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
     c[v1783] = v1788;
   }
   const unsigned int v1789 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2174,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1798 = v40.x[70];
     const unsigned int v1799 = v1791 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1800 = v1799 + v1794;
-    const __nv_bfloat16 v1801 = c[v1800];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1802 = __bfloat162float(v1801);
+    const iron_bf16 v1801 = c[v1800];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1802 = iron_to_f32(v1801);
     const float v1803 = v1802 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1804 = fmaf(v1798, v3, v1803);
-    const __nv_bfloat16 v1805 = __float2bfloat16_rn(v1804);
+    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
     c[v1800] = v1805;
   }
   const unsigned int v1806 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2192,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1815 = v40.x[71];
     const unsigned int v1816 = v1808 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1817 = v1816 + v1811;
-    const __nv_bfloat16 v1818 = c[v1817];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1819 = __bfloat162float(v1818);
+    const iron_bf16 v1818 = c[v1817];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1819 = iron_to_f32(v1818);
     const float v1820 = v1819 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1821 = fmaf(v1815, v3, v1820);
-    const __nv_bfloat16 v1822 = __float2bfloat16_rn(v1821);
+    const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
     c[v1817] = v1822;
   }
   const unsigned int v1823 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2210,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1832 = v40.x[72];
     const unsigned int v1833 = v1825 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1834 = v1833 + v1828;
-    const __nv_bfloat16 v1835 = c[v1834];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1836 = __bfloat162float(v1835);
+    const iron_bf16 v1835 = c[v1834];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1836 = iron_to_f32(v1835);
     const float v1837 = v1836 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1838 = fmaf(v1832, v3, v1837);
-    const __nv_bfloat16 v1839 = __float2bfloat16_rn(v1838);
+    const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
     c[v1834] = v1839;
   }
   const unsigned int v1840 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2228,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1849 = v40.x[73];
     const unsigned int v1850 = v1842 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1851 = v1850 + v1845;
-    const __nv_bfloat16 v1852 = c[v1851];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1853 = __bfloat162float(v1852);
+    const iron_bf16 v1852 = c[v1851];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1853 = iron_to_f32(v1852);
     const float v1854 = v1853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1855 = fmaf(v1849, v3, v1854);
-    const __nv_bfloat16 v1856 = __float2bfloat16_rn(v1855);
+    const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
     c[v1851] = v1856;
   }
   const unsigned int v1857 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2246,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1866 = v40.x[74];
     const unsigned int v1867 = v1859 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1868 = v1867 + v1862;
-    const __nv_bfloat16 v1869 = c[v1868];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1870 = __bfloat162float(v1869);
+    const iron_bf16 v1869 = c[v1868];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1870 = iron_to_f32(v1869);
     const float v1871 = v1870 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1872 = fmaf(v1866, v3, v1871);
-    const __nv_bfloat16 v1873 = __float2bfloat16_rn(v1872);
+    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
     c[v1868] = v1873;
   }
   const unsigned int v1874 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2264,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1883 = v40.x[75];
     const unsigned int v1884 = v1876 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1885 = v1884 + v1879;
-    const __nv_bfloat16 v1886 = c[v1885];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1887 = __bfloat162float(v1886);
+    const iron_bf16 v1886 = c[v1885];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1887 = iron_to_f32(v1886);
     const float v1888 = v1887 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1889 = fmaf(v1883, v3, v1888);
-    const __nv_bfloat16 v1890 = __float2bfloat16_rn(v1889);
+    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
     c[v1885] = v1890;
   }
   const unsigned int v1891 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2282,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1900 = v40.x[76];
     const unsigned int v1901 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1902 = v1901 + v1896;
-    const __nv_bfloat16 v1903 = c[v1902];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1904 = __bfloat162float(v1903);
+    const iron_bf16 v1903 = c[v1902];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1904 = iron_to_f32(v1903);
     const float v1905 = v1904 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1906 = fmaf(v1900, v3, v1905);
-    const __nv_bfloat16 v1907 = __float2bfloat16_rn(v1906);
+    const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
     c[v1902] = v1907;
   }
   const unsigned int v1908 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2300,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1917 = v40.x[77];
     const unsigned int v1918 = v1910 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1919 = v1918 + v1913;
-    const __nv_bfloat16 v1920 = c[v1919];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1921 = __bfloat162float(v1920);
+    const iron_bf16 v1920 = c[v1919];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1921 = iron_to_f32(v1920);
     const float v1922 = v1921 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1923 = fmaf(v1917, v3, v1922);
-    const __nv_bfloat16 v1924 = __float2bfloat16_rn(v1923);
+    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
     c[v1919] = v1924;
   }
   const unsigned int v1925 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2318,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1934 = v40.x[78];
     const unsigned int v1935 = v1927 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1936 = v1935 + v1930;
-    const __nv_bfloat16 v1937 = c[v1936];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1938 = __bfloat162float(v1937);
+    const iron_bf16 v1937 = c[v1936];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1938 = iron_to_f32(v1937);
     const float v1939 = v1938 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1940 = fmaf(v1934, v3, v1939);
-    const __nv_bfloat16 v1941 = __float2bfloat16_rn(v1940);
+    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
     c[v1936] = v1941;
   }
   const unsigned int v1942 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2336,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1951 = v40.x[79];
     const unsigned int v1952 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1953 = v1952 + v1947;
-    const __nv_bfloat16 v1954 = c[v1953];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1955 = __bfloat162float(v1954);
+    const iron_bf16 v1954 = c[v1953];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1955 = iron_to_f32(v1954);
     const float v1956 = v1955 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1957 = fmaf(v1951, v3, v1956);
-    const __nv_bfloat16 v1958 = __float2bfloat16_rn(v1957);
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
     c[v1953] = v1958;
   }
   const unsigned int v1959 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2354,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1968 = v40.x[80];
     const unsigned int v1969 = v1961 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1970 = v1969 + v1964;
-    const __nv_bfloat16 v1971 = c[v1970];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1972 = __bfloat162float(v1971);
+    const iron_bf16 v1971 = c[v1970];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1972 = iron_to_f32(v1971);
     const float v1973 = v1972 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1974 = fmaf(v1968, v3, v1973);
-    const __nv_bfloat16 v1975 = __float2bfloat16_rn(v1974);
+    const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
     c[v1970] = v1975;
   }
   const unsigned int v1976 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2372,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v1985 = v40.x[81];
     const unsigned int v1986 = v1978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1987 = v1986 + v1981;
-    const __nv_bfloat16 v1988 = c[v1987];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1989 = __bfloat162float(v1988);
+    const iron_bf16 v1988 = c[v1987];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1989 = iron_to_f32(v1988);
     const float v1990 = v1989 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1991 = fmaf(v1985, v3, v1990);
-    const __nv_bfloat16 v1992 = __float2bfloat16_rn(v1991);
+    const iron_bf16 v1992 = iron_f32_to_bf16(v1991);
     c[v1987] = v1992;
   }
   const unsigned int v1993 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2390,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2002 = v40.x[82];
     const unsigned int v2003 = v1995 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2004 = v2003 + v1998;
-    const __nv_bfloat16 v2005 = c[v2004];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2006 = __bfloat162float(v2005);
+    const iron_bf16 v2005 = c[v2004];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2006 = iron_to_f32(v2005);
     const float v2007 = v2006 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2008 = fmaf(v2002, v3, v2007);
-    const __nv_bfloat16 v2009 = __float2bfloat16_rn(v2008);
+    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
     c[v2004] = v2009;
   }
   const unsigned int v2010 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2408,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2019 = v40.x[83];
     const unsigned int v2020 = v2012 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2021 = v2020 + v2015;
-    const __nv_bfloat16 v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2023 = __bfloat162float(v2022);
+    const iron_bf16 v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2023 = iron_to_f32(v2022);
     const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2025 = fmaf(v2019, v3, v2024);
-    const __nv_bfloat16 v2026 = __float2bfloat16_rn(v2025);
+    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
     c[v2021] = v2026;
   }
   const unsigned int v2027 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2426,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2036 = v40.x[84];
     const unsigned int v2037 = v2029 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2038 = v2037 + v2032;
-    const __nv_bfloat16 v2039 = c[v2038];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2040 = __bfloat162float(v2039);
+    const iron_bf16 v2039 = c[v2038];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2040 = iron_to_f32(v2039);
     const float v2041 = v2040 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2042 = fmaf(v2036, v3, v2041);
-    const __nv_bfloat16 v2043 = __float2bfloat16_rn(v2042);
+    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
     c[v2038] = v2043;
   }
   const unsigned int v2044 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2444,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2053 = v40.x[85];
     const unsigned int v2054 = v2046 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2055 = v2054 + v2049;
-    const __nv_bfloat16 v2056 = c[v2055];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2057 = __bfloat162float(v2056);
+    const iron_bf16 v2056 = c[v2055];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2057 = iron_to_f32(v2056);
     const float v2058 = v2057 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2059 = fmaf(v2053, v3, v2058);
-    const __nv_bfloat16 v2060 = __float2bfloat16_rn(v2059);
+    const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
     c[v2055] = v2060;
   }
   const unsigned int v2061 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2462,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2070 = v40.x[86];
     const unsigned int v2071 = v2063 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2072 = v2071 + v2066;
-    const __nv_bfloat16 v2073 = c[v2072];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2074 = __bfloat162float(v2073);
+    const iron_bf16 v2073 = c[v2072];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2074 = iron_to_f32(v2073);
     const float v2075 = v2074 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2076 = fmaf(v2070, v3, v2075);
-    const __nv_bfloat16 v2077 = __float2bfloat16_rn(v2076);
+    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
     c[v2072] = v2077;
   }
   const unsigned int v2078 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2480,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2087 = v40.x[87];
     const unsigned int v2088 = v2080 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2089 = v2088 + v2083;
-    const __nv_bfloat16 v2090 = c[v2089];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2091 = __bfloat162float(v2090);
+    const iron_bf16 v2090 = c[v2089];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2091 = iron_to_f32(v2090);
     const float v2092 = v2091 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2093 = fmaf(v2087, v3, v2092);
-    const __nv_bfloat16 v2094 = __float2bfloat16_rn(v2093);
+    const iron_bf16 v2094 = iron_f32_to_bf16(v2093);
     c[v2089] = v2094;
   }
   const unsigned int v2095 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2498,11 +2532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2104 = v40.x[88];
     const unsigned int v2105 = v2097 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2106 = v2105 + v2100;
-    const __nv_bfloat16 v2107 = c[v2106];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2108 = __bfloat162float(v2107);
+    const iron_bf16 v2107 = c[v2106];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2108 = iron_to_f32(v2107);
     const float v2109 = v2108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2110 = fmaf(v2104, v3, v2109);
-    const __nv_bfloat16 v2111 = __float2bfloat16_rn(v2110);
+    const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
     c[v2106] = v2111;
   }
   const unsigned int v2112 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2516,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2121 = v40.x[89];
     const unsigned int v2122 = v2114 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2123 = v2122 + v2117;
-    const __nv_bfloat16 v2124 = c[v2123];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2125 = __bfloat162float(v2124);
+    const iron_bf16 v2124 = c[v2123];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2125 = iron_to_f32(v2124);
     const float v2126 = v2125 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2127 = fmaf(v2121, v3, v2126);
-    const __nv_bfloat16 v2128 = __float2bfloat16_rn(v2127);
+    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
     c[v2123] = v2128;
   }
   const unsigned int v2129 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2534,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2138 = v40.x[90];
     const unsigned int v2139 = v2131 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2140 = v2139 + v2134;
-    const __nv_bfloat16 v2141 = c[v2140];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2142 = __bfloat162float(v2141);
+    const iron_bf16 v2141 = c[v2140];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2142 = iron_to_f32(v2141);
     const float v2143 = v2142 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2144 = fmaf(v2138, v3, v2143);
-    const __nv_bfloat16 v2145 = __float2bfloat16_rn(v2144);
+    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
     c[v2140] = v2145;
   }
   const unsigned int v2146 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2552,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2155 = v40.x[91];
     const unsigned int v2156 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2157 = v2156 + v2151;
-    const __nv_bfloat16 v2158 = c[v2157];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2159 = __bfloat162float(v2158);
+    const iron_bf16 v2158 = c[v2157];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2159 = iron_to_f32(v2158);
     const float v2160 = v2159 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2161 = fmaf(v2155, v3, v2160);
-    const __nv_bfloat16 v2162 = __float2bfloat16_rn(v2161);
+    const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
     c[v2157] = v2162;
   }
   const unsigned int v2163 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2570,11 +2604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2172 = v40.x[92];
     const unsigned int v2173 = v2165 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2174 = v2173 + v2168;
-    const __nv_bfloat16 v2175 = c[v2174];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2176 = __bfloat162float(v2175);
+    const iron_bf16 v2175 = c[v2174];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2176 = iron_to_f32(v2175);
     const float v2177 = v2176 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2178 = fmaf(v2172, v3, v2177);
-    const __nv_bfloat16 v2179 = __float2bfloat16_rn(v2178);
+    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
     c[v2174] = v2179;
   }
   const unsigned int v2180 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2588,11 +2622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2189 = v40.x[93];
     const unsigned int v2190 = v2182 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2191 = v2190 + v2185;
-    const __nv_bfloat16 v2192 = c[v2191];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2193 = __bfloat162float(v2192);
+    const iron_bf16 v2192 = c[v2191];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2193 = iron_to_f32(v2192);
     const float v2194 = v2193 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2195 = fmaf(v2189, v3, v2194);
-    const __nv_bfloat16 v2196 = __float2bfloat16_rn(v2195);
+    const iron_bf16 v2196 = iron_f32_to_bf16(v2195);
     c[v2191] = v2196;
   }
   const unsigned int v2197 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2606,11 +2640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2206 = v40.x[94];
     const unsigned int v2207 = v2199 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2208 = v2207 + v2202;
-    const __nv_bfloat16 v2209 = c[v2208];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2210 = __bfloat162float(v2209);
+    const iron_bf16 v2209 = c[v2208];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2210 = iron_to_f32(v2209);
     const float v2211 = v2210 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2212 = fmaf(v2206, v3, v2211);
-    const __nv_bfloat16 v2213 = __float2bfloat16_rn(v2212);
+    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);
     c[v2208] = v2213;
   }
   const unsigned int v2214 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2624,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2223 = v40.x[95];
     const unsigned int v2224 = v2216 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2225 = v2224 + v2219;
-    const __nv_bfloat16 v2226 = c[v2225];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2227 = __bfloat162float(v2226);
+    const iron_bf16 v2226 = c[v2225];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2227 = iron_to_f32(v2226);
     const float v2228 = v2227 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2229 = fmaf(v2223, v3, v2228);
-    const __nv_bfloat16 v2230 = __float2bfloat16_rn(v2229);
+    const iron_bf16 v2230 = iron_f32_to_bf16(v2229);
     c[v2225] = v2230;
   }
   const unsigned int v2231 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2642,11 +2676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2240 = v40.x[96];
     const unsigned int v2241 = v2233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2242 = v2241 + v2236;
-    const __nv_bfloat16 v2243 = c[v2242];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2244 = __bfloat162float(v2243);
+    const iron_bf16 v2243 = c[v2242];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2244 = iron_to_f32(v2243);
     const float v2245 = v2244 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2246 = fmaf(v2240, v3, v2245);
-    const __nv_bfloat16 v2247 = __float2bfloat16_rn(v2246);
+    const iron_bf16 v2247 = iron_f32_to_bf16(v2246);
     c[v2242] = v2247;
   }
   const unsigned int v2248 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2660,11 +2694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2257 = v40.x[97];
     const unsigned int v2258 = v2250 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2259 = v2258 + v2253;
-    const __nv_bfloat16 v2260 = c[v2259];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2261 = __bfloat162float(v2260);
+    const iron_bf16 v2260 = c[v2259];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2261 = iron_to_f32(v2260);
     const float v2262 = v2261 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2263 = fmaf(v2257, v3, v2262);
-    const __nv_bfloat16 v2264 = __float2bfloat16_rn(v2263);
+    const iron_bf16 v2264 = iron_f32_to_bf16(v2263);
     c[v2259] = v2264;
   }
   const unsigned int v2265 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2678,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2274 = v40.x[98];
     const unsigned int v2275 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2276 = v2275 + v2270;
-    const __nv_bfloat16 v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2278 = __bfloat162float(v2277);
+    const iron_bf16 v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2278 = iron_to_f32(v2277);
     const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2280 = fmaf(v2274, v3, v2279);
-    const __nv_bfloat16 v2281 = __float2bfloat16_rn(v2280);
+    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
     c[v2276] = v2281;
   }
   const unsigned int v2282 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2696,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2291 = v40.x[99];
     const unsigned int v2292 = v2284 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2293 = v2292 + v2287;
-    const __nv_bfloat16 v2294 = c[v2293];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2295 = __bfloat162float(v2294);
+    const iron_bf16 v2294 = c[v2293];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2295 = iron_to_f32(v2294);
     const float v2296 = v2295 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2297 = fmaf(v2291, v3, v2296);
-    const __nv_bfloat16 v2298 = __float2bfloat16_rn(v2297);
+    const iron_bf16 v2298 = iron_f32_to_bf16(v2297);
     c[v2293] = v2298;
   }
   const unsigned int v2299 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2714,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2308 = v40.x[100];
     const unsigned int v2309 = v2301 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2310 = v2309 + v2304;
-    const __nv_bfloat16 v2311 = c[v2310];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2312 = __bfloat162float(v2311);
+    const iron_bf16 v2311 = c[v2310];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2312 = iron_to_f32(v2311);
     const float v2313 = v2312 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2314 = fmaf(v2308, v3, v2313);
-    const __nv_bfloat16 v2315 = __float2bfloat16_rn(v2314);
+    const iron_bf16 v2315 = iron_f32_to_bf16(v2314);
     c[v2310] = v2315;
   }
   const unsigned int v2316 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2732,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2325 = v40.x[101];
     const unsigned int v2326 = v2318 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2327 = v2326 + v2321;
-    const __nv_bfloat16 v2328 = c[v2327];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2329 = __bfloat162float(v2328);
+    const iron_bf16 v2328 = c[v2327];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2329 = iron_to_f32(v2328);
     const float v2330 = v2329 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2331 = fmaf(v2325, v3, v2330);
-    const __nv_bfloat16 v2332 = __float2bfloat16_rn(v2331);
+    const iron_bf16 v2332 = iron_f32_to_bf16(v2331);
     c[v2327] = v2332;
   }
   const unsigned int v2333 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2750,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2342 = v40.x[102];
     const unsigned int v2343 = v2335 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2344 = v2343 + v2338;
-    const __nv_bfloat16 v2345 = c[v2344];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2346 = __bfloat162float(v2345);
+    const iron_bf16 v2345 = c[v2344];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2346 = iron_to_f32(v2345);
     const float v2347 = v2346 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2348 = fmaf(v2342, v3, v2347);
-    const __nv_bfloat16 v2349 = __float2bfloat16_rn(v2348);
+    const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
     c[v2344] = v2349;
   }
   const unsigned int v2350 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2768,11 +2802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2359 = v40.x[103];
     const unsigned int v2360 = v2352 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2361 = v2360 + v2355;
-    const __nv_bfloat16 v2362 = c[v2361];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2363 = __bfloat162float(v2362);
+    const iron_bf16 v2362 = c[v2361];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2363 = iron_to_f32(v2362);
     const float v2364 = v2363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2365 = fmaf(v2359, v3, v2364);
-    const __nv_bfloat16 v2366 = __float2bfloat16_rn(v2365);
+    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
     c[v2361] = v2366;
   }
   const unsigned int v2367 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2786,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2376 = v40.x[104];
     const unsigned int v2377 = v2369 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2378 = v2377 + v2372;
-    const __nv_bfloat16 v2379 = c[v2378];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2380 = __bfloat162float(v2379);
+    const iron_bf16 v2379 = c[v2378];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2380 = iron_to_f32(v2379);
     const float v2381 = v2380 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2382 = fmaf(v2376, v3, v2381);
-    const __nv_bfloat16 v2383 = __float2bfloat16_rn(v2382);
+    const iron_bf16 v2383 = iron_f32_to_bf16(v2382);
     c[v2378] = v2383;
   }
   const unsigned int v2384 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2804,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2393 = v40.x[105];
     const unsigned int v2394 = v2386 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2395 = v2394 + v2389;
-    const __nv_bfloat16 v2396 = c[v2395];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2397 = __bfloat162float(v2396);
+    const iron_bf16 v2396 = c[v2395];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2397 = iron_to_f32(v2396);
     const float v2398 = v2397 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2399 = fmaf(v2393, v3, v2398);
-    const __nv_bfloat16 v2400 = __float2bfloat16_rn(v2399);
+    const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
     c[v2395] = v2400;
   }
   const unsigned int v2401 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2822,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2410 = v40.x[106];
     const unsigned int v2411 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2412 = v2411 + v2406;
-    const __nv_bfloat16 v2413 = c[v2412];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2414 = __bfloat162float(v2413);
+    const iron_bf16 v2413 = c[v2412];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2414 = iron_to_f32(v2413);
     const float v2415 = v2414 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2416 = fmaf(v2410, v3, v2415);
-    const __nv_bfloat16 v2417 = __float2bfloat16_rn(v2416);
+    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
     c[v2412] = v2417;
   }
   const unsigned int v2418 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2840,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2427 = v40.x[107];
     const unsigned int v2428 = v2420 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2429 = v2428 + v2423;
-    const __nv_bfloat16 v2430 = c[v2429];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2431 = __bfloat162float(v2430);
+    const iron_bf16 v2430 = c[v2429];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2431 = iron_to_f32(v2430);
     const float v2432 = v2431 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2433 = fmaf(v2427, v3, v2432);
-    const __nv_bfloat16 v2434 = __float2bfloat16_rn(v2433);
+    const iron_bf16 v2434 = iron_f32_to_bf16(v2433);
     c[v2429] = v2434;
   }
   const unsigned int v2435 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2858,11 +2892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2444 = v40.x[108];
     const unsigned int v2445 = v2437 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2446 = v2445 + v2440;
-    const __nv_bfloat16 v2447 = c[v2446];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2448 = __bfloat162float(v2447);
+    const iron_bf16 v2447 = c[v2446];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2448 = iron_to_f32(v2447);
     const float v2449 = v2448 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2450 = fmaf(v2444, v3, v2449);
-    const __nv_bfloat16 v2451 = __float2bfloat16_rn(v2450);
+    const iron_bf16 v2451 = iron_f32_to_bf16(v2450);
     c[v2446] = v2451;
   }
   const unsigned int v2452 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2876,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2461 = v40.x[109];
     const unsigned int v2462 = v2454 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2463 = v2462 + v2457;
-    const __nv_bfloat16 v2464 = c[v2463];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2465 = __bfloat162float(v2464);
+    const iron_bf16 v2464 = c[v2463];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2465 = iron_to_f32(v2464);
     const float v2466 = v2465 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2467 = fmaf(v2461, v3, v2466);
-    const __nv_bfloat16 v2468 = __float2bfloat16_rn(v2467);
+    const iron_bf16 v2468 = iron_f32_to_bf16(v2467);
     c[v2463] = v2468;
   }
   const unsigned int v2469 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2894,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2478 = v40.x[110];
     const unsigned int v2479 = v2471 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2480 = v2479 + v2474;
-    const __nv_bfloat16 v2481 = c[v2480];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2482 = __bfloat162float(v2481);
+    const iron_bf16 v2481 = c[v2480];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2482 = iron_to_f32(v2481);
     const float v2483 = v2482 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2484 = fmaf(v2478, v3, v2483);
-    const __nv_bfloat16 v2485 = __float2bfloat16_rn(v2484);
+    const iron_bf16 v2485 = iron_f32_to_bf16(v2484);
     c[v2480] = v2485;
   }
   const unsigned int v2486 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2912,11 +2946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2495 = v40.x[111];
     const unsigned int v2496 = v2488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2497 = v2496 + v2491;
-    const __nv_bfloat16 v2498 = c[v2497];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2499 = __bfloat162float(v2498);
+    const iron_bf16 v2498 = c[v2497];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2499 = iron_to_f32(v2498);
     const float v2500 = v2499 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2501 = fmaf(v2495, v3, v2500);
-    const __nv_bfloat16 v2502 = __float2bfloat16_rn(v2501);
+    const iron_bf16 v2502 = iron_f32_to_bf16(v2501);
     c[v2497] = v2502;
   }
   const unsigned int v2503 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2930,11 +2964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2512 = v40.x[112];
     const unsigned int v2513 = v2505 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2514 = v2513 + v2508;
-    const __nv_bfloat16 v2515 = c[v2514];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2516 = __bfloat162float(v2515);
+    const iron_bf16 v2515 = c[v2514];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2516 = iron_to_f32(v2515);
     const float v2517 = v2516 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2518 = fmaf(v2512, v3, v2517);
-    const __nv_bfloat16 v2519 = __float2bfloat16_rn(v2518);
+    const iron_bf16 v2519 = iron_f32_to_bf16(v2518);
     c[v2514] = v2519;
   }
   const unsigned int v2520 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2948,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2529 = v40.x[113];
     const unsigned int v2530 = v2522 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2531 = v2530 + v2525;
-    const __nv_bfloat16 v2532 = c[v2531];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2533 = __bfloat162float(v2532);
+    const iron_bf16 v2532 = c[v2531];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2533 = iron_to_f32(v2532);
     const float v2534 = v2533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2535 = fmaf(v2529, v3, v2534);
-    const __nv_bfloat16 v2536 = __float2bfloat16_rn(v2535);
+    const iron_bf16 v2536 = iron_f32_to_bf16(v2535);
     c[v2531] = v2536;
   }
   const unsigned int v2537 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2966,11 +3000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2546 = v40.x[114];
     const unsigned int v2547 = v2539 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2548 = v2547 + v2542;
-    const __nv_bfloat16 v2549 = c[v2548];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2550 = __bfloat162float(v2549);
+    const iron_bf16 v2549 = c[v2548];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2550 = iron_to_f32(v2549);
     const float v2551 = v2550 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2552 = fmaf(v2546, v3, v2551);
-    const __nv_bfloat16 v2553 = __float2bfloat16_rn(v2552);
+    const iron_bf16 v2553 = iron_f32_to_bf16(v2552);
     c[v2548] = v2553;
   }
   const unsigned int v2554 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2984,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2563 = v40.x[115];
     const unsigned int v2564 = v2556 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2565 = v2564 + v2559;
-    const __nv_bfloat16 v2566 = c[v2565];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2567 = __bfloat162float(v2566);
+    const iron_bf16 v2566 = c[v2565];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2567 = iron_to_f32(v2566);
     const float v2568 = v2567 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2569 = fmaf(v2563, v3, v2568);
-    const __nv_bfloat16 v2570 = __float2bfloat16_rn(v2569);
+    const iron_bf16 v2570 = iron_f32_to_bf16(v2569);
     c[v2565] = v2570;
   }
   const unsigned int v2571 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3002,11 +3036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2580 = v40.x[116];
     const unsigned int v2581 = v2573 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2582 = v2581 + v2576;
-    const __nv_bfloat16 v2583 = c[v2582];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2584 = __bfloat162float(v2583);
+    const iron_bf16 v2583 = c[v2582];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2584 = iron_to_f32(v2583);
     const float v2585 = v2584 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2586 = fmaf(v2580, v3, v2585);
-    const __nv_bfloat16 v2587 = __float2bfloat16_rn(v2586);
+    const iron_bf16 v2587 = iron_f32_to_bf16(v2586);
     c[v2582] = v2587;
   }
   const unsigned int v2588 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3020,11 +3054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2597 = v40.x[117];
     const unsigned int v2598 = v2590 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2599 = v2598 + v2593;
-    const __nv_bfloat16 v2600 = c[v2599];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2601 = __bfloat162float(v2600);
+    const iron_bf16 v2600 = c[v2599];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2601 = iron_to_f32(v2600);
     const float v2602 = v2601 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2603 = fmaf(v2597, v3, v2602);
-    const __nv_bfloat16 v2604 = __float2bfloat16_rn(v2603);
+    const iron_bf16 v2604 = iron_f32_to_bf16(v2603);
     c[v2599] = v2604;
   }
   const unsigned int v2605 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3038,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2614 = v40.x[118];
     const unsigned int v2615 = v2607 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2616 = v2615 + v2610;
-    const __nv_bfloat16 v2617 = c[v2616];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2618 = __bfloat162float(v2617);
+    const iron_bf16 v2617 = c[v2616];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2618 = iron_to_f32(v2617);
     const float v2619 = v2618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2620 = fmaf(v2614, v3, v2619);
-    const __nv_bfloat16 v2621 = __float2bfloat16_rn(v2620);
+    const iron_bf16 v2621 = iron_f32_to_bf16(v2620);
     c[v2616] = v2621;
   }
   const unsigned int v2622 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3056,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2631 = v40.x[119];
     const unsigned int v2632 = v2624 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2633 = v2632 + v2627;
-    const __nv_bfloat16 v2634 = c[v2633];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2635 = __bfloat162float(v2634);
+    const iron_bf16 v2634 = c[v2633];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2635 = iron_to_f32(v2634);
     const float v2636 = v2635 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2637 = fmaf(v2631, v3, v2636);
-    const __nv_bfloat16 v2638 = __float2bfloat16_rn(v2637);
+    const iron_bf16 v2638 = iron_f32_to_bf16(v2637);
     c[v2633] = v2638;
   }
   const unsigned int v2639 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3074,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2648 = v40.x[120];
     const unsigned int v2649 = v2641 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2650 = v2649 + v2644;
-    const __nv_bfloat16 v2651 = c[v2650];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2652 = __bfloat162float(v2651);
+    const iron_bf16 v2651 = c[v2650];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2652 = iron_to_f32(v2651);
     const float v2653 = v2652 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2654 = fmaf(v2648, v3, v2653);
-    const __nv_bfloat16 v2655 = __float2bfloat16_rn(v2654);
+    const iron_bf16 v2655 = iron_f32_to_bf16(v2654);
     c[v2650] = v2655;
   }
   const unsigned int v2656 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3092,11 +3126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2665 = v40.x[121];
     const unsigned int v2666 = v2658 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2667 = v2666 + v2661;
-    const __nv_bfloat16 v2668 = c[v2667];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2669 = __bfloat162float(v2668);
+    const iron_bf16 v2668 = c[v2667];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2669 = iron_to_f32(v2668);
     const float v2670 = v2669 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2671 = fmaf(v2665, v3, v2670);
-    const __nv_bfloat16 v2672 = __float2bfloat16_rn(v2671);
+    const iron_bf16 v2672 = iron_f32_to_bf16(v2671);
     c[v2667] = v2672;
   }
   const unsigned int v2673 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3110,11 +3144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2682 = v40.x[122];
     const unsigned int v2683 = v2675 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2684 = v2683 + v2678;
-    const __nv_bfloat16 v2685 = c[v2684];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2686 = __bfloat162float(v2685);
+    const iron_bf16 v2685 = c[v2684];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2686 = iron_to_f32(v2685);
     const float v2687 = v2686 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2688 = fmaf(v2682, v3, v2687);
-    const __nv_bfloat16 v2689 = __float2bfloat16_rn(v2688);
+    const iron_bf16 v2689 = iron_f32_to_bf16(v2688);
     c[v2684] = v2689;
   }
   const unsigned int v2690 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3128,11 +3162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2699 = v40.x[123];
     const unsigned int v2700 = v2692 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2701 = v2700 + v2695;
-    const __nv_bfloat16 v2702 = c[v2701];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2703 = __bfloat162float(v2702);
+    const iron_bf16 v2702 = c[v2701];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2703 = iron_to_f32(v2702);
     const float v2704 = v2703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2705 = fmaf(v2699, v3, v2704);
-    const __nv_bfloat16 v2706 = __float2bfloat16_rn(v2705);
+    const iron_bf16 v2706 = iron_f32_to_bf16(v2705);
     c[v2701] = v2706;
   }
   const unsigned int v2707 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3146,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2716 = v40.x[124];
     const unsigned int v2717 = v2709 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2718 = v2717 + v2712;
-    const __nv_bfloat16 v2719 = c[v2718];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2720 = __bfloat162float(v2719);
+    const iron_bf16 v2719 = c[v2718];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2720 = iron_to_f32(v2719);
     const float v2721 = v2720 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2722 = fmaf(v2716, v3, v2721);
-    const __nv_bfloat16 v2723 = __float2bfloat16_rn(v2722);
+    const iron_bf16 v2723 = iron_f32_to_bf16(v2722);
     c[v2718] = v2723;
   }
   const unsigned int v2724 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3164,11 +3198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2733 = v40.x[125];
     const unsigned int v2734 = v2726 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2735 = v2734 + v2729;
-    const __nv_bfloat16 v2736 = c[v2735];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2737 = __bfloat162float(v2736);
+    const iron_bf16 v2736 = c[v2735];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2737 = iron_to_f32(v2736);
     const float v2738 = v2737 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2739 = fmaf(v2733, v3, v2738);
-    const __nv_bfloat16 v2740 = __float2bfloat16_rn(v2739);
+    const iron_bf16 v2740 = iron_f32_to_bf16(v2739);
     c[v2735] = v2740;
   }
   const unsigned int v2741 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3182,11 +3216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2750 = v40.x[126];
     const unsigned int v2751 = v2743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2752 = v2751 + v2746;
-    const __nv_bfloat16 v2753 = c[v2752];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2754 = __bfloat162float(v2753);
+    const iron_bf16 v2753 = c[v2752];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2754 = iron_to_f32(v2753);
     const float v2755 = v2754 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2756 = fmaf(v2750, v3, v2755);
-    const __nv_bfloat16 v2757 = __float2bfloat16_rn(v2756);
+    const iron_bf16 v2757 = iron_f32_to_bf16(v2756);
     c[v2752] = v2757;
   }
   const unsigned int v2758 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3200,11 +3234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const float v2767 = v40.x[127];
     const unsigned int v2768 = v2760 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2769 = v2768 + v2763;
-    const __nv_bfloat16 v2770 = c[v2769];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2771 = __bfloat162float(v2770);
+    const iron_bf16 v2770 = c[v2769];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2771 = iron_to_f32(v2770);
     const float v2772 = v2771 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2773 = fmaf(v2767, v3, v2772);
-    const __nv_bfloat16 v2774 = __float2bfloat16_rn(v2773);
+    const iron_bf16 v2774 = iron_f32_to_bf16(v2773);
     c[v2769] = v2774;
   }
 }

@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   c: in-out f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   c: in-out f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 //   beta: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -158,14 +200,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -181,7 +215,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -200,17 +234,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    __half* __restrict__ c,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    iron_f16* __restrict__ c,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha,
     float beta) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:106
   const unsigned int v1 = n;
@@ -241,10 +275,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
   const unsigned int v38 = v37 << 6u;
   iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v40, 0.0f);
-  iron_frag<__half, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v42, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v44, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v42, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v44, iron_f32_to_f16(0.0f));
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;
@@ -721,14 +755,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
           const unsigned int v527 = v521 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v529 = v527 + v512;
           const unsigned int v530 = v529 + v520;
-          const __half v531 = a[v530];
+          const iron_f16 v531 = a[v530];
           const unsigned int v533 = v518 << 6u;
           const unsigned int v534 = v533 + v520;
           shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = v531;
         } else {
           const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v537 = v536 + v520;
-          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -744,14 +778,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
           const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v555 = v553 + v512;
           const unsigned int v556 = v555 + v546;
-          const __half v557 = b[v556];
+          const iron_f16 v557 = b[v556];
           const unsigned int v559 = v544 << 6u;
           const unsigned int v560 = v559 + v546;
           shm1[(v560 ^ (((v560 >> 6u) & 7u) << 3u))] = v557;
         } else {
           const unsigned int v562 = v544 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v563 = v562 + v546;
-          shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -783,11 +817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v624 = v40.x[0];
     const unsigned int v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v626 = v625 + v620;
-    const __half v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v628 = __half2float(v627);
+    const iron_f16 v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v628 = iron_to_f32(v627);
     const float v629 = v628 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v630 = fmaf(v624, v3, v629);
-    const __half v631 = __float2half_rn(v630);
+    const iron_f16 v631 = iron_f32_to_f16(v630);
     c[v626] = v631;
   }
   const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -801,11 +835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v641 = v40.x[1];
     const unsigned int v642 = v634 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v643 = v642 + v637;
-    const __half v644 = c[v643];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v645 = __half2float(v644);
+    const iron_f16 v644 = c[v643];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v645 = iron_to_f32(v644);
     const float v646 = v645 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v647 = fmaf(v641, v3, v646);
-    const __half v648 = __float2half_rn(v647);
+    const iron_f16 v648 = iron_f32_to_f16(v647);
     c[v643] = v648;
   }
   const unsigned int v649 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -819,11 +853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v658 = v40.x[2];
     const unsigned int v659 = v651 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v660 = v659 + v654;
-    const __half v661 = c[v660];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v662 = __half2float(v661);
+    const iron_f16 v661 = c[v660];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v662 = iron_to_f32(v661);
     const float v663 = v662 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v664 = fmaf(v658, v3, v663);
-    const __half v665 = __float2half_rn(v664);
+    const iron_f16 v665 = iron_f32_to_f16(v664);
     c[v660] = v665;
   }
   const unsigned int v666 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -837,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v675 = v40.x[3];
     const unsigned int v676 = v668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v677 = v676 + v671;
-    const __half v678 = c[v677];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v679 = __half2float(v678);
+    const iron_f16 v678 = c[v677];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v679 = iron_to_f32(v678);
     const float v680 = v679 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v681 = fmaf(v675, v3, v680);
-    const __half v682 = __float2half_rn(v681);
+    const iron_f16 v682 = iron_f32_to_f16(v681);
     c[v677] = v682;
   }
   const unsigned int v683 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -855,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v692 = v40.x[4];
     const unsigned int v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v694 = v693 + v688;
-    const __half v695 = c[v694];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v696 = __half2float(v695);
+    const iron_f16 v695 = c[v694];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v696 = iron_to_f32(v695);
     const float v697 = v696 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v698 = fmaf(v692, v3, v697);
-    const __half v699 = __float2half_rn(v698);
+    const iron_f16 v699 = iron_f32_to_f16(v698);
     c[v694] = v699;
   }
   const unsigned int v700 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -873,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v709 = v40.x[5];
     const unsigned int v710 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v711 = v710 + v705;
-    const __half v712 = c[v711];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v713 = __half2float(v712);
+    const iron_f16 v712 = c[v711];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v713 = iron_to_f32(v712);
     const float v714 = v713 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v715 = fmaf(v709, v3, v714);
-    const __half v716 = __float2half_rn(v715);
+    const iron_f16 v716 = iron_f32_to_f16(v715);
     c[v711] = v716;
   }
   const unsigned int v717 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -891,11 +925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v726 = v40.x[6];
     const unsigned int v727 = v719 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v728 = v727 + v722;
-    const __half v729 = c[v728];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v730 = __half2float(v729);
+    const iron_f16 v729 = c[v728];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v730 = iron_to_f32(v729);
     const float v731 = v730 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v732 = fmaf(v726, v3, v731);
-    const __half v733 = __float2half_rn(v732);
+    const iron_f16 v733 = iron_f32_to_f16(v732);
     c[v728] = v733;
   }
   const unsigned int v734 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -909,11 +943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v743 = v40.x[7];
     const unsigned int v744 = v736 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v745 = v744 + v739;
-    const __half v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v747 = __half2float(v746);
+    const iron_f16 v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v747 = iron_to_f32(v746);
     const float v748 = v747 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v749 = fmaf(v743, v3, v748);
-    const __half v750 = __float2half_rn(v749);
+    const iron_f16 v750 = iron_f32_to_f16(v749);
     c[v745] = v750;
   }
   const unsigned int v751 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -927,11 +961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v760 = v40.x[8];
     const unsigned int v761 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v762 = v761 + v756;
-    const __half v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v764 = __half2float(v763);
+    const iron_f16 v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v764 = iron_to_f32(v763);
     const float v765 = v764 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v766 = fmaf(v760, v3, v765);
-    const __half v767 = __float2half_rn(v766);
+    const iron_f16 v767 = iron_f32_to_f16(v766);
     c[v762] = v767;
   }
   const unsigned int v768 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -945,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v777 = v40.x[9];
     const unsigned int v778 = v770 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v779 = v778 + v773;
-    const __half v780 = c[v779];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v781 = __half2float(v780);
+    const iron_f16 v780 = c[v779];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v781 = iron_to_f32(v780);
     const float v782 = v781 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v783 = fmaf(v777, v3, v782);
-    const __half v784 = __float2half_rn(v783);
+    const iron_f16 v784 = iron_f32_to_f16(v783);
     c[v779] = v784;
   }
   const unsigned int v785 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -963,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v794 = v40.x[10];
     const unsigned int v795 = v787 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v796 = v795 + v790;
-    const __half v797 = c[v796];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v798 = __half2float(v797);
+    const iron_f16 v797 = c[v796];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v798 = iron_to_f32(v797);
     const float v799 = v798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v800 = fmaf(v794, v3, v799);
-    const __half v801 = __float2half_rn(v800);
+    const iron_f16 v801 = iron_f32_to_f16(v800);
     c[v796] = v801;
   }
   const unsigned int v802 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -981,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v811 = v40.x[11];
     const unsigned int v812 = v804 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v813 = v812 + v807;
-    const __half v814 = c[v813];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v815 = __half2float(v814);
+    const iron_f16 v814 = c[v813];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v815 = iron_to_f32(v814);
     const float v816 = v815 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v817 = fmaf(v811, v3, v816);
-    const __half v818 = __float2half_rn(v817);
+    const iron_f16 v818 = iron_f32_to_f16(v817);
     c[v813] = v818;
   }
   const unsigned int v819 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -999,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v828 = v40.x[12];
     const unsigned int v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v830 = v829 + v824;
-    const __half v831 = c[v830];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v832 = __half2float(v831);
+    const iron_f16 v831 = c[v830];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v832 = iron_to_f32(v831);
     const float v833 = v832 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v834 = fmaf(v828, v3, v833);
-    const __half v835 = __float2half_rn(v834);
+    const iron_f16 v835 = iron_f32_to_f16(v834);
     c[v830] = v835;
   }
   const unsigned int v836 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1017,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v845 = v40.x[13];
     const unsigned int v846 = v838 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v847 = v846 + v841;
-    const __half v848 = c[v847];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v849 = __half2float(v848);
+    const iron_f16 v848 = c[v847];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v849 = iron_to_f32(v848);
     const float v850 = v849 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v851 = fmaf(v845, v3, v850);
-    const __half v852 = __float2half_rn(v851);
+    const iron_f16 v852 = iron_f32_to_f16(v851);
     c[v847] = v852;
   }
   const unsigned int v853 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1035,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v862 = v40.x[14];
     const unsigned int v863 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v864 = v863 + v858;
-    const __half v865 = c[v864];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v866 = __half2float(v865);
+    const iron_f16 v865 = c[v864];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v866 = iron_to_f32(v865);
     const float v867 = v866 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v868 = fmaf(v862, v3, v867);
-    const __half v869 = __float2half_rn(v868);
+    const iron_f16 v869 = iron_f32_to_f16(v868);
     c[v864] = v869;
   }
   const unsigned int v870 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1053,11 +1087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v879 = v40.x[15];
     const unsigned int v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v881 = v880 + v875;
-    const __half v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v883 = __half2float(v882);
+    const iron_f16 v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v883 = iron_to_f32(v882);
     const float v884 = v883 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v885 = fmaf(v879, v3, v884);
-    const __half v886 = __float2half_rn(v885);
+    const iron_f16 v886 = iron_f32_to_f16(v885);
     c[v881] = v886;
   }
   const unsigned int v887 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1071,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v896 = v40.x[16];
     const unsigned int v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v898 = v897 + v892;
-    const __half v899 = c[v898];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v900 = __half2float(v899);
+    const iron_f16 v899 = c[v898];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v900 = iron_to_f32(v899);
     const float v901 = v900 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v902 = fmaf(v896, v3, v901);
-    const __half v903 = __float2half_rn(v902);
+    const iron_f16 v903 = iron_f32_to_f16(v902);
     c[v898] = v903;
   }
   const unsigned int v904 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1089,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v913 = v40.x[17];
     const unsigned int v914 = v906 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v915 = v914 + v909;
-    const __half v916 = c[v915];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v917 = __half2float(v916);
+    const iron_f16 v916 = c[v915];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v917 = iron_to_f32(v916);
     const float v918 = v917 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v919 = fmaf(v913, v3, v918);
-    const __half v920 = __float2half_rn(v919);
+    const iron_f16 v920 = iron_f32_to_f16(v919);
     c[v915] = v920;
   }
   const unsigned int v921 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1107,11 +1141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v930 = v40.x[18];
     const unsigned int v931 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v932 = v931 + v926;
-    const __half v933 = c[v932];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v934 = __half2float(v933);
+    const iron_f16 v933 = c[v932];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v934 = iron_to_f32(v933);
     const float v935 = v934 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v936 = fmaf(v930, v3, v935);
-    const __half v937 = __float2half_rn(v936);
+    const iron_f16 v937 = iron_f32_to_f16(v936);
     c[v932] = v937;
   }
   const unsigned int v938 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1125,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v947 = v40.x[19];
     const unsigned int v948 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v949 = v948 + v943;
-    const __half v950 = c[v949];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v951 = __half2float(v950);
+    const iron_f16 v950 = c[v949];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v951 = iron_to_f32(v950);
     const float v952 = v951 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v953 = fmaf(v947, v3, v952);
-    const __half v954 = __float2half_rn(v953);
+    const iron_f16 v954 = iron_f32_to_f16(v953);
     c[v949] = v954;
   }
   const unsigned int v955 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1143,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v964 = v40.x[20];
     const unsigned int v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v966 = v965 + v960;
-    const __half v967 = c[v966];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v968 = __half2float(v967);
+    const iron_f16 v967 = c[v966];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v968 = iron_to_f32(v967);
     const float v969 = v968 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v970 = fmaf(v964, v3, v969);
-    const __half v971 = __float2half_rn(v970);
+    const iron_f16 v971 = iron_f32_to_f16(v970);
     c[v966] = v971;
   }
   const unsigned int v972 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1161,11 +1195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v981 = v40.x[21];
     const unsigned int v982 = v974 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v983 = v982 + v977;
-    const __half v984 = c[v983];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v985 = __half2float(v984);
+    const iron_f16 v984 = c[v983];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v985 = iron_to_f32(v984);
     const float v986 = v985 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v987 = fmaf(v981, v3, v986);
-    const __half v988 = __float2half_rn(v987);
+    const iron_f16 v988 = iron_f32_to_f16(v987);
     c[v983] = v988;
   }
   const unsigned int v989 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1179,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v998 = v40.x[22];
     const unsigned int v999 = v991 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1000 = v999 + v994;
-    const __half v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1002 = __half2float(v1001);
+    const iron_f16 v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1002 = iron_to_f32(v1001);
     const float v1003 = v1002 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1004 = fmaf(v998, v3, v1003);
-    const __half v1005 = __float2half_rn(v1004);
+    const iron_f16 v1005 = iron_f32_to_f16(v1004);
     c[v1000] = v1005;
   }
   const unsigned int v1006 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1197,11 +1231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1015 = v40.x[23];
     const unsigned int v1016 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1017 = v1016 + v1011;
-    const __half v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1019 = __half2float(v1018);
+    const iron_f16 v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1019 = iron_to_f32(v1018);
     const float v1020 = v1019 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1021 = fmaf(v1015, v3, v1020);
-    const __half v1022 = __float2half_rn(v1021);
+    const iron_f16 v1022 = iron_f32_to_f16(v1021);
     c[v1017] = v1022;
   }
   const unsigned int v1023 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1215,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1032 = v40.x[24];
     const unsigned int v1033 = v1025 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1034 = v1033 + v1028;
-    const __half v1035 = c[v1034];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1036 = __half2float(v1035);
+    const iron_f16 v1035 = c[v1034];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1036 = iron_to_f32(v1035);
     const float v1037 = v1036 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1038 = fmaf(v1032, v3, v1037);
-    const __half v1039 = __float2half_rn(v1038);
+    const iron_f16 v1039 = iron_f32_to_f16(v1038);
     c[v1034] = v1039;
   }
   const unsigned int v1040 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1233,11 +1267,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1049 = v40.x[25];
     const unsigned int v1050 = v1042 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1051 = v1050 + v1045;
-    const __half v1052 = c[v1051];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1053 = __half2float(v1052);
+    const iron_f16 v1052 = c[v1051];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1053 = iron_to_f32(v1052);
     const float v1054 = v1053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1055 = fmaf(v1049, v3, v1054);
-    const __half v1056 = __float2half_rn(v1055);
+    const iron_f16 v1056 = iron_f32_to_f16(v1055);
     c[v1051] = v1056;
   }
   const unsigned int v1057 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1251,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1066 = v40.x[26];
     const unsigned int v1067 = v1059 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1068 = v1067 + v1062;
-    const __half v1069 = c[v1068];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1070 = __half2float(v1069);
+    const iron_f16 v1069 = c[v1068];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1070 = iron_to_f32(v1069);
     const float v1071 = v1070 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1072 = fmaf(v1066, v3, v1071);
-    const __half v1073 = __float2half_rn(v1072);
+    const iron_f16 v1073 = iron_f32_to_f16(v1072);
     c[v1068] = v1073;
   }
   const unsigned int v1074 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1269,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1083 = v40.x[27];
     const unsigned int v1084 = v1076 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1085 = v1084 + v1079;
-    const __half v1086 = c[v1085];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1087 = __half2float(v1086);
+    const iron_f16 v1086 = c[v1085];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1087 = iron_to_f32(v1086);
     const float v1088 = v1087 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1089 = fmaf(v1083, v3, v1088);
-    const __half v1090 = __float2half_rn(v1089);
+    const iron_f16 v1090 = iron_f32_to_f16(v1089);
     c[v1085] = v1090;
   }
   const unsigned int v1091 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1287,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1100 = v40.x[28];
     const unsigned int v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1102 = v1101 + v1096;
-    const __half v1103 = c[v1102];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1104 = __half2float(v1103);
+    const iron_f16 v1103 = c[v1102];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1104 = iron_to_f32(v1103);
     const float v1105 = v1104 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1106 = fmaf(v1100, v3, v1105);
-    const __half v1107 = __float2half_rn(v1106);
+    const iron_f16 v1107 = iron_f32_to_f16(v1106);
     c[v1102] = v1107;
   }
   const unsigned int v1108 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1305,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1117 = v40.x[29];
     const unsigned int v1118 = v1110 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1119 = v1118 + v1113;
-    const __half v1120 = c[v1119];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1121 = __half2float(v1120);
+    const iron_f16 v1120 = c[v1119];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1121 = iron_to_f32(v1120);
     const float v1122 = v1121 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1123 = fmaf(v1117, v3, v1122);
-    const __half v1124 = __float2half_rn(v1123);
+    const iron_f16 v1124 = iron_f32_to_f16(v1123);
     c[v1119] = v1124;
   }
   const unsigned int v1125 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1323,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1134 = v40.x[30];
     const unsigned int v1135 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1136 = v1135 + v1130;
-    const __half v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1138 = __half2float(v1137);
+    const iron_f16 v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1138 = iron_to_f32(v1137);
     const float v1139 = v1138 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1140 = fmaf(v1134, v3, v1139);
-    const __half v1141 = __float2half_rn(v1140);
+    const iron_f16 v1141 = iron_f32_to_f16(v1140);
     c[v1136] = v1141;
   }
   const unsigned int v1142 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1341,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1151 = v40.x[31];
     const unsigned int v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1153 = v1152 + v1147;
-    const __half v1154 = c[v1153];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1155 = __half2float(v1154);
+    const iron_f16 v1154 = c[v1153];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1155 = iron_to_f32(v1154);
     const float v1156 = v1155 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1157 = fmaf(v1151, v3, v1156);
-    const __half v1158 = __float2half_rn(v1157);
+    const iron_f16 v1158 = iron_f32_to_f16(v1157);
     c[v1153] = v1158;
   }
   const unsigned int v1159 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1359,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1168 = v40.x[32];
     const unsigned int v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1170 = v1169 + v1164;
-    const __half v1171 = c[v1170];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1172 = __half2float(v1171);
+    const iron_f16 v1171 = c[v1170];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1172 = iron_to_f32(v1171);
     const float v1173 = v1172 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1174 = fmaf(v1168, v3, v1173);
-    const __half v1175 = __float2half_rn(v1174);
+    const iron_f16 v1175 = iron_f32_to_f16(v1174);
     c[v1170] = v1175;
   }
   const unsigned int v1176 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1377,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1185 = v40.x[33];
     const unsigned int v1186 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1187 = v1186 + v1181;
-    const __half v1188 = c[v1187];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1189 = __half2float(v1188);
+    const iron_f16 v1188 = c[v1187];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1189 = iron_to_f32(v1188);
     const float v1190 = v1189 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1191 = fmaf(v1185, v3, v1190);
-    const __half v1192 = __float2half_rn(v1191);
+    const iron_f16 v1192 = iron_f32_to_f16(v1191);
     c[v1187] = v1192;
   }
   const unsigned int v1193 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1395,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1202 = v40.x[34];
     const unsigned int v1203 = v1195 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1204 = v1203 + v1198;
-    const __half v1205 = c[v1204];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1206 = __half2float(v1205);
+    const iron_f16 v1205 = c[v1204];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1206 = iron_to_f32(v1205);
     const float v1207 = v1206 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1208 = fmaf(v1202, v3, v1207);
-    const __half v1209 = __float2half_rn(v1208);
+    const iron_f16 v1209 = iron_f32_to_f16(v1208);
     c[v1204] = v1209;
   }
   const unsigned int v1210 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1413,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1219 = v40.x[35];
     const unsigned int v1220 = v1212 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1221 = v1220 + v1215;
-    const __half v1222 = c[v1221];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1223 = __half2float(v1222);
+    const iron_f16 v1222 = c[v1221];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1223 = iron_to_f32(v1222);
     const float v1224 = v1223 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1225 = fmaf(v1219, v3, v1224);
-    const __half v1226 = __float2half_rn(v1225);
+    const iron_f16 v1226 = iron_f32_to_f16(v1225);
     c[v1221] = v1226;
   }
   const unsigned int v1227 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1431,11 +1465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1236 = v40.x[36];
     const unsigned int v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1238 = v1237 + v1232;
-    const __half v1239 = c[v1238];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1240 = __half2float(v1239);
+    const iron_f16 v1239 = c[v1238];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1240 = iron_to_f32(v1239);
     const float v1241 = v1240 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1242 = fmaf(v1236, v3, v1241);
-    const __half v1243 = __float2half_rn(v1242);
+    const iron_f16 v1243 = iron_f32_to_f16(v1242);
     c[v1238] = v1243;
   }
   const unsigned int v1244 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1449,11 +1483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1253 = v40.x[37];
     const unsigned int v1254 = v1246 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1255 = v1254 + v1249;
-    const __half v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1257 = __half2float(v1256);
+    const iron_f16 v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1257 = iron_to_f32(v1256);
     const float v1258 = v1257 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1259 = fmaf(v1253, v3, v1258);
-    const __half v1260 = __float2half_rn(v1259);
+    const iron_f16 v1260 = iron_f32_to_f16(v1259);
     c[v1255] = v1260;
   }
   const unsigned int v1261 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1467,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1270 = v40.x[38];
     const unsigned int v1271 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1272 = v1271 + v1266;
-    const __half v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1274 = __half2float(v1273);
+    const iron_f16 v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1274 = iron_to_f32(v1273);
     const float v1275 = v1274 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1276 = fmaf(v1270, v3, v1275);
-    const __half v1277 = __float2half_rn(v1276);
+    const iron_f16 v1277 = iron_f32_to_f16(v1276);
     c[v1272] = v1277;
   }
   const unsigned int v1278 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1485,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1287 = v40.x[39];
     const unsigned int v1288 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1289 = v1288 + v1283;
-    const __half v1290 = c[v1289];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1291 = __half2float(v1290);
+    const iron_f16 v1290 = c[v1289];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1291 = iron_to_f32(v1290);
     const float v1292 = v1291 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1293 = fmaf(v1287, v3, v1292);
-    const __half v1294 = __float2half_rn(v1293);
+    const iron_f16 v1294 = iron_f32_to_f16(v1293);
     c[v1289] = v1294;
   }
   const unsigned int v1295 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1503,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1304 = v40.x[40];
     const unsigned int v1305 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1306 = v1305 + v1300;
-    const __half v1307 = c[v1306];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1308 = __half2float(v1307);
+    const iron_f16 v1307 = c[v1306];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1308 = iron_to_f32(v1307);
     const float v1309 = v1308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1310 = fmaf(v1304, v3, v1309);
-    const __half v1311 = __float2half_rn(v1310);
+    const iron_f16 v1311 = iron_f32_to_f16(v1310);
     c[v1306] = v1311;
   }
   const unsigned int v1312 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1521,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1321 = v40.x[41];
     const unsigned int v1322 = v1314 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1323 = v1322 + v1317;
-    const __half v1324 = c[v1323];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1325 = __half2float(v1324);
+    const iron_f16 v1324 = c[v1323];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1325 = iron_to_f32(v1324);
     const float v1326 = v1325 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1327 = fmaf(v1321, v3, v1326);
-    const __half v1328 = __float2half_rn(v1327);
+    const iron_f16 v1328 = iron_f32_to_f16(v1327);
     c[v1323] = v1328;
   }
   const unsigned int v1329 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1539,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1338 = v40.x[42];
     const unsigned int v1339 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1340 = v1339 + v1334;
-    const __half v1341 = c[v1340];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1342 = __half2float(v1341);
+    const iron_f16 v1341 = c[v1340];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1342 = iron_to_f32(v1341);
     const float v1343 = v1342 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1344 = fmaf(v1338, v3, v1343);
-    const __half v1345 = __float2half_rn(v1344);
+    const iron_f16 v1345 = iron_f32_to_f16(v1344);
     c[v1340] = v1345;
   }
   const unsigned int v1346 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1557,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1355 = v40.x[43];
     const unsigned int v1356 = v1348 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1357 = v1356 + v1351;
-    const __half v1358 = c[v1357];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1359 = __half2float(v1358);
+    const iron_f16 v1358 = c[v1357];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1359 = iron_to_f32(v1358);
     const float v1360 = v1359 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1361 = fmaf(v1355, v3, v1360);
-    const __half v1362 = __float2half_rn(v1361);
+    const iron_f16 v1362 = iron_f32_to_f16(v1361);
     c[v1357] = v1362;
   }
   const unsigned int v1363 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1575,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1372 = v40.x[44];
     const unsigned int v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1374 = v1373 + v1368;
-    const __half v1375 = c[v1374];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1376 = __half2float(v1375);
+    const iron_f16 v1375 = c[v1374];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1376 = iron_to_f32(v1375);
     const float v1377 = v1376 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1378 = fmaf(v1372, v3, v1377);
-    const __half v1379 = __float2half_rn(v1378);
+    const iron_f16 v1379 = iron_f32_to_f16(v1378);
     c[v1374] = v1379;
   }
   const unsigned int v1380 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1593,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1389 = v40.x[45];
     const unsigned int v1390 = v1382 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1391 = v1390 + v1385;
-    const __half v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1393 = __half2float(v1392);
+    const iron_f16 v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1393 = iron_to_f32(v1392);
     const float v1394 = v1393 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1395 = fmaf(v1389, v3, v1394);
-    const __half v1396 = __float2half_rn(v1395);
+    const iron_f16 v1396 = iron_f32_to_f16(v1395);
     c[v1391] = v1396;
   }
   const unsigned int v1397 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1611,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1406 = v40.x[46];
     const unsigned int v1407 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1408 = v1407 + v1402;
-    const __half v1409 = c[v1408];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1410 = __half2float(v1409);
+    const iron_f16 v1409 = c[v1408];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1410 = iron_to_f32(v1409);
     const float v1411 = v1410 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1412 = fmaf(v1406, v3, v1411);
-    const __half v1413 = __float2half_rn(v1412);
+    const iron_f16 v1413 = iron_f32_to_f16(v1412);
     c[v1408] = v1413;
   }
   const unsigned int v1414 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1629,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1423 = v40.x[47];
     const unsigned int v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1425 = v1424 + v1419;
-    const __half v1426 = c[v1425];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1427 = __half2float(v1426);
+    const iron_f16 v1426 = c[v1425];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1427 = iron_to_f32(v1426);
     const float v1428 = v1427 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1429 = fmaf(v1423, v3, v1428);
-    const __half v1430 = __float2half_rn(v1429);
+    const iron_f16 v1430 = iron_f32_to_f16(v1429);
     c[v1425] = v1430;
   }
   const unsigned int v1431 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1647,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1440 = v40.x[48];
     const unsigned int v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1442 = v1441 + v1436;
-    const __half v1443 = c[v1442];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1444 = __half2float(v1443);
+    const iron_f16 v1443 = c[v1442];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1444 = iron_to_f32(v1443);
     const float v1445 = v1444 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1446 = fmaf(v1440, v3, v1445);
-    const __half v1447 = __float2half_rn(v1446);
+    const iron_f16 v1447 = iron_f32_to_f16(v1446);
     c[v1442] = v1447;
   }
   const unsigned int v1448 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1665,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1457 = v40.x[49];
     const unsigned int v1458 = v1450 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1459 = v1458 + v1453;
-    const __half v1460 = c[v1459];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1461 = __half2float(v1460);
+    const iron_f16 v1460 = c[v1459];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1461 = iron_to_f32(v1460);
     const float v1462 = v1461 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1463 = fmaf(v1457, v3, v1462);
-    const __half v1464 = __float2half_rn(v1463);
+    const iron_f16 v1464 = iron_f32_to_f16(v1463);
     c[v1459] = v1464;
   }
   const unsigned int v1465 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1683,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1474 = v40.x[50];
     const unsigned int v1475 = v1467 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1476 = v1475 + v1470;
-    const __half v1477 = c[v1476];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1478 = __half2float(v1477);
+    const iron_f16 v1477 = c[v1476];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1478 = iron_to_f32(v1477);
     const float v1479 = v1478 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1480 = fmaf(v1474, v3, v1479);
-    const __half v1481 = __float2half_rn(v1480);
+    const iron_f16 v1481 = iron_f32_to_f16(v1480);
     c[v1476] = v1481;
   }
   const unsigned int v1482 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1701,11 +1735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1491 = v40.x[51];
     const unsigned int v1492 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1493 = v1492 + v1487;
-    const __half v1494 = c[v1493];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1495 = __half2float(v1494);
+    const iron_f16 v1494 = c[v1493];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1495 = iron_to_f32(v1494);
     const float v1496 = v1495 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1497 = fmaf(v1491, v3, v1496);
-    const __half v1498 = __float2half_rn(v1497);
+    const iron_f16 v1498 = iron_f32_to_f16(v1497);
     c[v1493] = v1498;
   }
   const unsigned int v1499 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1719,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1508 = v40.x[52];
     const unsigned int v1509 = v1501 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1510 = v1509 + v1504;
-    const __half v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1512 = __half2float(v1511);
+    const iron_f16 v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1512 = iron_to_f32(v1511);
     const float v1513 = v1512 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1514 = fmaf(v1508, v3, v1513);
-    const __half v1515 = __float2half_rn(v1514);
+    const iron_f16 v1515 = iron_f32_to_f16(v1514);
     c[v1510] = v1515;
   }
   const unsigned int v1516 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1737,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1525 = v40.x[53];
     const unsigned int v1526 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1527 = v1526 + v1521;
-    const __half v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1529 = __half2float(v1528);
+    const iron_f16 v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1529 = iron_to_f32(v1528);
     const float v1530 = v1529 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1531 = fmaf(v1525, v3, v1530);
-    const __half v1532 = __float2half_rn(v1531);
+    const iron_f16 v1532 = iron_f32_to_f16(v1531);
     c[v1527] = v1532;
   }
   const unsigned int v1533 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1755,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1542 = v40.x[54];
     const unsigned int v1543 = v1535 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1544 = v1543 + v1538;
-    const __half v1545 = c[v1544];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1546 = __half2float(v1545);
+    const iron_f16 v1545 = c[v1544];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1546 = iron_to_f32(v1545);
     const float v1547 = v1546 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1548 = fmaf(v1542, v3, v1547);
-    const __half v1549 = __float2half_rn(v1548);
+    const iron_f16 v1549 = iron_f32_to_f16(v1548);
     c[v1544] = v1549;
   }
   const unsigned int v1550 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1773,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1559 = v40.x[55];
     const unsigned int v1560 = v1552 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1561 = v1560 + v1555;
-    const __half v1562 = c[v1561];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1563 = __half2float(v1562);
+    const iron_f16 v1562 = c[v1561];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1563 = iron_to_f32(v1562);
     const float v1564 = v1563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1565 = fmaf(v1559, v3, v1564);
-    const __half v1566 = __float2half_rn(v1565);
+    const iron_f16 v1566 = iron_f32_to_f16(v1565);
     c[v1561] = v1566;
   }
   const unsigned int v1567 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1791,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1576 = v40.x[56];
     const unsigned int v1577 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1578 = v1577 + v1572;
-    const __half v1579 = c[v1578];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1580 = __half2float(v1579);
+    const iron_f16 v1579 = c[v1578];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1580 = iron_to_f32(v1579);
     const float v1581 = v1580 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1582 = fmaf(v1576, v3, v1581);
-    const __half v1583 = __float2half_rn(v1582);
+    const iron_f16 v1583 = iron_f32_to_f16(v1582);
     c[v1578] = v1583;
   }
   const unsigned int v1584 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1809,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1593 = v40.x[57];
     const unsigned int v1594 = v1586 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1595 = v1594 + v1589;
-    const __half v1596 = c[v1595];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1597 = __half2float(v1596);
+    const iron_f16 v1596 = c[v1595];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1597 = iron_to_f32(v1596);
     const float v1598 = v1597 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1599 = fmaf(v1593, v3, v1598);
-    const __half v1600 = __float2half_rn(v1599);
+    const iron_f16 v1600 = iron_f32_to_f16(v1599);
     c[v1595] = v1600;
   }
   const unsigned int v1601 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1827,11 +1861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1610 = v40.x[58];
     const unsigned int v1611 = v1603 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1612 = v1611 + v1606;
-    const __half v1613 = c[v1612];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1614 = __half2float(v1613);
+    const iron_f16 v1613 = c[v1612];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1614 = iron_to_f32(v1613);
     const float v1615 = v1614 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1616 = fmaf(v1610, v3, v1615);
-    const __half v1617 = __float2half_rn(v1616);
+    const iron_f16 v1617 = iron_f32_to_f16(v1616);
     c[v1612] = v1617;
   }
   const unsigned int v1618 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1845,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1627 = v40.x[59];
     const unsigned int v1628 = v1620 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1629 = v1628 + v1623;
-    const __half v1630 = c[v1629];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1631 = __half2float(v1630);
+    const iron_f16 v1630 = c[v1629];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1631 = iron_to_f32(v1630);
     const float v1632 = v1631 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1633 = fmaf(v1627, v3, v1632);
-    const __half v1634 = __float2half_rn(v1633);
+    const iron_f16 v1634 = iron_f32_to_f16(v1633);
     c[v1629] = v1634;
   }
   const unsigned int v1635 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1863,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1644 = v40.x[60];
     const unsigned int v1645 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1646 = v1645 + v1640;
-    const __half v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1648 = __half2float(v1647);
+    const iron_f16 v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1648 = iron_to_f32(v1647);
     const float v1649 = v1648 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1650 = fmaf(v1644, v3, v1649);
-    const __half v1651 = __float2half_rn(v1650);
+    const iron_f16 v1651 = iron_f32_to_f16(v1650);
     c[v1646] = v1651;
   }
   const unsigned int v1652 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1881,11 +1915,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1661 = v40.x[61];
     const unsigned int v1662 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1663 = v1662 + v1657;
-    const __half v1664 = c[v1663];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1665 = __half2float(v1664);
+    const iron_f16 v1664 = c[v1663];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1665 = iron_to_f32(v1664);
     const float v1666 = v1665 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1667 = fmaf(v1661, v3, v1666);
-    const __half v1668 = __float2half_rn(v1667);
+    const iron_f16 v1668 = iron_f32_to_f16(v1667);
     c[v1663] = v1668;
   }
   const unsigned int v1669 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1899,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1678 = v40.x[62];
     const unsigned int v1679 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1680 = v1679 + v1674;
-    const __half v1681 = c[v1680];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1682 = __half2float(v1681);
+    const iron_f16 v1681 = c[v1680];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1682 = iron_to_f32(v1681);
     const float v1683 = v1682 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1684 = fmaf(v1678, v3, v1683);
-    const __half v1685 = __float2half_rn(v1684);
+    const iron_f16 v1685 = iron_f32_to_f16(v1684);
     c[v1680] = v1685;
   }
   const unsigned int v1686 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1917,11 +1951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1695 = v40.x[63];
     const unsigned int v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1697 = v1696 + v1691;
-    const __half v1698 = c[v1697];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1699 = __half2float(v1698);
+    const iron_f16 v1698 = c[v1697];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1699 = iron_to_f32(v1698);
     const float v1700 = v1699 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1701 = fmaf(v1695, v3, v1700);
-    const __half v1702 = __float2half_rn(v1701);
+    const iron_f16 v1702 = iron_f32_to_f16(v1701);
     c[v1697] = v1702;
   }
   const unsigned int v1703 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1935,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1712 = v40.x[64];
     const unsigned int v1713 = v1705 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1714 = v1713 + v1708;
-    const __half v1715 = c[v1714];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1716 = __half2float(v1715);
+    const iron_f16 v1715 = c[v1714];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1716 = iron_to_f32(v1715);
     const float v1717 = v1716 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1718 = fmaf(v1712, v3, v1717);
-    const __half v1719 = __float2half_rn(v1718);
+    const iron_f16 v1719 = iron_f32_to_f16(v1718);
     c[v1714] = v1719;
   }
   const unsigned int v1720 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1953,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1729 = v40.x[65];
     const unsigned int v1730 = v1722 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1731 = v1730 + v1725;
-    const __half v1732 = c[v1731];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1733 = __half2float(v1732);
+    const iron_f16 v1732 = c[v1731];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1733 = iron_to_f32(v1732);
     const float v1734 = v1733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1735 = fmaf(v1729, v3, v1734);
-    const __half v1736 = __float2half_rn(v1735);
+    const iron_f16 v1736 = iron_f32_to_f16(v1735);
     c[v1731] = v1736;
   }
   const unsigned int v1737 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1971,11 +2005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1746 = v40.x[66];
     const unsigned int v1747 = v1739 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1748 = v1747 + v1742;
-    const __half v1749 = c[v1748];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1750 = __half2float(v1749);
+    const iron_f16 v1749 = c[v1748];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1750 = iron_to_f32(v1749);
     const float v1751 = v1750 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1752 = fmaf(v1746, v3, v1751);
-    const __half v1753 = __float2half_rn(v1752);
+    const iron_f16 v1753 = iron_f32_to_f16(v1752);
     c[v1748] = v1753;
   }
   const unsigned int v1754 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1989,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1763 = v40.x[67];
     const unsigned int v1764 = v1756 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1765 = v1764 + v1759;
-    const __half v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1767 = __half2float(v1766);
+    const iron_f16 v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1767 = iron_to_f32(v1766);
     const float v1768 = v1767 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1769 = fmaf(v1763, v3, v1768);
-    const __half v1770 = __float2half_rn(v1769);
+    const iron_f16 v1770 = iron_f32_to_f16(v1769);
     c[v1765] = v1770;
   }
   const unsigned int v1771 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2007,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1780 = v40.x[68];
     const unsigned int v1781 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1782 = v1781 + v1776;
-    const __half v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1784 = __half2float(v1783);
+    const iron_f16 v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1784 = iron_to_f32(v1783);
     const float v1785 = v1784 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1786 = fmaf(v1780, v3, v1785);
-    const __half v1787 = __float2half_rn(v1786);
+    const iron_f16 v1787 = iron_f32_to_f16(v1786);
     c[v1782] = v1787;
   }
   const unsigned int v1788 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2025,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1797 = v40.x[69];
     const unsigned int v1798 = v1790 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1799 = v1798 + v1793;
-    const __half v1800 = c[v1799];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1801 = __half2float(v1800);
+    const iron_f16 v1800 = c[v1799];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1801 = iron_to_f32(v1800);
     const float v1802 = v1801 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1803 = fmaf(v1797, v3, v1802);
-    const __half v1804 = __float2half_rn(v1803);
+    const iron_f16 v1804 = iron_f32_to_f16(v1803);
     c[v1799] = v1804;
   }
   const unsigned int v1805 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2043,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1814 = v40.x[70];
     const unsigned int v1815 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1816 = v1815 + v1810;
-    const __half v1817 = c[v1816];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1818 = __half2float(v1817);
+    const iron_f16 v1817 = c[v1816];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1818 = iron_to_f32(v1817);
     const float v1819 = v1818 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1820 = fmaf(v1814, v3, v1819);
-    const __half v1821 = __float2half_rn(v1820);
+    const iron_f16 v1821 = iron_f32_to_f16(v1820);
     c[v1816] = v1821;
   }
   const unsigned int v1822 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2061,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1831 = v40.x[71];
     const unsigned int v1832 = v1824 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1833 = v1832 + v1827;
-    const __half v1834 = c[v1833];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1835 = __half2float(v1834);
+    const iron_f16 v1834 = c[v1833];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1835 = iron_to_f32(v1834);
     const float v1836 = v1835 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1837 = fmaf(v1831, v3, v1836);
-    const __half v1838 = __float2half_rn(v1837);
+    const iron_f16 v1838 = iron_f32_to_f16(v1837);
     c[v1833] = v1838;
   }
   const unsigned int v1839 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2079,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1848 = v40.x[72];
     const unsigned int v1849 = v1841 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1850 = v1849 + v1844;
-    const __half v1851 = c[v1850];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1852 = __half2float(v1851);
+    const iron_f16 v1851 = c[v1850];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1852 = iron_to_f32(v1851);
     const float v1853 = v1852 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1854 = fmaf(v1848, v3, v1853);
-    const __half v1855 = __float2half_rn(v1854);
+    const iron_f16 v1855 = iron_f32_to_f16(v1854);
     c[v1850] = v1855;
   }
   const unsigned int v1856 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2097,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1865 = v40.x[73];
     const unsigned int v1866 = v1858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1867 = v1866 + v1861;
-    const __half v1868 = c[v1867];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1869 = __half2float(v1868);
+    const iron_f16 v1868 = c[v1867];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1869 = iron_to_f32(v1868);
     const float v1870 = v1869 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1871 = fmaf(v1865, v3, v1870);
-    const __half v1872 = __float2half_rn(v1871);
+    const iron_f16 v1872 = iron_f32_to_f16(v1871);
     c[v1867] = v1872;
   }
   const unsigned int v1873 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2115,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1882 = v40.x[74];
     const unsigned int v1883 = v1875 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1884 = v1883 + v1878;
-    const __half v1885 = c[v1884];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1886 = __half2float(v1885);
+    const iron_f16 v1885 = c[v1884];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1886 = iron_to_f32(v1885);
     const float v1887 = v1886 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1888 = fmaf(v1882, v3, v1887);
-    const __half v1889 = __float2half_rn(v1888);
+    const iron_f16 v1889 = iron_f32_to_f16(v1888);
     c[v1884] = v1889;
   }
   const unsigned int v1890 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2133,11 +2167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1899 = v40.x[75];
     const unsigned int v1900 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1901 = v1900 + v1895;
-    const __half v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1903 = __half2float(v1902);
+    const iron_f16 v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1903 = iron_to_f32(v1902);
     const float v1904 = v1903 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1905 = fmaf(v1899, v3, v1904);
-    const __half v1906 = __float2half_rn(v1905);
+    const iron_f16 v1906 = iron_f32_to_f16(v1905);
     c[v1901] = v1906;
   }
   const unsigned int v1907 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2151,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1916 = v40.x[76];
     const unsigned int v1917 = v1909 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1918 = v1917 + v1912;
-    const __half v1919 = c[v1918];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1920 = __half2float(v1919);
+    const iron_f16 v1919 = c[v1918];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1920 = iron_to_f32(v1919);
     const float v1921 = v1920 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1922 = fmaf(v1916, v3, v1921);
-    const __half v1923 = __float2half_rn(v1922);
+    const iron_f16 v1923 = iron_f32_to_f16(v1922);
     c[v1918] = v1923;
   }
   const unsigned int v1924 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2169,11 +2203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1933 = v40.x[77];
     const unsigned int v1934 = v1926 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1935 = v1934 + v1929;
-    const __half v1936 = c[v1935];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1937 = __half2float(v1936);
+    const iron_f16 v1936 = c[v1935];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1937 = iron_to_f32(v1936);
     const float v1938 = v1937 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1939 = fmaf(v1933, v3, v1938);
-    const __half v1940 = __float2half_rn(v1939);
+    const iron_f16 v1940 = iron_f32_to_f16(v1939);
     c[v1935] = v1940;
   }
   const unsigned int v1941 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2187,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1950 = v40.x[78];
     const unsigned int v1951 = v1943 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1952 = v1951 + v1946;
-    const __half v1953 = c[v1952];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1954 = __half2float(v1953);
+    const iron_f16 v1953 = c[v1952];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1954 = iron_to_f32(v1953);
     const float v1955 = v1954 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1956 = fmaf(v1950, v3, v1955);
-    const __half v1957 = __float2half_rn(v1956);
+    const iron_f16 v1957 = iron_f32_to_f16(v1956);
     c[v1952] = v1957;
   }
   const unsigned int v1958 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2205,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1967 = v40.x[79];
     const unsigned int v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1969 = v1968 + v1963;
-    const __half v1970 = c[v1969];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1971 = __half2float(v1970);
+    const iron_f16 v1970 = c[v1969];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1971 = iron_to_f32(v1970);
     const float v1972 = v1971 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1973 = fmaf(v1967, v3, v1972);
-    const __half v1974 = __float2half_rn(v1973);
+    const iron_f16 v1974 = iron_f32_to_f16(v1973);
     c[v1969] = v1974;
   }
   const unsigned int v1975 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2223,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v1984 = v40.x[80];
     const unsigned int v1985 = v1977 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1986 = v1985 + v1980;
-    const __half v1987 = c[v1986];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1988 = __half2float(v1987);
+    const iron_f16 v1987 = c[v1986];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1988 = iron_to_f32(v1987);
     const float v1989 = v1988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v1990 = fmaf(v1984, v3, v1989);
-    const __half v1991 = __float2half_rn(v1990);
+    const iron_f16 v1991 = iron_f32_to_f16(v1990);
     c[v1986] = v1991;
   }
   const unsigned int v1992 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2241,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2001 = v40.x[81];
     const unsigned int v2002 = v1994 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2003 = v2002 + v1997;
-    const __half v2004 = c[v2003];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2005 = __half2float(v2004);
+    const iron_f16 v2004 = c[v2003];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2005 = iron_to_f32(v2004);
     const float v2006 = v2005 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2007 = fmaf(v2001, v3, v2006);
-    const __half v2008 = __float2half_rn(v2007);
+    const iron_f16 v2008 = iron_f32_to_f16(v2007);
     c[v2003] = v2008;
   }
   const unsigned int v2009 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2259,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2018 = v40.x[82];
     const unsigned int v2019 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2020 = v2019 + v2014;
-    const __half v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2022 = __half2float(v2021);
+    const iron_f16 v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2022 = iron_to_f32(v2021);
     const float v2023 = v2022 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2024 = fmaf(v2018, v3, v2023);
-    const __half v2025 = __float2half_rn(v2024);
+    const iron_f16 v2025 = iron_f32_to_f16(v2024);
     c[v2020] = v2025;
   }
   const unsigned int v2026 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2277,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2035 = v40.x[83];
     const unsigned int v2036 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2037 = v2036 + v2031;
-    const __half v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2039 = __half2float(v2038);
+    const iron_f16 v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2039 = iron_to_f32(v2038);
     const float v2040 = v2039 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2041 = fmaf(v2035, v3, v2040);
-    const __half v2042 = __float2half_rn(v2041);
+    const iron_f16 v2042 = iron_f32_to_f16(v2041);
     c[v2037] = v2042;
   }
   const unsigned int v2043 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2295,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2052 = v40.x[84];
     const unsigned int v2053 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2054 = v2053 + v2048;
-    const __half v2055 = c[v2054];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2056 = __half2float(v2055);
+    const iron_f16 v2055 = c[v2054];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2056 = iron_to_f32(v2055);
     const float v2057 = v2056 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2058 = fmaf(v2052, v3, v2057);
-    const __half v2059 = __float2half_rn(v2058);
+    const iron_f16 v2059 = iron_f32_to_f16(v2058);
     c[v2054] = v2059;
   }
   const unsigned int v2060 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2313,11 +2347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2069 = v40.x[85];
     const unsigned int v2070 = v2062 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2071 = v2070 + v2065;
-    const __half v2072 = c[v2071];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2073 = __half2float(v2072);
+    const iron_f16 v2072 = c[v2071];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2073 = iron_to_f32(v2072);
     const float v2074 = v2073 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2075 = fmaf(v2069, v3, v2074);
-    const __half v2076 = __float2half_rn(v2075);
+    const iron_f16 v2076 = iron_f32_to_f16(v2075);
     c[v2071] = v2076;
   }
   const unsigned int v2077 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2331,11 +2365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2086 = v40.x[86];
     const unsigned int v2087 = v2079 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2088 = v2087 + v2082;
-    const __half v2089 = c[v2088];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2090 = __half2float(v2089);
+    const iron_f16 v2089 = c[v2088];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2090 = iron_to_f32(v2089);
     const float v2091 = v2090 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2092 = fmaf(v2086, v3, v2091);
-    const __half v2093 = __float2half_rn(v2092);
+    const iron_f16 v2093 = iron_f32_to_f16(v2092);
     c[v2088] = v2093;
   }
   const unsigned int v2094 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2349,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2103 = v40.x[87];
     const unsigned int v2104 = v2096 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2105 = v2104 + v2099;
-    const __half v2106 = c[v2105];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2107 = __half2float(v2106);
+    const iron_f16 v2106 = c[v2105];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2107 = iron_to_f32(v2106);
     const float v2108 = v2107 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2109 = fmaf(v2103, v3, v2108);
-    const __half v2110 = __float2half_rn(v2109);
+    const iron_f16 v2110 = iron_f32_to_f16(v2109);
     c[v2105] = v2110;
   }
   const unsigned int v2111 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2367,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2120 = v40.x[88];
     const unsigned int v2121 = v2113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2122 = v2121 + v2116;
-    const __half v2123 = c[v2122];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2124 = __half2float(v2123);
+    const iron_f16 v2123 = c[v2122];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2124 = iron_to_f32(v2123);
     const float v2125 = v2124 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2126 = fmaf(v2120, v3, v2125);
-    const __half v2127 = __float2half_rn(v2126);
+    const iron_f16 v2127 = iron_f32_to_f16(v2126);
     c[v2122] = v2127;
   }
   const unsigned int v2128 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2385,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2137 = v40.x[89];
     const unsigned int v2138 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2139 = v2138 + v2133;
-    const __half v2140 = c[v2139];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2141 = __half2float(v2140);
+    const iron_f16 v2140 = c[v2139];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2141 = iron_to_f32(v2140);
     const float v2142 = v2141 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2143 = fmaf(v2137, v3, v2142);
-    const __half v2144 = __float2half_rn(v2143);
+    const iron_f16 v2144 = iron_f32_to_f16(v2143);
     c[v2139] = v2144;
   }
   const unsigned int v2145 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2403,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2154 = v40.x[90];
     const unsigned int v2155 = v2147 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2156 = v2155 + v2150;
-    const __half v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2158 = __half2float(v2157);
+    const iron_f16 v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2158 = iron_to_f32(v2157);
     const float v2159 = v2158 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2160 = fmaf(v2154, v3, v2159);
-    const __half v2161 = __float2half_rn(v2160);
+    const iron_f16 v2161 = iron_f32_to_f16(v2160);
     c[v2156] = v2161;
   }
   const unsigned int v2162 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2421,11 +2455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2171 = v40.x[91];
     const unsigned int v2172 = v2164 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2173 = v2172 + v2167;
-    const __half v2174 = c[v2173];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2175 = __half2float(v2174);
+    const iron_f16 v2174 = c[v2173];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2175 = iron_to_f32(v2174);
     const float v2176 = v2175 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2177 = fmaf(v2171, v3, v2176);
-    const __half v2178 = __float2half_rn(v2177);
+    const iron_f16 v2178 = iron_f32_to_f16(v2177);
     c[v2173] = v2178;
   }
   const unsigned int v2179 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2439,11 +2473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2188 = v40.x[92];
     const unsigned int v2189 = v2181 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2190 = v2189 + v2184;
-    const __half v2191 = c[v2190];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2192 = __half2float(v2191);
+    const iron_f16 v2191 = c[v2190];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2192 = iron_to_f32(v2191);
     const float v2193 = v2192 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2194 = fmaf(v2188, v3, v2193);
-    const __half v2195 = __float2half_rn(v2194);
+    const iron_f16 v2195 = iron_f32_to_f16(v2194);
     c[v2190] = v2195;
   }
   const unsigned int v2196 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2457,11 +2491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2205 = v40.x[93];
     const unsigned int v2206 = v2198 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2207 = v2206 + v2201;
-    const __half v2208 = c[v2207];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2209 = __half2float(v2208);
+    const iron_f16 v2208 = c[v2207];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2209 = iron_to_f32(v2208);
     const float v2210 = v2209 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2211 = fmaf(v2205, v3, v2210);
-    const __half v2212 = __float2half_rn(v2211);
+    const iron_f16 v2212 = iron_f32_to_f16(v2211);
     c[v2207] = v2212;
   }
   const unsigned int v2213 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2475,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2222 = v40.x[94];
     const unsigned int v2223 = v2215 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2224 = v2223 + v2218;
-    const __half v2225 = c[v2224];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2226 = __half2float(v2225);
+    const iron_f16 v2225 = c[v2224];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2226 = iron_to_f32(v2225);
     const float v2227 = v2226 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2228 = fmaf(v2222, v3, v2227);
-    const __half v2229 = __float2half_rn(v2228);
+    const iron_f16 v2229 = iron_f32_to_f16(v2228);
     c[v2224] = v2229;
   }
   const unsigned int v2230 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2493,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2239 = v40.x[95];
     const unsigned int v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2241 = v2240 + v2235;
-    const __half v2242 = c[v2241];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2243 = __half2float(v2242);
+    const iron_f16 v2242 = c[v2241];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2243 = iron_to_f32(v2242);
     const float v2244 = v2243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2245 = fmaf(v2239, v3, v2244);
-    const __half v2246 = __float2half_rn(v2245);
+    const iron_f16 v2246 = iron_f32_to_f16(v2245);
     c[v2241] = v2246;
   }
   const unsigned int v2247 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2511,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2256 = v40.x[96];
     const unsigned int v2257 = v2249 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2258 = v2257 + v2252;
-    const __half v2259 = c[v2258];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2260 = __half2float(v2259);
+    const iron_f16 v2259 = c[v2258];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2260 = iron_to_f32(v2259);
     const float v2261 = v2260 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2262 = fmaf(v2256, v3, v2261);
-    const __half v2263 = __float2half_rn(v2262);
+    const iron_f16 v2263 = iron_f32_to_f16(v2262);
     c[v2258] = v2263;
   }
   const unsigned int v2264 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2529,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2273 = v40.x[97];
     const unsigned int v2274 = v2266 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2275 = v2274 + v2269;
-    const __half v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2277 = __half2float(v2276);
+    const iron_f16 v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2277 = iron_to_f32(v2276);
     const float v2278 = v2277 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2279 = fmaf(v2273, v3, v2278);
-    const __half v2280 = __float2half_rn(v2279);
+    const iron_f16 v2280 = iron_f32_to_f16(v2279);
     c[v2275] = v2280;
   }
   const unsigned int v2281 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2547,11 +2581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2290 = v40.x[98];
     const unsigned int v2291 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2292 = v2291 + v2286;
-    const __half v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2294 = __half2float(v2293);
+    const iron_f16 v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2294 = iron_to_f32(v2293);
     const float v2295 = v2294 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2296 = fmaf(v2290, v3, v2295);
-    const __half v2297 = __float2half_rn(v2296);
+    const iron_f16 v2297 = iron_f32_to_f16(v2296);
     c[v2292] = v2297;
   }
   const unsigned int v2298 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2565,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2307 = v40.x[99];
     const unsigned int v2308 = v2300 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2309 = v2308 + v2303;
-    const __half v2310 = c[v2309];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2311 = __half2float(v2310);
+    const iron_f16 v2310 = c[v2309];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2311 = iron_to_f32(v2310);
     const float v2312 = v2311 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2313 = fmaf(v2307, v3, v2312);
-    const __half v2314 = __float2half_rn(v2313);
+    const iron_f16 v2314 = iron_f32_to_f16(v2313);
     c[v2309] = v2314;
   }
   const unsigned int v2315 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2583,11 +2617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2324 = v40.x[100];
     const unsigned int v2325 = v2317 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2326 = v2325 + v2320;
-    const __half v2327 = c[v2326];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2328 = __half2float(v2327);
+    const iron_f16 v2327 = c[v2326];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2328 = iron_to_f32(v2327);
     const float v2329 = v2328 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2330 = fmaf(v2324, v3, v2329);
-    const __half v2331 = __float2half_rn(v2330);
+    const iron_f16 v2331 = iron_f32_to_f16(v2330);
     c[v2326] = v2331;
   }
   const unsigned int v2332 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2601,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2341 = v40.x[101];
     const unsigned int v2342 = v2334 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2343 = v2342 + v2337;
-    const __half v2344 = c[v2343];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2345 = __half2float(v2344);
+    const iron_f16 v2344 = c[v2343];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2345 = iron_to_f32(v2344);
     const float v2346 = v2345 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2347 = fmaf(v2341, v3, v2346);
-    const __half v2348 = __float2half_rn(v2347);
+    const iron_f16 v2348 = iron_f32_to_f16(v2347);
     c[v2343] = v2348;
   }
   const unsigned int v2349 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2619,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2358 = v40.x[102];
     const unsigned int v2359 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2360 = v2359 + v2354;
-    const __half v2361 = c[v2360];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2362 = __half2float(v2361);
+    const iron_f16 v2361 = c[v2360];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2362 = iron_to_f32(v2361);
     const float v2363 = v2362 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2364 = fmaf(v2358, v3, v2363);
-    const __half v2365 = __float2half_rn(v2364);
+    const iron_f16 v2365 = iron_f32_to_f16(v2364);
     c[v2360] = v2365;
   }
   const unsigned int v2366 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2637,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2375 = v40.x[103];
     const unsigned int v2376 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2377 = v2376 + v2371;
-    const __half v2378 = c[v2377];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2379 = __half2float(v2378);
+    const iron_f16 v2378 = c[v2377];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2379 = iron_to_f32(v2378);
     const float v2380 = v2379 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2381 = fmaf(v2375, v3, v2380);
-    const __half v2382 = __float2half_rn(v2381);
+    const iron_f16 v2382 = iron_f32_to_f16(v2381);
     c[v2377] = v2382;
   }
   const unsigned int v2383 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2655,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2392 = v40.x[104];
     const unsigned int v2393 = v2385 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2394 = v2393 + v2388;
-    const __half v2395 = c[v2394];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2396 = __half2float(v2395);
+    const iron_f16 v2395 = c[v2394];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2396 = iron_to_f32(v2395);
     const float v2397 = v2396 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2398 = fmaf(v2392, v3, v2397);
-    const __half v2399 = __float2half_rn(v2398);
+    const iron_f16 v2399 = iron_f32_to_f16(v2398);
     c[v2394] = v2399;
   }
   const unsigned int v2400 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2673,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2409 = v40.x[105];
     const unsigned int v2410 = v2402 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2411 = v2410 + v2405;
-    const __half v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2413 = __half2float(v2412);
+    const iron_f16 v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2413 = iron_to_f32(v2412);
     const float v2414 = v2413 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2415 = fmaf(v2409, v3, v2414);
-    const __half v2416 = __float2half_rn(v2415);
+    const iron_f16 v2416 = iron_f32_to_f16(v2415);
     c[v2411] = v2416;
   }
   const unsigned int v2417 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2691,11 +2725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2426 = v40.x[106];
     const unsigned int v2427 = v2419 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2428 = v2427 + v2422;
-    const __half v2429 = c[v2428];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2430 = __half2float(v2429);
+    const iron_f16 v2429 = c[v2428];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2430 = iron_to_f32(v2429);
     const float v2431 = v2430 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2432 = fmaf(v2426, v3, v2431);
-    const __half v2433 = __float2half_rn(v2432);
+    const iron_f16 v2433 = iron_f32_to_f16(v2432);
     c[v2428] = v2433;
   }
   const unsigned int v2434 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2709,11 +2743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2443 = v40.x[107];
     const unsigned int v2444 = v2436 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2445 = v2444 + v2439;
-    const __half v2446 = c[v2445];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2447 = __half2float(v2446);
+    const iron_f16 v2446 = c[v2445];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2447 = iron_to_f32(v2446);
     const float v2448 = v2447 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2449 = fmaf(v2443, v3, v2448);
-    const __half v2450 = __float2half_rn(v2449);
+    const iron_f16 v2450 = iron_f32_to_f16(v2449);
     c[v2445] = v2450;
   }
   const unsigned int v2451 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2727,11 +2761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2460 = v40.x[108];
     const unsigned int v2461 = v2453 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2462 = v2461 + v2456;
-    const __half v2463 = c[v2462];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2464 = __half2float(v2463);
+    const iron_f16 v2463 = c[v2462];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2464 = iron_to_f32(v2463);
     const float v2465 = v2464 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2466 = fmaf(v2460, v3, v2465);
-    const __half v2467 = __float2half_rn(v2466);
+    const iron_f16 v2467 = iron_f32_to_f16(v2466);
     c[v2462] = v2467;
   }
   const unsigned int v2468 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2745,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2477 = v40.x[109];
     const unsigned int v2478 = v2470 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2479 = v2478 + v2473;
-    const __half v2480 = c[v2479];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2481 = __half2float(v2480);
+    const iron_f16 v2480 = c[v2479];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2481 = iron_to_f32(v2480);
     const float v2482 = v2481 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2483 = fmaf(v2477, v3, v2482);
-    const __half v2484 = __float2half_rn(v2483);
+    const iron_f16 v2484 = iron_f32_to_f16(v2483);
     c[v2479] = v2484;
   }
   const unsigned int v2485 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2763,11 +2797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2494 = v40.x[110];
     const unsigned int v2495 = v2487 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2496 = v2495 + v2490;
-    const __half v2497 = c[v2496];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2498 = __half2float(v2497);
+    const iron_f16 v2497 = c[v2496];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2498 = iron_to_f32(v2497);
     const float v2499 = v2498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2500 = fmaf(v2494, v3, v2499);
-    const __half v2501 = __float2half_rn(v2500);
+    const iron_f16 v2501 = iron_f32_to_f16(v2500);
     c[v2496] = v2501;
   }
   const unsigned int v2502 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2781,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2511 = v40.x[111];
     const unsigned int v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2513 = v2512 + v2507;
-    const __half v2514 = c[v2513];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2515 = __half2float(v2514);
+    const iron_f16 v2514 = c[v2513];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2515 = iron_to_f32(v2514);
     const float v2516 = v2515 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2517 = fmaf(v2511, v3, v2516);
-    const __half v2518 = __float2half_rn(v2517);
+    const iron_f16 v2518 = iron_f32_to_f16(v2517);
     c[v2513] = v2518;
   }
   const unsigned int v2519 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2799,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2528 = v40.x[112];
     const unsigned int v2529 = v2521 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2530 = v2529 + v2524;
-    const __half v2531 = c[v2530];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2532 = __half2float(v2531);
+    const iron_f16 v2531 = c[v2530];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2532 = iron_to_f32(v2531);
     const float v2533 = v2532 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2534 = fmaf(v2528, v3, v2533);
-    const __half v2535 = __float2half_rn(v2534);
+    const iron_f16 v2535 = iron_f32_to_f16(v2534);
     c[v2530] = v2535;
   }
   const unsigned int v2536 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2817,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2545 = v40.x[113];
     const unsigned int v2546 = v2538 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2547 = v2546 + v2541;
-    const __half v2548 = c[v2547];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2549 = __half2float(v2548);
+    const iron_f16 v2548 = c[v2547];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2549 = iron_to_f32(v2548);
     const float v2550 = v2549 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2551 = fmaf(v2545, v3, v2550);
-    const __half v2552 = __float2half_rn(v2551);
+    const iron_f16 v2552 = iron_f32_to_f16(v2551);
     c[v2547] = v2552;
   }
   const unsigned int v2553 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2835,11 +2869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2562 = v40.x[114];
     const unsigned int v2563 = v2555 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2564 = v2563 + v2558;
-    const __half v2565 = c[v2564];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2566 = __half2float(v2565);
+    const iron_f16 v2565 = c[v2564];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2566 = iron_to_f32(v2565);
     const float v2567 = v2566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2568 = fmaf(v2562, v3, v2567);
-    const __half v2569 = __float2half_rn(v2568);
+    const iron_f16 v2569 = iron_f32_to_f16(v2568);
     c[v2564] = v2569;
   }
   const unsigned int v2570 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2853,11 +2887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2579 = v40.x[115];
     const unsigned int v2580 = v2572 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2581 = v2580 + v2575;
-    const __half v2582 = c[v2581];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2583 = __half2float(v2582);
+    const iron_f16 v2582 = c[v2581];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2583 = iron_to_f32(v2582);
     const float v2584 = v2583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2585 = fmaf(v2579, v3, v2584);
-    const __half v2586 = __float2half_rn(v2585);
+    const iron_f16 v2586 = iron_f32_to_f16(v2585);
     c[v2581] = v2586;
   }
   const unsigned int v2587 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2871,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2596 = v40.x[116];
     const unsigned int v2597 = v2589 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2598 = v2597 + v2592;
-    const __half v2599 = c[v2598];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2600 = __half2float(v2599);
+    const iron_f16 v2599 = c[v2598];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2600 = iron_to_f32(v2599);
     const float v2601 = v2600 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2602 = fmaf(v2596, v3, v2601);
-    const __half v2603 = __float2half_rn(v2602);
+    const iron_f16 v2603 = iron_f32_to_f16(v2602);
     c[v2598] = v2603;
   }
   const unsigned int v2604 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2889,11 +2923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2613 = v40.x[117];
     const unsigned int v2614 = v2606 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2615 = v2614 + v2609;
-    const __half v2616 = c[v2615];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2617 = __half2float(v2616);
+    const iron_f16 v2616 = c[v2615];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2617 = iron_to_f32(v2616);
     const float v2618 = v2617 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2619 = fmaf(v2613, v3, v2618);
-    const __half v2620 = __float2half_rn(v2619);
+    const iron_f16 v2620 = iron_f32_to_f16(v2619);
     c[v2615] = v2620;
   }
   const unsigned int v2621 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2907,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2630 = v40.x[118];
     const unsigned int v2631 = v2623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2632 = v2631 + v2626;
-    const __half v2633 = c[v2632];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2634 = __half2float(v2633);
+    const iron_f16 v2633 = c[v2632];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2634 = iron_to_f32(v2633);
     const float v2635 = v2634 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2636 = fmaf(v2630, v3, v2635);
-    const __half v2637 = __float2half_rn(v2636);
+    const iron_f16 v2637 = iron_f32_to_f16(v2636);
     c[v2632] = v2637;
   }
   const unsigned int v2638 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2925,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2647 = v40.x[119];
     const unsigned int v2648 = v2640 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2649 = v2648 + v2643;
-    const __half v2650 = c[v2649];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2651 = __half2float(v2650);
+    const iron_f16 v2650 = c[v2649];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2651 = iron_to_f32(v2650);
     const float v2652 = v2651 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2653 = fmaf(v2647, v3, v2652);
-    const __half v2654 = __float2half_rn(v2653);
+    const iron_f16 v2654 = iron_f32_to_f16(v2653);
     c[v2649] = v2654;
   }
   const unsigned int v2655 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2943,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2664 = v40.x[120];
     const unsigned int v2665 = v2657 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2666 = v2665 + v2660;
-    const __half v2667 = c[v2666];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2668 = __half2float(v2667);
+    const iron_f16 v2667 = c[v2666];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2668 = iron_to_f32(v2667);
     const float v2669 = v2668 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2670 = fmaf(v2664, v3, v2669);
-    const __half v2671 = __float2half_rn(v2670);
+    const iron_f16 v2671 = iron_f32_to_f16(v2670);
     c[v2666] = v2671;
   }
   const unsigned int v2672 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2961,11 +2995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2681 = v40.x[121];
     const unsigned int v2682 = v2674 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2683 = v2682 + v2677;
-    const __half v2684 = c[v2683];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2685 = __half2float(v2684);
+    const iron_f16 v2684 = c[v2683];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2685 = iron_to_f32(v2684);
     const float v2686 = v2685 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2687 = fmaf(v2681, v3, v2686);
-    const __half v2688 = __float2half_rn(v2687);
+    const iron_f16 v2688 = iron_f32_to_f16(v2687);
     c[v2683] = v2688;
   }
   const unsigned int v2689 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2979,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2698 = v40.x[122];
     const unsigned int v2699 = v2691 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2700 = v2699 + v2694;
-    const __half v2701 = c[v2700];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2702 = __half2float(v2701);
+    const iron_f16 v2701 = c[v2700];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2702 = iron_to_f32(v2701);
     const float v2703 = v2702 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2704 = fmaf(v2698, v3, v2703);
-    const __half v2705 = __float2half_rn(v2704);
+    const iron_f16 v2705 = iron_f32_to_f16(v2704);
     c[v2700] = v2705;
   }
   const unsigned int v2706 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2997,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2715 = v40.x[123];
     const unsigned int v2716 = v2708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2717 = v2716 + v2711;
-    const __half v2718 = c[v2717];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2719 = __half2float(v2718);
+    const iron_f16 v2718 = c[v2717];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2719 = iron_to_f32(v2718);
     const float v2720 = v2719 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2721 = fmaf(v2715, v3, v2720);
-    const __half v2722 = __float2half_rn(v2721);
+    const iron_f16 v2722 = iron_f32_to_f16(v2721);
     c[v2717] = v2722;
   }
   const unsigned int v2723 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3015,11 +3049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2732 = v40.x[124];
     const unsigned int v2733 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2734 = v2733 + v2728;
-    const __half v2735 = c[v2734];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2736 = __half2float(v2735);
+    const iron_f16 v2735 = c[v2734];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2736 = iron_to_f32(v2735);
     const float v2737 = v2736 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2738 = fmaf(v2732, v3, v2737);
-    const __half v2739 = __float2half_rn(v2738);
+    const iron_f16 v2739 = iron_f32_to_f16(v2738);
     c[v2734] = v2739;
   }
   const unsigned int v2740 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3033,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2749 = v40.x[125];
     const unsigned int v2750 = v2742 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2751 = v2750 + v2745;
-    const __half v2752 = c[v2751];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2753 = __half2float(v2752);
+    const iron_f16 v2752 = c[v2751];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2753 = iron_to_f32(v2752);
     const float v2754 = v2753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2755 = fmaf(v2749, v3, v2754);
-    const __half v2756 = __float2half_rn(v2755);
+    const iron_f16 v2756 = iron_f32_to_f16(v2755);
     c[v2751] = v2756;
   }
   const unsigned int v2757 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3051,11 +3085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2766 = v40.x[126];
     const unsigned int v2767 = v2759 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2768 = v2767 + v2762;
-    const __half v2769 = c[v2768];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2770 = __half2float(v2769);
+    const iron_f16 v2769 = c[v2768];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2770 = iron_to_f32(v2769);
     const float v2771 = v2770 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2772 = fmaf(v2766, v3, v2771);
-    const __half v2773 = __float2half_rn(v2772);
+    const iron_f16 v2773 = iron_f32_to_f16(v2772);
     c[v2768] = v2773;
   }
   const unsigned int v2774 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -3069,11 +3103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_f16(
     const float v2783 = v40.x[127];
     const unsigned int v2784 = v2776 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2785 = v2784 + v2779;
-    const __half v2786 = c[v2785];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2787 = __half2float(v2786);
+    const iron_f16 v2786 = c[v2785];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2787 = iron_to_f32(v2786);
     const float v2788 = v2787 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
     const float v2789 = fmaf(v2783, v3, v2788);
-    const __half v2790 = __float2half_rn(v2789);
+    const iron_f16 v2790 = iron_f32_to_f16(v2789);
     c[v2785] = v2790;
   }
 }

@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -174,14 +216,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -197,7 +231,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -216,17 +250,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:74
   const unsigned int v1 = n;
@@ -256,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
@@ -867,14 +901,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
           const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
-          const __half v522 = a[v521];
+          const iron_f16 v522 = a[v521];
           const unsigned int v524 = v509 << 6u;
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
           const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v528 = v527 + v511;
-          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -890,14 +924,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
           const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
-          const __half v548 = b[v547];
+          const iron_f16 v548 = b[v547];
           const unsigned int v550 = v535 << 7u;
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
           const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v554 = v553 + v537;
-          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -927,8 +961,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v606 = v604 && v605;
   if (v606) {
     const float v607 = v39.x[0];
-    const __half v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v609 = __half2float(v608);
+    const iron_f16 v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v609 = iron_to_f32(v608);
     const float v610 = fmaf(v607, v3, v609);
     const float v611 = v610 * v610;  // kernels/primitives/activation.hpp:38
     const float v613 = 0.044715f * v610;
@@ -938,7 +972,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v619 = 1.0f + v617;
     const float v620 = iron_recip_approx(v619);
     const float v621 = v610 * v620;
-    const __half v622 = __float2half_rn(v621);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v622 = iron_f32_to_f16(v621);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v623 = v600 * v1;
     const unsigned int v624 = v623 + v603;
     out[v624] = v622;
@@ -952,8 +986,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v633 = v631 && v632;
   if (v633) {
     const float v634 = v39.x[1];
-    const __half v635 = bias[v630];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v636 = __half2float(v635);
+    const iron_f16 v635 = bias[v630];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v636 = iron_to_f32(v635);
     const float v637 = fmaf(v634, v3, v636);
     const float v638 = v637 * v637;  // kernels/primitives/activation.hpp:38
     const float v640 = 0.044715f * v637;
@@ -963,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v646 = 1.0f + v644;
     const float v647 = iron_recip_approx(v646);
     const float v648 = v637 * v647;
-    const __half v649 = __float2half_rn(v648);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v649 = iron_f32_to_f16(v648);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v650 = v627 * v1;
     const unsigned int v651 = v650 + v630;
     out[v651] = v649;
@@ -977,8 +1011,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v660 = v658 && v659;
   if (v660) {
     const float v661 = v39.x[2];
-    const __half v662 = bias[v657];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v663 = __half2float(v662);
+    const iron_f16 v662 = bias[v657];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v663 = iron_to_f32(v662);
     const float v664 = fmaf(v661, v3, v663);
     const float v665 = v664 * v664;  // kernels/primitives/activation.hpp:38
     const float v667 = 0.044715f * v664;
@@ -988,7 +1022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v673 = 1.0f + v671;
     const float v674 = iron_recip_approx(v673);
     const float v675 = v664 * v674;
-    const __half v676 = __float2half_rn(v675);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v676 = iron_f32_to_f16(v675);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v677 = v654 * v1;
     const unsigned int v678 = v677 + v657;
     out[v678] = v676;
@@ -1002,8 +1036,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v687 = v685 && v686;
   if (v687) {
     const float v688 = v39.x[3];
-    const __half v689 = bias[v684];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v690 = __half2float(v689);
+    const iron_f16 v689 = bias[v684];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v690 = iron_to_f32(v689);
     const float v691 = fmaf(v688, v3, v690);
     const float v692 = v691 * v691;  // kernels/primitives/activation.hpp:38
     const float v694 = 0.044715f * v691;
@@ -1013,7 +1047,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v700 = 1.0f + v698;
     const float v701 = iron_recip_approx(v700);
     const float v702 = v691 * v701;
-    const __half v703 = __float2half_rn(v702);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v703 = iron_f32_to_f16(v702);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v704 = v681 * v1;
     const unsigned int v705 = v704 + v684;
     out[v705] = v703;
@@ -1027,8 +1061,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v714 = v712 && v713;
   if (v714) {
     const float v715 = v39.x[4];
-    const __half v716 = bias[v711];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v717 = __half2float(v716);
+    const iron_f16 v716 = bias[v711];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v717 = iron_to_f32(v716);
     const float v718 = fmaf(v715, v3, v717);
     const float v719 = v718 * v718;  // kernels/primitives/activation.hpp:38
     const float v721 = 0.044715f * v718;
@@ -1038,7 +1072,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v727 = 1.0f + v725;
     const float v728 = iron_recip_approx(v727);
     const float v729 = v718 * v728;
-    const __half v730 = __float2half_rn(v729);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v730 = iron_f32_to_f16(v729);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v731 = v708 * v1;
     const unsigned int v732 = v731 + v711;
     out[v732] = v730;
@@ -1052,8 +1086,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v741 = v739 && v740;
   if (v741) {
     const float v742 = v39.x[5];
-    const __half v743 = bias[v738];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v744 = __half2float(v743);
+    const iron_f16 v743 = bias[v738];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v744 = iron_to_f32(v743);
     const float v745 = fmaf(v742, v3, v744);
     const float v746 = v745 * v745;  // kernels/primitives/activation.hpp:38
     const float v748 = 0.044715f * v745;
@@ -1063,7 +1097,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v754 = 1.0f + v752;
     const float v755 = iron_recip_approx(v754);
     const float v756 = v745 * v755;
-    const __half v757 = __float2half_rn(v756);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v757 = iron_f32_to_f16(v756);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v758 = v735 * v1;
     const unsigned int v759 = v758 + v738;
     out[v759] = v757;
@@ -1077,8 +1111,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v768 = v766 && v767;
   if (v768) {
     const float v769 = v39.x[6];
-    const __half v770 = bias[v765];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v771 = __half2float(v770);
+    const iron_f16 v770 = bias[v765];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v771 = iron_to_f32(v770);
     const float v772 = fmaf(v769, v3, v771);
     const float v773 = v772 * v772;  // kernels/primitives/activation.hpp:38
     const float v775 = 0.044715f * v772;
@@ -1088,7 +1122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v781 = 1.0f + v779;
     const float v782 = iron_recip_approx(v781);
     const float v783 = v772 * v782;
-    const __half v784 = __float2half_rn(v783);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v784 = iron_f32_to_f16(v783);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v785 = v762 * v1;
     const unsigned int v786 = v785 + v765;
     out[v786] = v784;
@@ -1102,8 +1136,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v795 = v793 && v794;
   if (v795) {
     const float v796 = v39.x[7];
-    const __half v797 = bias[v792];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v798 = __half2float(v797);
+    const iron_f16 v797 = bias[v792];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v798 = iron_to_f32(v797);
     const float v799 = fmaf(v796, v3, v798);
     const float v800 = v799 * v799;  // kernels/primitives/activation.hpp:38
     const float v802 = 0.044715f * v799;
@@ -1113,7 +1147,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v808 = 1.0f + v806;
     const float v809 = iron_recip_approx(v808);
     const float v810 = v799 * v809;
-    const __half v811 = __float2half_rn(v810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v811 = iron_f32_to_f16(v810);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v812 = v789 * v1;
     const unsigned int v813 = v812 + v792;
     out[v813] = v811;
@@ -1127,8 +1161,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v822 = v820 && v821;
   if (v822) {
     const float v823 = v39.x[8];
-    const __half v824 = bias[v819];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v825 = __half2float(v824);
+    const iron_f16 v824 = bias[v819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v825 = iron_to_f32(v824);
     const float v826 = fmaf(v823, v3, v825);
     const float v827 = v826 * v826;  // kernels/primitives/activation.hpp:38
     const float v829 = 0.044715f * v826;
@@ -1138,7 +1172,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v835 = 1.0f + v833;
     const float v836 = iron_recip_approx(v835);
     const float v837 = v826 * v836;
-    const __half v838 = __float2half_rn(v837);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v838 = iron_f32_to_f16(v837);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v839 = v816 * v1;
     const unsigned int v840 = v839 + v819;
     out[v840] = v838;
@@ -1152,8 +1186,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v849 = v847 && v848;
   if (v849) {
     const float v850 = v39.x[9];
-    const __half v851 = bias[v846];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v852 = __half2float(v851);
+    const iron_f16 v851 = bias[v846];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v852 = iron_to_f32(v851);
     const float v853 = fmaf(v850, v3, v852);
     const float v854 = v853 * v853;  // kernels/primitives/activation.hpp:38
     const float v856 = 0.044715f * v853;
@@ -1163,7 +1197,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v862 = 1.0f + v860;
     const float v863 = iron_recip_approx(v862);
     const float v864 = v853 * v863;
-    const __half v865 = __float2half_rn(v864);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v865 = iron_f32_to_f16(v864);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v866 = v843 * v1;
     const unsigned int v867 = v866 + v846;
     out[v867] = v865;
@@ -1177,8 +1211,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v876 = v874 && v875;
   if (v876) {
     const float v877 = v39.x[10];
-    const __half v878 = bias[v873];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v879 = __half2float(v878);
+    const iron_f16 v878 = bias[v873];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v879 = iron_to_f32(v878);
     const float v880 = fmaf(v877, v3, v879);
     const float v881 = v880 * v880;  // kernels/primitives/activation.hpp:38
     const float v883 = 0.044715f * v880;
@@ -1188,7 +1222,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v889 = 1.0f + v887;
     const float v890 = iron_recip_approx(v889);
     const float v891 = v880 * v890;
-    const __half v892 = __float2half_rn(v891);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v892 = iron_f32_to_f16(v891);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v893 = v870 * v1;
     const unsigned int v894 = v893 + v873;
     out[v894] = v892;
@@ -1202,8 +1236,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v903 = v901 && v902;
   if (v903) {
     const float v904 = v39.x[11];
-    const __half v905 = bias[v900];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v906 = __half2float(v905);
+    const iron_f16 v905 = bias[v900];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v906 = iron_to_f32(v905);
     const float v907 = fmaf(v904, v3, v906);
     const float v908 = v907 * v907;  // kernels/primitives/activation.hpp:38
     const float v910 = 0.044715f * v907;
@@ -1213,7 +1247,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v916 = 1.0f + v914;
     const float v917 = iron_recip_approx(v916);
     const float v918 = v907 * v917;
-    const __half v919 = __float2half_rn(v918);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v919 = iron_f32_to_f16(v918);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v920 = v897 * v1;
     const unsigned int v921 = v920 + v900;
     out[v921] = v919;
@@ -1227,8 +1261,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v930 = v928 && v929;
   if (v930) {
     const float v931 = v39.x[12];
-    const __half v932 = bias[v927];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v933 = __half2float(v932);
+    const iron_f16 v932 = bias[v927];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v933 = iron_to_f32(v932);
     const float v934 = fmaf(v931, v3, v933);
     const float v935 = v934 * v934;  // kernels/primitives/activation.hpp:38
     const float v937 = 0.044715f * v934;
@@ -1238,7 +1272,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v943 = 1.0f + v941;
     const float v944 = iron_recip_approx(v943);
     const float v945 = v934 * v944;
-    const __half v946 = __float2half_rn(v945);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v946 = iron_f32_to_f16(v945);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v947 = v924 * v1;
     const unsigned int v948 = v947 + v927;
     out[v948] = v946;
@@ -1252,8 +1286,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v957 = v955 && v956;
   if (v957) {
     const float v958 = v39.x[13];
-    const __half v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v960 = __half2float(v959);
+    const iron_f16 v959 = bias[v954];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v960 = iron_to_f32(v959);
     const float v961 = fmaf(v958, v3, v960);
     const float v962 = v961 * v961;  // kernels/primitives/activation.hpp:38
     const float v964 = 0.044715f * v961;
@@ -1263,7 +1297,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v970 = 1.0f + v968;
     const float v971 = iron_recip_approx(v970);
     const float v972 = v961 * v971;
-    const __half v973 = __float2half_rn(v972);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v973 = iron_f32_to_f16(v972);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v974 = v951 * v1;
     const unsigned int v975 = v974 + v954;
     out[v975] = v973;
@@ -1277,8 +1311,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v984 = v982 && v983;
   if (v984) {
     const float v985 = v39.x[14];
-    const __half v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v987 = __half2float(v986);
+    const iron_f16 v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v987 = iron_to_f32(v986);
     const float v988 = fmaf(v985, v3, v987);
     const float v989 = v988 * v988;  // kernels/primitives/activation.hpp:38
     const float v991 = 0.044715f * v988;
@@ -1288,7 +1322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v997 = 1.0f + v995;
     const float v998 = iron_recip_approx(v997);
     const float v999 = v988 * v998;
-    const __half v1000 = __float2half_rn(v999);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1000 = iron_f32_to_f16(v999);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1001 = v978 * v1;
     const unsigned int v1002 = v1001 + v981;
     out[v1002] = v1000;
@@ -1302,8 +1336,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1011 = v1009 && v1010;
   if (v1011) {
     const float v1012 = v39.x[15];
-    const __half v1013 = bias[v1008];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1014 = __half2float(v1013);
+    const iron_f16 v1013 = bias[v1008];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1014 = iron_to_f32(v1013);
     const float v1015 = fmaf(v1012, v3, v1014);
     const float v1016 = v1015 * v1015;  // kernels/primitives/activation.hpp:38
     const float v1018 = 0.044715f * v1015;
@@ -1313,7 +1347,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1024 = 1.0f + v1022;
     const float v1025 = iron_recip_approx(v1024);
     const float v1026 = v1015 * v1025;
-    const __half v1027 = __float2half_rn(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1027 = iron_f32_to_f16(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1028 = v1005 * v1;
     const unsigned int v1029 = v1028 + v1008;
     out[v1029] = v1027;
@@ -1327,8 +1361,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1038 = v1036 && v1037;
   if (v1038) {
     const float v1039 = v39.x[16];
-    const __half v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1041 = __half2float(v1040);
+    const iron_f16 v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1041 = iron_to_f32(v1040);
     const float v1042 = fmaf(v1039, v3, v1041);
     const float v1043 = v1042 * v1042;  // kernels/primitives/activation.hpp:38
     const float v1045 = 0.044715f * v1042;
@@ -1338,7 +1372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1051 = 1.0f + v1049;
     const float v1052 = iron_recip_approx(v1051);
     const float v1053 = v1042 * v1052;
-    const __half v1054 = __float2half_rn(v1053);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1054 = iron_f32_to_f16(v1053);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1055 = v1032 * v1;
     const unsigned int v1056 = v1055 + v1035;
     out[v1056] = v1054;
@@ -1352,8 +1386,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1065 = v1063 && v1064;
   if (v1065) {
     const float v1066 = v39.x[17];
-    const __half v1067 = bias[v1062];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1068 = __half2float(v1067);
+    const iron_f16 v1067 = bias[v1062];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1068 = iron_to_f32(v1067);
     const float v1069 = fmaf(v1066, v3, v1068);
     const float v1070 = v1069 * v1069;  // kernels/primitives/activation.hpp:38
     const float v1072 = 0.044715f * v1069;
@@ -1363,7 +1397,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1078 = 1.0f + v1076;
     const float v1079 = iron_recip_approx(v1078);
     const float v1080 = v1069 * v1079;
-    const __half v1081 = __float2half_rn(v1080);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1081 = iron_f32_to_f16(v1080);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1082 = v1059 * v1;
     const unsigned int v1083 = v1082 + v1062;
     out[v1083] = v1081;
@@ -1377,8 +1411,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1092 = v1090 && v1091;
   if (v1092) {
     const float v1093 = v39.x[18];
-    const __half v1094 = bias[v1089];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1095 = __half2float(v1094);
+    const iron_f16 v1094 = bias[v1089];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1095 = iron_to_f32(v1094);
     const float v1096 = fmaf(v1093, v3, v1095);
     const float v1097 = v1096 * v1096;  // kernels/primitives/activation.hpp:38
     const float v1099 = 0.044715f * v1096;
@@ -1388,7 +1422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1105 = 1.0f + v1103;
     const float v1106 = iron_recip_approx(v1105);
     const float v1107 = v1096 * v1106;
-    const __half v1108 = __float2half_rn(v1107);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1108 = iron_f32_to_f16(v1107);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1109 = v1086 * v1;
     const unsigned int v1110 = v1109 + v1089;
     out[v1110] = v1108;
@@ -1402,8 +1436,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1119 = v1117 && v1118;
   if (v1119) {
     const float v1120 = v39.x[19];
-    const __half v1121 = bias[v1116];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1122 = __half2float(v1121);
+    const iron_f16 v1121 = bias[v1116];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1122 = iron_to_f32(v1121);
     const float v1123 = fmaf(v1120, v3, v1122);
     const float v1124 = v1123 * v1123;  // kernels/primitives/activation.hpp:38
     const float v1126 = 0.044715f * v1123;
@@ -1413,7 +1447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1132 = 1.0f + v1130;
     const float v1133 = iron_recip_approx(v1132);
     const float v1134 = v1123 * v1133;
-    const __half v1135 = __float2half_rn(v1134);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1135 = iron_f32_to_f16(v1134);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1136 = v1113 * v1;
     const unsigned int v1137 = v1136 + v1116;
     out[v1137] = v1135;
@@ -1427,8 +1461,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1146 = v1144 && v1145;
   if (v1146) {
     const float v1147 = v39.x[20];
-    const __half v1148 = bias[v1143];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1149 = __half2float(v1148);
+    const iron_f16 v1148 = bias[v1143];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1149 = iron_to_f32(v1148);
     const float v1150 = fmaf(v1147, v3, v1149);
     const float v1151 = v1150 * v1150;  // kernels/primitives/activation.hpp:38
     const float v1153 = 0.044715f * v1150;
@@ -1438,7 +1472,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1159 = 1.0f + v1157;
     const float v1160 = iron_recip_approx(v1159);
     const float v1161 = v1150 * v1160;
-    const __half v1162 = __float2half_rn(v1161);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1162 = iron_f32_to_f16(v1161);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1163 = v1140 * v1;
     const unsigned int v1164 = v1163 + v1143;
     out[v1164] = v1162;
@@ -1452,8 +1486,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1173 = v1171 && v1172;
   if (v1173) {
     const float v1174 = v39.x[21];
-    const __half v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1176 = __half2float(v1175);
+    const iron_f16 v1175 = bias[v1170];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1176 = iron_to_f32(v1175);
     const float v1177 = fmaf(v1174, v3, v1176);
     const float v1178 = v1177 * v1177;  // kernels/primitives/activation.hpp:38
     const float v1180 = 0.044715f * v1177;
@@ -1463,7 +1497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1186 = 1.0f + v1184;
     const float v1187 = iron_recip_approx(v1186);
     const float v1188 = v1177 * v1187;
-    const __half v1189 = __float2half_rn(v1188);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1189 = iron_f32_to_f16(v1188);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1190 = v1167 * v1;
     const unsigned int v1191 = v1190 + v1170;
     out[v1191] = v1189;
@@ -1477,8 +1511,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1200 = v1198 && v1199;
   if (v1200) {
     const float v1201 = v39.x[22];
-    const __half v1202 = bias[v1197];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1203 = __half2float(v1202);
+    const iron_f16 v1202 = bias[v1197];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1203 = iron_to_f32(v1202);
     const float v1204 = fmaf(v1201, v3, v1203);
     const float v1205 = v1204 * v1204;  // kernels/primitives/activation.hpp:38
     const float v1207 = 0.044715f * v1204;
@@ -1488,7 +1522,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1213 = 1.0f + v1211;
     const float v1214 = iron_recip_approx(v1213);
     const float v1215 = v1204 * v1214;
-    const __half v1216 = __float2half_rn(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1216 = iron_f32_to_f16(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1217 = v1194 * v1;
     const unsigned int v1218 = v1217 + v1197;
     out[v1218] = v1216;
@@ -1502,8 +1536,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1227 = v1225 && v1226;
   if (v1227) {
     const float v1228 = v39.x[23];
-    const __half v1229 = bias[v1224];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1230 = __half2float(v1229);
+    const iron_f16 v1229 = bias[v1224];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1230 = iron_to_f32(v1229);
     const float v1231 = fmaf(v1228, v3, v1230);
     const float v1232 = v1231 * v1231;  // kernels/primitives/activation.hpp:38
     const float v1234 = 0.044715f * v1231;
@@ -1513,7 +1547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1240 = 1.0f + v1238;
     const float v1241 = iron_recip_approx(v1240);
     const float v1242 = v1231 * v1241;
-    const __half v1243 = __float2half_rn(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1243 = iron_f32_to_f16(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1244 = v1221 * v1;
     const unsigned int v1245 = v1244 + v1224;
     out[v1245] = v1243;
@@ -1527,8 +1561,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1254 = v1252 && v1253;
   if (v1254) {
     const float v1255 = v39.x[24];
-    const __half v1256 = bias[v1251];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1257 = __half2float(v1256);
+    const iron_f16 v1256 = bias[v1251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1257 = iron_to_f32(v1256);
     const float v1258 = fmaf(v1255, v3, v1257);
     const float v1259 = v1258 * v1258;  // kernels/primitives/activation.hpp:38
     const float v1261 = 0.044715f * v1258;
@@ -1538,7 +1572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1267 = 1.0f + v1265;
     const float v1268 = iron_recip_approx(v1267);
     const float v1269 = v1258 * v1268;
-    const __half v1270 = __float2half_rn(v1269);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1270 = iron_f32_to_f16(v1269);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1271 = v1248 * v1;
     const unsigned int v1272 = v1271 + v1251;
     out[v1272] = v1270;
@@ -1552,8 +1586,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1281 = v1279 && v1280;
   if (v1281) {
     const float v1282 = v39.x[25];
-    const __half v1283 = bias[v1278];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1284 = __half2float(v1283);
+    const iron_f16 v1283 = bias[v1278];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1284 = iron_to_f32(v1283);
     const float v1285 = fmaf(v1282, v3, v1284);
     const float v1286 = v1285 * v1285;  // kernels/primitives/activation.hpp:38
     const float v1288 = 0.044715f * v1285;
@@ -1563,7 +1597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1294 = 1.0f + v1292;
     const float v1295 = iron_recip_approx(v1294);
     const float v1296 = v1285 * v1295;
-    const __half v1297 = __float2half_rn(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1297 = iron_f32_to_f16(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1298 = v1275 * v1;
     const unsigned int v1299 = v1298 + v1278;
     out[v1299] = v1297;
@@ -1577,8 +1611,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1308 = v1306 && v1307;
   if (v1308) {
     const float v1309 = v39.x[26];
-    const __half v1310 = bias[v1305];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1311 = __half2float(v1310);
+    const iron_f16 v1310 = bias[v1305];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1311 = iron_to_f32(v1310);
     const float v1312 = fmaf(v1309, v3, v1311);
     const float v1313 = v1312 * v1312;  // kernels/primitives/activation.hpp:38
     const float v1315 = 0.044715f * v1312;
@@ -1588,7 +1622,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1321 = 1.0f + v1319;
     const float v1322 = iron_recip_approx(v1321);
     const float v1323 = v1312 * v1322;
-    const __half v1324 = __float2half_rn(v1323);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1324 = iron_f32_to_f16(v1323);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1325 = v1302 * v1;
     const unsigned int v1326 = v1325 + v1305;
     out[v1326] = v1324;
@@ -1602,8 +1636,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1335 = v1333 && v1334;
   if (v1335) {
     const float v1336 = v39.x[27];
-    const __half v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1338 = __half2float(v1337);
+    const iron_f16 v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1338 = iron_to_f32(v1337);
     const float v1339 = fmaf(v1336, v3, v1338);
     const float v1340 = v1339 * v1339;  // kernels/primitives/activation.hpp:38
     const float v1342 = 0.044715f * v1339;
@@ -1613,7 +1647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1348 = 1.0f + v1346;
     const float v1349 = iron_recip_approx(v1348);
     const float v1350 = v1339 * v1349;
-    const __half v1351 = __float2half_rn(v1350);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1351 = iron_f32_to_f16(v1350);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1352 = v1329 * v1;
     const unsigned int v1353 = v1352 + v1332;
     out[v1353] = v1351;
@@ -1627,8 +1661,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1362 = v1360 && v1361;
   if (v1362) {
     const float v1363 = v39.x[28];
-    const __half v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1365 = __half2float(v1364);
+    const iron_f16 v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1365 = iron_to_f32(v1364);
     const float v1366 = fmaf(v1363, v3, v1365);
     const float v1367 = v1366 * v1366;  // kernels/primitives/activation.hpp:38
     const float v1369 = 0.044715f * v1366;
@@ -1638,7 +1672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1375 = 1.0f + v1373;
     const float v1376 = iron_recip_approx(v1375);
     const float v1377 = v1366 * v1376;
-    const __half v1378 = __float2half_rn(v1377);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1378 = iron_f32_to_f16(v1377);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1379 = v1356 * v1;
     const unsigned int v1380 = v1379 + v1359;
     out[v1380] = v1378;
@@ -1652,8 +1686,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1389 = v1387 && v1388;
   if (v1389) {
     const float v1390 = v39.x[29];
-    const __half v1391 = bias[v1386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1392 = __half2float(v1391);
+    const iron_f16 v1391 = bias[v1386];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1392 = iron_to_f32(v1391);
     const float v1393 = fmaf(v1390, v3, v1392);
     const float v1394 = v1393 * v1393;  // kernels/primitives/activation.hpp:38
     const float v1396 = 0.044715f * v1393;
@@ -1663,7 +1697,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1402 = 1.0f + v1400;
     const float v1403 = iron_recip_approx(v1402);
     const float v1404 = v1393 * v1403;
-    const __half v1405 = __float2half_rn(v1404);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1405 = iron_f32_to_f16(v1404);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1406 = v1383 * v1;
     const unsigned int v1407 = v1406 + v1386;
     out[v1407] = v1405;
@@ -1677,8 +1711,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1416 = v1414 && v1415;
   if (v1416) {
     const float v1417 = v39.x[30];
-    const __half v1418 = bias[v1413];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1419 = __half2float(v1418);
+    const iron_f16 v1418 = bias[v1413];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1419 = iron_to_f32(v1418);
     const float v1420 = fmaf(v1417, v3, v1419);
     const float v1421 = v1420 * v1420;  // kernels/primitives/activation.hpp:38
     const float v1423 = 0.044715f * v1420;
@@ -1688,7 +1722,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1429 = 1.0f + v1427;
     const float v1430 = iron_recip_approx(v1429);
     const float v1431 = v1420 * v1430;
-    const __half v1432 = __float2half_rn(v1431);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1432 = iron_f32_to_f16(v1431);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1433 = v1410 * v1;
     const unsigned int v1434 = v1433 + v1413;
     out[v1434] = v1432;
@@ -1702,8 +1736,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1443 = v1441 && v1442;
   if (v1443) {
     const float v1444 = v39.x[31];
-    const __half v1445 = bias[v1440];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1446 = __half2float(v1445);
+    const iron_f16 v1445 = bias[v1440];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1446 = iron_to_f32(v1445);
     const float v1447 = fmaf(v1444, v3, v1446);
     const float v1448 = v1447 * v1447;  // kernels/primitives/activation.hpp:38
     const float v1450 = 0.044715f * v1447;
@@ -1713,7 +1747,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1456 = 1.0f + v1454;
     const float v1457 = iron_recip_approx(v1456);
     const float v1458 = v1447 * v1457;
-    const __half v1459 = __float2half_rn(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1459 = iron_f32_to_f16(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1460 = v1437 * v1;
     const unsigned int v1461 = v1460 + v1440;
     out[v1461] = v1459;
@@ -1727,8 +1761,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1470 = v1468 && v1469;
   if (v1470) {
     const float v1471 = v39.x[32];
-    const __half v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1473 = __half2float(v1472);
+    const iron_f16 v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1473 = iron_to_f32(v1472);
     const float v1474 = fmaf(v1471, v3, v1473);
     const float v1475 = v1474 * v1474;  // kernels/primitives/activation.hpp:38
     const float v1477 = 0.044715f * v1474;
@@ -1738,7 +1772,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1483 = 1.0f + v1481;
     const float v1484 = iron_recip_approx(v1483);
     const float v1485 = v1474 * v1484;
-    const __half v1486 = __float2half_rn(v1485);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1486 = iron_f32_to_f16(v1485);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1487 = v1464 * v1;
     const unsigned int v1488 = v1487 + v1467;
     out[v1488] = v1486;
@@ -1752,8 +1786,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1497 = v1495 && v1496;
   if (v1497) {
     const float v1498 = v39.x[33];
-    const __half v1499 = bias[v1494];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1500 = __half2float(v1499);
+    const iron_f16 v1499 = bias[v1494];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1500 = iron_to_f32(v1499);
     const float v1501 = fmaf(v1498, v3, v1500);
     const float v1502 = v1501 * v1501;  // kernels/primitives/activation.hpp:38
     const float v1504 = 0.044715f * v1501;
@@ -1763,7 +1797,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1510 = 1.0f + v1508;
     const float v1511 = iron_recip_approx(v1510);
     const float v1512 = v1501 * v1511;
-    const __half v1513 = __float2half_rn(v1512);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1513 = iron_f32_to_f16(v1512);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1514 = v1491 * v1;
     const unsigned int v1515 = v1514 + v1494;
     out[v1515] = v1513;
@@ -1777,8 +1811,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1524 = v1522 && v1523;
   if (v1524) {
     const float v1525 = v39.x[34];
-    const __half v1526 = bias[v1521];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1527 = __half2float(v1526);
+    const iron_f16 v1526 = bias[v1521];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1527 = iron_to_f32(v1526);
     const float v1528 = fmaf(v1525, v3, v1527);
     const float v1529 = v1528 * v1528;  // kernels/primitives/activation.hpp:38
     const float v1531 = 0.044715f * v1528;
@@ -1788,7 +1822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1537 = 1.0f + v1535;
     const float v1538 = iron_recip_approx(v1537);
     const float v1539 = v1528 * v1538;
-    const __half v1540 = __float2half_rn(v1539);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1540 = iron_f32_to_f16(v1539);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1541 = v1518 * v1;
     const unsigned int v1542 = v1541 + v1521;
     out[v1542] = v1540;
@@ -1802,8 +1836,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1551 = v1549 && v1550;
   if (v1551) {
     const float v1552 = v39.x[35];
-    const __half v1553 = bias[v1548];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1554 = __half2float(v1553);
+    const iron_f16 v1553 = bias[v1548];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1554 = iron_to_f32(v1553);
     const float v1555 = fmaf(v1552, v3, v1554);
     const float v1556 = v1555 * v1555;  // kernels/primitives/activation.hpp:38
     const float v1558 = 0.044715f * v1555;
@@ -1813,7 +1847,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1564 = 1.0f + v1562;
     const float v1565 = iron_recip_approx(v1564);
     const float v1566 = v1555 * v1565;
-    const __half v1567 = __float2half_rn(v1566);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1567 = iron_f32_to_f16(v1566);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1568 = v1545 * v1;
     const unsigned int v1569 = v1568 + v1548;
     out[v1569] = v1567;
@@ -1827,8 +1861,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1578 = v1576 && v1577;
   if (v1578) {
     const float v1579 = v39.x[36];
-    const __half v1580 = bias[v1575];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1581 = __half2float(v1580);
+    const iron_f16 v1580 = bias[v1575];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1581 = iron_to_f32(v1580);
     const float v1582 = fmaf(v1579, v3, v1581);
     const float v1583 = v1582 * v1582;  // kernels/primitives/activation.hpp:38
     const float v1585 = 0.044715f * v1582;
@@ -1838,7 +1872,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1591 = 1.0f + v1589;
     const float v1592 = iron_recip_approx(v1591);
     const float v1593 = v1582 * v1592;
-    const __half v1594 = __float2half_rn(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1594 = iron_f32_to_f16(v1593);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1595 = v1572 * v1;
     const unsigned int v1596 = v1595 + v1575;
     out[v1596] = v1594;
@@ -1852,8 +1886,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1605 = v1603 && v1604;
   if (v1605) {
     const float v1606 = v39.x[37];
-    const __half v1607 = bias[v1602];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1608 = __half2float(v1607);
+    const iron_f16 v1607 = bias[v1602];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1608 = iron_to_f32(v1607);
     const float v1609 = fmaf(v1606, v3, v1608);
     const float v1610 = v1609 * v1609;  // kernels/primitives/activation.hpp:38
     const float v1612 = 0.044715f * v1609;
@@ -1863,7 +1897,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1618 = 1.0f + v1616;
     const float v1619 = iron_recip_approx(v1618);
     const float v1620 = v1609 * v1619;
-    const __half v1621 = __float2half_rn(v1620);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1621 = iron_f32_to_f16(v1620);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1622 = v1599 * v1;
     const unsigned int v1623 = v1622 + v1602;
     out[v1623] = v1621;
@@ -1877,8 +1911,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1632 = v1630 && v1631;
   if (v1632) {
     const float v1633 = v39.x[38];
-    const __half v1634 = bias[v1629];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1635 = __half2float(v1634);
+    const iron_f16 v1634 = bias[v1629];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1635 = iron_to_f32(v1634);
     const float v1636 = fmaf(v1633, v3, v1635);
     const float v1637 = v1636 * v1636;  // kernels/primitives/activation.hpp:38
     const float v1639 = 0.044715f * v1636;
@@ -1888,7 +1922,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1645 = 1.0f + v1643;
     const float v1646 = iron_recip_approx(v1645);
     const float v1647 = v1636 * v1646;
-    const __half v1648 = __float2half_rn(v1647);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1648 = iron_f32_to_f16(v1647);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1649 = v1626 * v1;
     const unsigned int v1650 = v1649 + v1629;
     out[v1650] = v1648;
@@ -1902,8 +1936,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1659 = v1657 && v1658;
   if (v1659) {
     const float v1660 = v39.x[39];
-    const __half v1661 = bias[v1656];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1662 = __half2float(v1661);
+    const iron_f16 v1661 = bias[v1656];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1662 = iron_to_f32(v1661);
     const float v1663 = fmaf(v1660, v3, v1662);
     const float v1664 = v1663 * v1663;  // kernels/primitives/activation.hpp:38
     const float v1666 = 0.044715f * v1663;
@@ -1913,7 +1947,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1672 = 1.0f + v1670;
     const float v1673 = iron_recip_approx(v1672);
     const float v1674 = v1663 * v1673;
-    const __half v1675 = __float2half_rn(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1675 = iron_f32_to_f16(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1676 = v1653 * v1;
     const unsigned int v1677 = v1676 + v1656;
     out[v1677] = v1675;
@@ -1927,8 +1961,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1686 = v1684 && v1685;
   if (v1686) {
     const float v1687 = v39.x[40];
-    const __half v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1689 = __half2float(v1688);
+    const iron_f16 v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1689 = iron_to_f32(v1688);
     const float v1690 = fmaf(v1687, v3, v1689);
     const float v1691 = v1690 * v1690;  // kernels/primitives/activation.hpp:38
     const float v1693 = 0.044715f * v1690;
@@ -1938,7 +1972,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1699 = 1.0f + v1697;
     const float v1700 = iron_recip_approx(v1699);
     const float v1701 = v1690 * v1700;
-    const __half v1702 = __float2half_rn(v1701);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1702 = iron_f32_to_f16(v1701);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1703 = v1680 * v1;
     const unsigned int v1704 = v1703 + v1683;
     out[v1704] = v1702;
@@ -1952,8 +1986,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1713 = v1711 && v1712;
   if (v1713) {
     const float v1714 = v39.x[41];
-    const __half v1715 = bias[v1710];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1716 = __half2float(v1715);
+    const iron_f16 v1715 = bias[v1710];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1716 = iron_to_f32(v1715);
     const float v1717 = fmaf(v1714, v3, v1716);
     const float v1718 = v1717 * v1717;  // kernels/primitives/activation.hpp:38
     const float v1720 = 0.044715f * v1717;
@@ -1963,7 +1997,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1726 = 1.0f + v1724;
     const float v1727 = iron_recip_approx(v1726);
     const float v1728 = v1717 * v1727;
-    const __half v1729 = __float2half_rn(v1728);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1729 = iron_f32_to_f16(v1728);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1730 = v1707 * v1;
     const unsigned int v1731 = v1730 + v1710;
     out[v1731] = v1729;
@@ -1977,8 +2011,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1740 = v1738 && v1739;
   if (v1740) {
     const float v1741 = v39.x[42];
-    const __half v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1743 = __half2float(v1742);
+    const iron_f16 v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1743 = iron_to_f32(v1742);
     const float v1744 = fmaf(v1741, v3, v1743);
     const float v1745 = v1744 * v1744;  // kernels/primitives/activation.hpp:38
     const float v1747 = 0.044715f * v1744;
@@ -1988,7 +2022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1753 = 1.0f + v1751;
     const float v1754 = iron_recip_approx(v1753);
     const float v1755 = v1744 * v1754;
-    const __half v1756 = __float2half_rn(v1755);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1756 = iron_f32_to_f16(v1755);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1757 = v1734 * v1;
     const unsigned int v1758 = v1757 + v1737;
     out[v1758] = v1756;
@@ -2002,8 +2036,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1767 = v1765 && v1766;
   if (v1767) {
     const float v1768 = v39.x[43];
-    const __half v1769 = bias[v1764];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1770 = __half2float(v1769);
+    const iron_f16 v1769 = bias[v1764];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1770 = iron_to_f32(v1769);
     const float v1771 = fmaf(v1768, v3, v1770);
     const float v1772 = v1771 * v1771;  // kernels/primitives/activation.hpp:38
     const float v1774 = 0.044715f * v1771;
@@ -2013,7 +2047,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1780 = 1.0f + v1778;
     const float v1781 = iron_recip_approx(v1780);
     const float v1782 = v1771 * v1781;
-    const __half v1783 = __float2half_rn(v1782);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1783 = iron_f32_to_f16(v1782);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1784 = v1761 * v1;
     const unsigned int v1785 = v1784 + v1764;
     out[v1785] = v1783;
@@ -2027,8 +2061,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1794 = v1792 && v1793;
   if (v1794) {
     const float v1795 = v39.x[44];
-    const __half v1796 = bias[v1791];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1797 = __half2float(v1796);
+    const iron_f16 v1796 = bias[v1791];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1797 = iron_to_f32(v1796);
     const float v1798 = fmaf(v1795, v3, v1797);
     const float v1799 = v1798 * v1798;  // kernels/primitives/activation.hpp:38
     const float v1801 = 0.044715f * v1798;
@@ -2038,7 +2072,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1807 = 1.0f + v1805;
     const float v1808 = iron_recip_approx(v1807);
     const float v1809 = v1798 * v1808;
-    const __half v1810 = __float2half_rn(v1809);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1810 = iron_f32_to_f16(v1809);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1811 = v1788 * v1;
     const unsigned int v1812 = v1811 + v1791;
     out[v1812] = v1810;
@@ -2052,8 +2086,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1821 = v1819 && v1820;
   if (v1821) {
     const float v1822 = v39.x[45];
-    const __half v1823 = bias[v1818];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1824 = __half2float(v1823);
+    const iron_f16 v1823 = bias[v1818];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1824 = iron_to_f32(v1823);
     const float v1825 = fmaf(v1822, v3, v1824);
     const float v1826 = v1825 * v1825;  // kernels/primitives/activation.hpp:38
     const float v1828 = 0.044715f * v1825;
@@ -2063,7 +2097,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1834 = 1.0f + v1832;
     const float v1835 = iron_recip_approx(v1834);
     const float v1836 = v1825 * v1835;
-    const __half v1837 = __float2half_rn(v1836);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1837 = iron_f32_to_f16(v1836);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1838 = v1815 * v1;
     const unsigned int v1839 = v1838 + v1818;
     out[v1839] = v1837;
@@ -2077,8 +2111,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1848 = v1846 && v1847;
   if (v1848) {
     const float v1849 = v39.x[46];
-    const __half v1850 = bias[v1845];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1851 = __half2float(v1850);
+    const iron_f16 v1850 = bias[v1845];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1851 = iron_to_f32(v1850);
     const float v1852 = fmaf(v1849, v3, v1851);
     const float v1853 = v1852 * v1852;  // kernels/primitives/activation.hpp:38
     const float v1855 = 0.044715f * v1852;
@@ -2088,7 +2122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1861 = 1.0f + v1859;
     const float v1862 = iron_recip_approx(v1861);
     const float v1863 = v1852 * v1862;
-    const __half v1864 = __float2half_rn(v1863);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1864 = iron_f32_to_f16(v1863);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1865 = v1842 * v1;
     const unsigned int v1866 = v1865 + v1845;
     out[v1866] = v1864;
@@ -2102,8 +2136,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1875 = v1873 && v1874;
   if (v1875) {
     const float v1876 = v39.x[47];
-    const __half v1877 = bias[v1872];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1878 = __half2float(v1877);
+    const iron_f16 v1877 = bias[v1872];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1878 = iron_to_f32(v1877);
     const float v1879 = fmaf(v1876, v3, v1878);
     const float v1880 = v1879 * v1879;  // kernels/primitives/activation.hpp:38
     const float v1882 = 0.044715f * v1879;
@@ -2113,7 +2147,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1888 = 1.0f + v1886;
     const float v1889 = iron_recip_approx(v1888);
     const float v1890 = v1879 * v1889;
-    const __half v1891 = __float2half_rn(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1891 = iron_f32_to_f16(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1892 = v1869 * v1;
     const unsigned int v1893 = v1892 + v1872;
     out[v1893] = v1891;
@@ -2127,8 +2161,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1902 = v1900 && v1901;
   if (v1902) {
     const float v1903 = v39.x[48];
-    const __half v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1905 = __half2float(v1904);
+    const iron_f16 v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1905 = iron_to_f32(v1904);
     const float v1906 = fmaf(v1903, v3, v1905);
     const float v1907 = v1906 * v1906;  // kernels/primitives/activation.hpp:38
     const float v1909 = 0.044715f * v1906;
@@ -2138,7 +2172,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1915 = 1.0f + v1913;
     const float v1916 = iron_recip_approx(v1915);
     const float v1917 = v1906 * v1916;
-    const __half v1918 = __float2half_rn(v1917);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1918 = iron_f32_to_f16(v1917);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1919 = v1896 * v1;
     const unsigned int v1920 = v1919 + v1899;
     out[v1920] = v1918;
@@ -2152,8 +2186,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1929 = v1927 && v1928;
   if (v1929) {
     const float v1930 = v39.x[49];
-    const __half v1931 = bias[v1926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1932 = __half2float(v1931);
+    const iron_f16 v1931 = bias[v1926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1932 = iron_to_f32(v1931);
     const float v1933 = fmaf(v1930, v3, v1932);
     const float v1934 = v1933 * v1933;  // kernels/primitives/activation.hpp:38
     const float v1936 = 0.044715f * v1933;
@@ -2163,7 +2197,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1942 = 1.0f + v1940;
     const float v1943 = iron_recip_approx(v1942);
     const float v1944 = v1933 * v1943;
-    const __half v1945 = __float2half_rn(v1944);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1945 = iron_f32_to_f16(v1944);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1946 = v1923 * v1;
     const unsigned int v1947 = v1946 + v1926;
     out[v1947] = v1945;
@@ -2177,8 +2211,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1956 = v1954 && v1955;
   if (v1956) {
     const float v1957 = v39.x[50];
-    const __half v1958 = bias[v1953];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1959 = __half2float(v1958);
+    const iron_f16 v1958 = bias[v1953];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1959 = iron_to_f32(v1958);
     const float v1960 = fmaf(v1957, v3, v1959);
     const float v1961 = v1960 * v1960;  // kernels/primitives/activation.hpp:38
     const float v1963 = 0.044715f * v1960;
@@ -2188,7 +2222,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1969 = 1.0f + v1967;
     const float v1970 = iron_recip_approx(v1969);
     const float v1971 = v1960 * v1970;
-    const __half v1972 = __float2half_rn(v1971);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1972 = iron_f32_to_f16(v1971);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1973 = v1950 * v1;
     const unsigned int v1974 = v1973 + v1953;
     out[v1974] = v1972;
@@ -2202,8 +2236,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v1983 = v1981 && v1982;
   if (v1983) {
     const float v1984 = v39.x[51];
-    const __half v1985 = bias[v1980];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1986 = __half2float(v1985);
+    const iron_f16 v1985 = bias[v1980];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1986 = iron_to_f32(v1985);
     const float v1987 = fmaf(v1984, v3, v1986);
     const float v1988 = v1987 * v1987;  // kernels/primitives/activation.hpp:38
     const float v1990 = 0.044715f * v1987;
@@ -2213,7 +2247,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v1996 = 1.0f + v1994;
     const float v1997 = iron_recip_approx(v1996);
     const float v1998 = v1987 * v1997;
-    const __half v1999 = __float2half_rn(v1998);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1999 = iron_f32_to_f16(v1998);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2000 = v1977 * v1;
     const unsigned int v2001 = v2000 + v1980;
     out[v2001] = v1999;
@@ -2227,8 +2261,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2010 = v2008 && v2009;
   if (v2010) {
     const float v2011 = v39.x[52];
-    const __half v2012 = bias[v2007];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2013 = __half2float(v2012);
+    const iron_f16 v2012 = bias[v2007];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2013 = iron_to_f32(v2012);
     const float v2014 = fmaf(v2011, v3, v2013);
     const float v2015 = v2014 * v2014;  // kernels/primitives/activation.hpp:38
     const float v2017 = 0.044715f * v2014;
@@ -2238,7 +2272,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2023 = 1.0f + v2021;
     const float v2024 = iron_recip_approx(v2023);
     const float v2025 = v2014 * v2024;
-    const __half v2026 = __float2half_rn(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2026 = iron_f32_to_f16(v2025);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2027 = v2004 * v1;
     const unsigned int v2028 = v2027 + v2007;
     out[v2028] = v2026;
@@ -2252,8 +2286,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2037 = v2035 && v2036;
   if (v2037) {
     const float v2038 = v39.x[53];
-    const __half v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2040 = __half2float(v2039);
+    const iron_f16 v2039 = bias[v2034];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2040 = iron_to_f32(v2039);
     const float v2041 = fmaf(v2038, v3, v2040);
     const float v2042 = v2041 * v2041;  // kernels/primitives/activation.hpp:38
     const float v2044 = 0.044715f * v2041;
@@ -2263,7 +2297,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2050 = 1.0f + v2048;
     const float v2051 = iron_recip_approx(v2050);
     const float v2052 = v2041 * v2051;
-    const __half v2053 = __float2half_rn(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2053 = iron_f32_to_f16(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2054 = v2031 * v1;
     const unsigned int v2055 = v2054 + v2034;
     out[v2055] = v2053;
@@ -2277,8 +2311,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2064 = v2062 && v2063;
   if (v2064) {
     const float v2065 = v39.x[54];
-    const __half v2066 = bias[v2061];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2067 = __half2float(v2066);
+    const iron_f16 v2066 = bias[v2061];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2067 = iron_to_f32(v2066);
     const float v2068 = fmaf(v2065, v3, v2067);
     const float v2069 = v2068 * v2068;  // kernels/primitives/activation.hpp:38
     const float v2071 = 0.044715f * v2068;
@@ -2288,7 +2322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2077 = 1.0f + v2075;
     const float v2078 = iron_recip_approx(v2077);
     const float v2079 = v2068 * v2078;
-    const __half v2080 = __float2half_rn(v2079);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2080 = iron_f32_to_f16(v2079);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2081 = v2058 * v1;
     const unsigned int v2082 = v2081 + v2061;
     out[v2082] = v2080;
@@ -2302,8 +2336,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2091 = v2089 && v2090;
   if (v2091) {
     const float v2092 = v39.x[55];
-    const __half v2093 = bias[v2088];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2094 = __half2float(v2093);
+    const iron_f16 v2093 = bias[v2088];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2094 = iron_to_f32(v2093);
     const float v2095 = fmaf(v2092, v3, v2094);
     const float v2096 = v2095 * v2095;  // kernels/primitives/activation.hpp:38
     const float v2098 = 0.044715f * v2095;
@@ -2313,7 +2347,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2104 = 1.0f + v2102;
     const float v2105 = iron_recip_approx(v2104);
     const float v2106 = v2095 * v2105;
-    const __half v2107 = __float2half_rn(v2106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2107 = iron_f32_to_f16(v2106);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2108 = v2085 * v1;
     const unsigned int v2109 = v2108 + v2088;
     out[v2109] = v2107;
@@ -2327,8 +2361,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2118 = v2116 && v2117;
   if (v2118) {
     const float v2119 = v39.x[56];
-    const __half v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2121 = __half2float(v2120);
+    const iron_f16 v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2121 = iron_to_f32(v2120);
     const float v2122 = fmaf(v2119, v3, v2121);
     const float v2123 = v2122 * v2122;  // kernels/primitives/activation.hpp:38
     const float v2125 = 0.044715f * v2122;
@@ -2338,7 +2372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2131 = 1.0f + v2129;
     const float v2132 = iron_recip_approx(v2131);
     const float v2133 = v2122 * v2132;
-    const __half v2134 = __float2half_rn(v2133);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2134 = iron_f32_to_f16(v2133);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2135 = v2112 * v1;
     const unsigned int v2136 = v2135 + v2115;
     out[v2136] = v2134;
@@ -2352,8 +2386,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2145 = v2143 && v2144;
   if (v2145) {
     const float v2146 = v39.x[57];
-    const __half v2147 = bias[v2142];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2148 = __half2float(v2147);
+    const iron_f16 v2147 = bias[v2142];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2148 = iron_to_f32(v2147);
     const float v2149 = fmaf(v2146, v3, v2148);
     const float v2150 = v2149 * v2149;  // kernels/primitives/activation.hpp:38
     const float v2152 = 0.044715f * v2149;
@@ -2363,7 +2397,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2158 = 1.0f + v2156;
     const float v2159 = iron_recip_approx(v2158);
     const float v2160 = v2149 * v2159;
-    const __half v2161 = __float2half_rn(v2160);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2161 = iron_f32_to_f16(v2160);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2162 = v2139 * v1;
     const unsigned int v2163 = v2162 + v2142;
     out[v2163] = v2161;
@@ -2377,8 +2411,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2172 = v2170 && v2171;
   if (v2172) {
     const float v2173 = v39.x[58];
-    const __half v2174 = bias[v2169];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2175 = __half2float(v2174);
+    const iron_f16 v2174 = bias[v2169];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2175 = iron_to_f32(v2174);
     const float v2176 = fmaf(v2173, v3, v2175);
     const float v2177 = v2176 * v2176;  // kernels/primitives/activation.hpp:38
     const float v2179 = 0.044715f * v2176;
@@ -2388,7 +2422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2185 = 1.0f + v2183;
     const float v2186 = iron_recip_approx(v2185);
     const float v2187 = v2176 * v2186;
-    const __half v2188 = __float2half_rn(v2187);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2188 = iron_f32_to_f16(v2187);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2189 = v2166 * v1;
     const unsigned int v2190 = v2189 + v2169;
     out[v2190] = v2188;
@@ -2402,8 +2436,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2199 = v2197 && v2198;
   if (v2199) {
     const float v2200 = v39.x[59];
-    const __half v2201 = bias[v2196];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2202 = __half2float(v2201);
+    const iron_f16 v2201 = bias[v2196];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2202 = iron_to_f32(v2201);
     const float v2203 = fmaf(v2200, v3, v2202);
     const float v2204 = v2203 * v2203;  // kernels/primitives/activation.hpp:38
     const float v2206 = 0.044715f * v2203;
@@ -2413,7 +2447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2212 = 1.0f + v2210;
     const float v2213 = iron_recip_approx(v2212);
     const float v2214 = v2203 * v2213;
-    const __half v2215 = __float2half_rn(v2214);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2215 = iron_f32_to_f16(v2214);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2216 = v2193 * v1;
     const unsigned int v2217 = v2216 + v2196;
     out[v2217] = v2215;
@@ -2427,8 +2461,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2226 = v2224 && v2225;
   if (v2226) {
     const float v2227 = v39.x[60];
-    const __half v2228 = bias[v2223];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2229 = __half2float(v2228);
+    const iron_f16 v2228 = bias[v2223];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2229 = iron_to_f32(v2228);
     const float v2230 = fmaf(v2227, v3, v2229);
     const float v2231 = v2230 * v2230;  // kernels/primitives/activation.hpp:38
     const float v2233 = 0.044715f * v2230;
@@ -2438,7 +2472,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2239 = 1.0f + v2237;
     const float v2240 = iron_recip_approx(v2239);
     const float v2241 = v2230 * v2240;
-    const __half v2242 = __float2half_rn(v2241);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2242 = iron_f32_to_f16(v2241);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2243 = v2220 * v1;
     const unsigned int v2244 = v2243 + v2223;
     out[v2244] = v2242;
@@ -2452,8 +2486,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2253 = v2251 && v2252;
   if (v2253) {
     const float v2254 = v39.x[61];
-    const __half v2255 = bias[v2250];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2256 = __half2float(v2255);
+    const iron_f16 v2255 = bias[v2250];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2256 = iron_to_f32(v2255);
     const float v2257 = fmaf(v2254, v3, v2256);
     const float v2258 = v2257 * v2257;  // kernels/primitives/activation.hpp:38
     const float v2260 = 0.044715f * v2257;
@@ -2463,7 +2497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2266 = 1.0f + v2264;
     const float v2267 = iron_recip_approx(v2266);
     const float v2268 = v2257 * v2267;
-    const __half v2269 = __float2half_rn(v2268);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2269 = iron_f32_to_f16(v2268);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2270 = v2247 * v1;
     const unsigned int v2271 = v2270 + v2250;
     out[v2271] = v2269;
@@ -2477,8 +2511,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2280 = v2278 && v2279;
   if (v2280) {
     const float v2281 = v39.x[62];
-    const __half v2282 = bias[v2277];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2283 = __half2float(v2282);
+    const iron_f16 v2282 = bias[v2277];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2283 = iron_to_f32(v2282);
     const float v2284 = fmaf(v2281, v3, v2283);
     const float v2285 = v2284 * v2284;  // kernels/primitives/activation.hpp:38
     const float v2287 = 0.044715f * v2284;
@@ -2488,7 +2522,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2293 = 1.0f + v2291;
     const float v2294 = iron_recip_approx(v2293);
     const float v2295 = v2284 * v2294;
-    const __half v2296 = __float2half_rn(v2295);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2296 = iron_f32_to_f16(v2295);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2297 = v2274 * v1;
     const unsigned int v2298 = v2297 + v2277;
     out[v2298] = v2296;
@@ -2502,8 +2536,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2307 = v2305 && v2306;
   if (v2307) {
     const float v2308 = v39.x[63];
-    const __half v2309 = bias[v2304];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2310 = __half2float(v2309);
+    const iron_f16 v2309 = bias[v2304];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2310 = iron_to_f32(v2309);
     const float v2311 = fmaf(v2308, v3, v2310);
     const float v2312 = v2311 * v2311;  // kernels/primitives/activation.hpp:38
     const float v2314 = 0.044715f * v2311;
@@ -2513,7 +2547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2320 = 1.0f + v2318;
     const float v2321 = iron_recip_approx(v2320);
     const float v2322 = v2311 * v2321;
-    const __half v2323 = __float2half_rn(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2323 = iron_f32_to_f16(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2324 = v2301 * v1;
     const unsigned int v2325 = v2324 + v2304;
     out[v2325] = v2323;
@@ -2527,8 +2561,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2334 = v2332 && v2333;
   if (v2334) {
     const float v2335 = v39.x[64];
-    const __half v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2337 = __half2float(v2336);
+    const iron_f16 v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2337 = iron_to_f32(v2336);
     const float v2338 = fmaf(v2335, v3, v2337);
     const float v2339 = v2338 * v2338;  // kernels/primitives/activation.hpp:38
     const float v2341 = 0.044715f * v2338;
@@ -2538,7 +2572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2347 = 1.0f + v2345;
     const float v2348 = iron_recip_approx(v2347);
     const float v2349 = v2338 * v2348;
-    const __half v2350 = __float2half_rn(v2349);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2350 = iron_f32_to_f16(v2349);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2351 = v2328 * v1;
     const unsigned int v2352 = v2351 + v2331;
     out[v2352] = v2350;
@@ -2552,8 +2586,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2361 = v2359 && v2360;
   if (v2361) {
     const float v2362 = v39.x[65];
-    const __half v2363 = bias[v2358];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2364 = __half2float(v2363);
+    const iron_f16 v2363 = bias[v2358];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2364 = iron_to_f32(v2363);
     const float v2365 = fmaf(v2362, v3, v2364);
     const float v2366 = v2365 * v2365;  // kernels/primitives/activation.hpp:38
     const float v2368 = 0.044715f * v2365;
@@ -2563,7 +2597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2374 = 1.0f + v2372;
     const float v2375 = iron_recip_approx(v2374);
     const float v2376 = v2365 * v2375;
-    const __half v2377 = __float2half_rn(v2376);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2377 = iron_f32_to_f16(v2376);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2378 = v2355 * v1;
     const unsigned int v2379 = v2378 + v2358;
     out[v2379] = v2377;
@@ -2577,8 +2611,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2388 = v2386 && v2387;
   if (v2388) {
     const float v2389 = v39.x[66];
-    const __half v2390 = bias[v2385];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2391 = __half2float(v2390);
+    const iron_f16 v2390 = bias[v2385];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2391 = iron_to_f32(v2390);
     const float v2392 = fmaf(v2389, v3, v2391);
     const float v2393 = v2392 * v2392;  // kernels/primitives/activation.hpp:38
     const float v2395 = 0.044715f * v2392;
@@ -2588,7 +2622,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2401 = 1.0f + v2399;
     const float v2402 = iron_recip_approx(v2401);
     const float v2403 = v2392 * v2402;
-    const __half v2404 = __float2half_rn(v2403);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2404 = iron_f32_to_f16(v2403);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2405 = v2382 * v1;
     const unsigned int v2406 = v2405 + v2385;
     out[v2406] = v2404;
@@ -2602,8 +2636,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2415 = v2413 && v2414;
   if (v2415) {
     const float v2416 = v39.x[67];
-    const __half v2417 = bias[v2412];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2418 = __half2float(v2417);
+    const iron_f16 v2417 = bias[v2412];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2418 = iron_to_f32(v2417);
     const float v2419 = fmaf(v2416, v3, v2418);
     const float v2420 = v2419 * v2419;  // kernels/primitives/activation.hpp:38
     const float v2422 = 0.044715f * v2419;
@@ -2613,7 +2647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2428 = 1.0f + v2426;
     const float v2429 = iron_recip_approx(v2428);
     const float v2430 = v2419 * v2429;
-    const __half v2431 = __float2half_rn(v2430);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2431 = iron_f32_to_f16(v2430);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2432 = v2409 * v1;
     const unsigned int v2433 = v2432 + v2412;
     out[v2433] = v2431;
@@ -2627,8 +2661,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2442 = v2440 && v2441;
   if (v2442) {
     const float v2443 = v39.x[68];
-    const __half v2444 = bias[v2439];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2445 = __half2float(v2444);
+    const iron_f16 v2444 = bias[v2439];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2445 = iron_to_f32(v2444);
     const float v2446 = fmaf(v2443, v3, v2445);
     const float v2447 = v2446 * v2446;  // kernels/primitives/activation.hpp:38
     const float v2449 = 0.044715f * v2446;
@@ -2638,7 +2672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2455 = 1.0f + v2453;
     const float v2456 = iron_recip_approx(v2455);
     const float v2457 = v2446 * v2456;
-    const __half v2458 = __float2half_rn(v2457);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2458 = iron_f32_to_f16(v2457);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2459 = v2436 * v1;
     const unsigned int v2460 = v2459 + v2439;
     out[v2460] = v2458;
@@ -2652,8 +2686,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2469 = v2467 && v2468;
   if (v2469) {
     const float v2470 = v39.x[69];
-    const __half v2471 = bias[v2466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2472 = __half2float(v2471);
+    const iron_f16 v2471 = bias[v2466];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2472 = iron_to_f32(v2471);
     const float v2473 = fmaf(v2470, v3, v2472);
     const float v2474 = v2473 * v2473;  // kernels/primitives/activation.hpp:38
     const float v2476 = 0.044715f * v2473;
@@ -2663,7 +2697,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2482 = 1.0f + v2480;
     const float v2483 = iron_recip_approx(v2482);
     const float v2484 = v2473 * v2483;
-    const __half v2485 = __float2half_rn(v2484);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2485 = iron_f32_to_f16(v2484);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2486 = v2463 * v1;
     const unsigned int v2487 = v2486 + v2466;
     out[v2487] = v2485;
@@ -2677,8 +2711,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2496 = v2494 && v2495;
   if (v2496) {
     const float v2497 = v39.x[70];
-    const __half v2498 = bias[v2493];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2499 = __half2float(v2498);
+    const iron_f16 v2498 = bias[v2493];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2499 = iron_to_f32(v2498);
     const float v2500 = fmaf(v2497, v3, v2499);
     const float v2501 = v2500 * v2500;  // kernels/primitives/activation.hpp:38
     const float v2503 = 0.044715f * v2500;
@@ -2688,7 +2722,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2509 = 1.0f + v2507;
     const float v2510 = iron_recip_approx(v2509);
     const float v2511 = v2500 * v2510;
-    const __half v2512 = __float2half_rn(v2511);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2512 = iron_f32_to_f16(v2511);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2513 = v2490 * v1;
     const unsigned int v2514 = v2513 + v2493;
     out[v2514] = v2512;
@@ -2702,8 +2736,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2523 = v2521 && v2522;
   if (v2523) {
     const float v2524 = v39.x[71];
-    const __half v2525 = bias[v2520];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2526 = __half2float(v2525);
+    const iron_f16 v2525 = bias[v2520];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2526 = iron_to_f32(v2525);
     const float v2527 = fmaf(v2524, v3, v2526);
     const float v2528 = v2527 * v2527;  // kernels/primitives/activation.hpp:38
     const float v2530 = 0.044715f * v2527;
@@ -2713,7 +2747,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2536 = 1.0f + v2534;
     const float v2537 = iron_recip_approx(v2536);
     const float v2538 = v2527 * v2537;
-    const __half v2539 = __float2half_rn(v2538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2539 = iron_f32_to_f16(v2538);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2540 = v2517 * v1;
     const unsigned int v2541 = v2540 + v2520;
     out[v2541] = v2539;
@@ -2727,8 +2761,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2550 = v2548 && v2549;
   if (v2550) {
     const float v2551 = v39.x[72];
-    const __half v2552 = bias[v2547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2553 = __half2float(v2552);
+    const iron_f16 v2552 = bias[v2547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2553 = iron_to_f32(v2552);
     const float v2554 = fmaf(v2551, v3, v2553);
     const float v2555 = v2554 * v2554;  // kernels/primitives/activation.hpp:38
     const float v2557 = 0.044715f * v2554;
@@ -2738,7 +2772,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2563 = 1.0f + v2561;
     const float v2564 = iron_recip_approx(v2563);
     const float v2565 = v2554 * v2564;
-    const __half v2566 = __float2half_rn(v2565);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2566 = iron_f32_to_f16(v2565);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2567 = v2544 * v1;
     const unsigned int v2568 = v2567 + v2547;
     out[v2568] = v2566;
@@ -2752,8 +2786,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2577 = v2575 && v2576;
   if (v2577) {
     const float v2578 = v39.x[73];
-    const __half v2579 = bias[v2574];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2580 = __half2float(v2579);
+    const iron_f16 v2579 = bias[v2574];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2580 = iron_to_f32(v2579);
     const float v2581 = fmaf(v2578, v3, v2580);
     const float v2582 = v2581 * v2581;  // kernels/primitives/activation.hpp:38
     const float v2584 = 0.044715f * v2581;
@@ -2763,7 +2797,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2590 = 1.0f + v2588;
     const float v2591 = iron_recip_approx(v2590);
     const float v2592 = v2581 * v2591;
-    const __half v2593 = __float2half_rn(v2592);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2593 = iron_f32_to_f16(v2592);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2594 = v2571 * v1;
     const unsigned int v2595 = v2594 + v2574;
     out[v2595] = v2593;
@@ -2777,8 +2811,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2604 = v2602 && v2603;
   if (v2604) {
     const float v2605 = v39.x[74];
-    const __half v2606 = bias[v2601];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2607 = __half2float(v2606);
+    const iron_f16 v2606 = bias[v2601];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2607 = iron_to_f32(v2606);
     const float v2608 = fmaf(v2605, v3, v2607);
     const float v2609 = v2608 * v2608;  // kernels/primitives/activation.hpp:38
     const float v2611 = 0.044715f * v2608;
@@ -2788,7 +2822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2617 = 1.0f + v2615;
     const float v2618 = iron_recip_approx(v2617);
     const float v2619 = v2608 * v2618;
-    const __half v2620 = __float2half_rn(v2619);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2620 = iron_f32_to_f16(v2619);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2621 = v2598 * v1;
     const unsigned int v2622 = v2621 + v2601;
     out[v2622] = v2620;
@@ -2802,8 +2836,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2631 = v2629 && v2630;
   if (v2631) {
     const float v2632 = v39.x[75];
-    const __half v2633 = bias[v2628];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2634 = __half2float(v2633);
+    const iron_f16 v2633 = bias[v2628];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2634 = iron_to_f32(v2633);
     const float v2635 = fmaf(v2632, v3, v2634);
     const float v2636 = v2635 * v2635;  // kernels/primitives/activation.hpp:38
     const float v2638 = 0.044715f * v2635;
@@ -2813,7 +2847,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2644 = 1.0f + v2642;
     const float v2645 = iron_recip_approx(v2644);
     const float v2646 = v2635 * v2645;
-    const __half v2647 = __float2half_rn(v2646);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2647 = iron_f32_to_f16(v2646);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2648 = v2625 * v1;
     const unsigned int v2649 = v2648 + v2628;
     out[v2649] = v2647;
@@ -2827,8 +2861,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2658 = v2656 && v2657;
   if (v2658) {
     const float v2659 = v39.x[76];
-    const __half v2660 = bias[v2655];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2661 = __half2float(v2660);
+    const iron_f16 v2660 = bias[v2655];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2661 = iron_to_f32(v2660);
     const float v2662 = fmaf(v2659, v3, v2661);
     const float v2663 = v2662 * v2662;  // kernels/primitives/activation.hpp:38
     const float v2665 = 0.044715f * v2662;
@@ -2838,7 +2872,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2671 = 1.0f + v2669;
     const float v2672 = iron_recip_approx(v2671);
     const float v2673 = v2662 * v2672;
-    const __half v2674 = __float2half_rn(v2673);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2674 = iron_f32_to_f16(v2673);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2675 = v2652 * v1;
     const unsigned int v2676 = v2675 + v2655;
     out[v2676] = v2674;
@@ -2852,8 +2886,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2685 = v2683 && v2684;
   if (v2685) {
     const float v2686 = v39.x[77];
-    const __half v2687 = bias[v2682];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2688 = __half2float(v2687);
+    const iron_f16 v2687 = bias[v2682];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2688 = iron_to_f32(v2687);
     const float v2689 = fmaf(v2686, v3, v2688);
     const float v2690 = v2689 * v2689;  // kernels/primitives/activation.hpp:38
     const float v2692 = 0.044715f * v2689;
@@ -2863,7 +2897,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2698 = 1.0f + v2696;
     const float v2699 = iron_recip_approx(v2698);
     const float v2700 = v2689 * v2699;
-    const __half v2701 = __float2half_rn(v2700);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2701 = iron_f32_to_f16(v2700);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2702 = v2679 * v1;
     const unsigned int v2703 = v2702 + v2682;
     out[v2703] = v2701;
@@ -2877,8 +2911,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2712 = v2710 && v2711;
   if (v2712) {
     const float v2713 = v39.x[78];
-    const __half v2714 = bias[v2709];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2715 = __half2float(v2714);
+    const iron_f16 v2714 = bias[v2709];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2715 = iron_to_f32(v2714);
     const float v2716 = fmaf(v2713, v3, v2715);
     const float v2717 = v2716 * v2716;  // kernels/primitives/activation.hpp:38
     const float v2719 = 0.044715f * v2716;
@@ -2888,7 +2922,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2725 = 1.0f + v2723;
     const float v2726 = iron_recip_approx(v2725);
     const float v2727 = v2716 * v2726;
-    const __half v2728 = __float2half_rn(v2727);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2728 = iron_f32_to_f16(v2727);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2729 = v2706 * v1;
     const unsigned int v2730 = v2729 + v2709;
     out[v2730] = v2728;
@@ -2902,8 +2936,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2739 = v2737 && v2738;
   if (v2739) {
     const float v2740 = v39.x[79];
-    const __half v2741 = bias[v2736];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2742 = __half2float(v2741);
+    const iron_f16 v2741 = bias[v2736];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2742 = iron_to_f32(v2741);
     const float v2743 = fmaf(v2740, v3, v2742);
     const float v2744 = v2743 * v2743;  // kernels/primitives/activation.hpp:38
     const float v2746 = 0.044715f * v2743;
@@ -2913,7 +2947,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2752 = 1.0f + v2750;
     const float v2753 = iron_recip_approx(v2752);
     const float v2754 = v2743 * v2753;
-    const __half v2755 = __float2half_rn(v2754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2755 = iron_f32_to_f16(v2754);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2756 = v2733 * v1;
     const unsigned int v2757 = v2756 + v2736;
     out[v2757] = v2755;
@@ -2927,8 +2961,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2766 = v2764 && v2765;
   if (v2766) {
     const float v2767 = v39.x[80];
-    const __half v2768 = bias[v2763];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2769 = __half2float(v2768);
+    const iron_f16 v2768 = bias[v2763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2769 = iron_to_f32(v2768);
     const float v2770 = fmaf(v2767, v3, v2769);
     const float v2771 = v2770 * v2770;  // kernels/primitives/activation.hpp:38
     const float v2773 = 0.044715f * v2770;
@@ -2938,7 +2972,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2779 = 1.0f + v2777;
     const float v2780 = iron_recip_approx(v2779);
     const float v2781 = v2770 * v2780;
-    const __half v2782 = __float2half_rn(v2781);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2782 = iron_f32_to_f16(v2781);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2783 = v2760 * v1;
     const unsigned int v2784 = v2783 + v2763;
     out[v2784] = v2782;
@@ -2952,8 +2986,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2793 = v2791 && v2792;
   if (v2793) {
     const float v2794 = v39.x[81];
-    const __half v2795 = bias[v2790];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2796 = __half2float(v2795);
+    const iron_f16 v2795 = bias[v2790];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2796 = iron_to_f32(v2795);
     const float v2797 = fmaf(v2794, v3, v2796);
     const float v2798 = v2797 * v2797;  // kernels/primitives/activation.hpp:38
     const float v2800 = 0.044715f * v2797;
@@ -2963,7 +2997,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2806 = 1.0f + v2804;
     const float v2807 = iron_recip_approx(v2806);
     const float v2808 = v2797 * v2807;
-    const __half v2809 = __float2half_rn(v2808);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2809 = iron_f32_to_f16(v2808);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2810 = v2787 * v1;
     const unsigned int v2811 = v2810 + v2790;
     out[v2811] = v2809;
@@ -2977,8 +3011,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2820 = v2818 && v2819;
   if (v2820) {
     const float v2821 = v39.x[82];
-    const __half v2822 = bias[v2817];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2823 = __half2float(v2822);
+    const iron_f16 v2822 = bias[v2817];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2823 = iron_to_f32(v2822);
     const float v2824 = fmaf(v2821, v3, v2823);
     const float v2825 = v2824 * v2824;  // kernels/primitives/activation.hpp:38
     const float v2827 = 0.044715f * v2824;
@@ -2988,7 +3022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2833 = 1.0f + v2831;
     const float v2834 = iron_recip_approx(v2833);
     const float v2835 = v2824 * v2834;
-    const __half v2836 = __float2half_rn(v2835);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2836 = iron_f32_to_f16(v2835);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2837 = v2814 * v1;
     const unsigned int v2838 = v2837 + v2817;
     out[v2838] = v2836;
@@ -3002,8 +3036,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2847 = v2845 && v2846;
   if (v2847) {
     const float v2848 = v39.x[83];
-    const __half v2849 = bias[v2844];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2850 = __half2float(v2849);
+    const iron_f16 v2849 = bias[v2844];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2850 = iron_to_f32(v2849);
     const float v2851 = fmaf(v2848, v3, v2850);
     const float v2852 = v2851 * v2851;  // kernels/primitives/activation.hpp:38
     const float v2854 = 0.044715f * v2851;
@@ -3013,7 +3047,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2860 = 1.0f + v2858;
     const float v2861 = iron_recip_approx(v2860);
     const float v2862 = v2851 * v2861;
-    const __half v2863 = __float2half_rn(v2862);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2863 = iron_f32_to_f16(v2862);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2864 = v2841 * v1;
     const unsigned int v2865 = v2864 + v2844;
     out[v2865] = v2863;
@@ -3027,8 +3061,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2874 = v2872 && v2873;
   if (v2874) {
     const float v2875 = v39.x[84];
-    const __half v2876 = bias[v2871];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2877 = __half2float(v2876);
+    const iron_f16 v2876 = bias[v2871];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2877 = iron_to_f32(v2876);
     const float v2878 = fmaf(v2875, v3, v2877);
     const float v2879 = v2878 * v2878;  // kernels/primitives/activation.hpp:38
     const float v2881 = 0.044715f * v2878;
@@ -3038,7 +3072,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2887 = 1.0f + v2885;
     const float v2888 = iron_recip_approx(v2887);
     const float v2889 = v2878 * v2888;
-    const __half v2890 = __float2half_rn(v2889);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2890 = iron_f32_to_f16(v2889);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2891 = v2868 * v1;
     const unsigned int v2892 = v2891 + v2871;
     out[v2892] = v2890;
@@ -3052,8 +3086,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2901 = v2899 && v2900;
   if (v2901) {
     const float v2902 = v39.x[85];
-    const __half v2903 = bias[v2898];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2904 = __half2float(v2903);
+    const iron_f16 v2903 = bias[v2898];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2904 = iron_to_f32(v2903);
     const float v2905 = fmaf(v2902, v3, v2904);
     const float v2906 = v2905 * v2905;  // kernels/primitives/activation.hpp:38
     const float v2908 = 0.044715f * v2905;
@@ -3063,7 +3097,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2914 = 1.0f + v2912;
     const float v2915 = iron_recip_approx(v2914);
     const float v2916 = v2905 * v2915;
-    const __half v2917 = __float2half_rn(v2916);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2917 = iron_f32_to_f16(v2916);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2918 = v2895 * v1;
     const unsigned int v2919 = v2918 + v2898;
     out[v2919] = v2917;
@@ -3077,8 +3111,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2928 = v2926 && v2927;
   if (v2928) {
     const float v2929 = v39.x[86];
-    const __half v2930 = bias[v2925];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2931 = __half2float(v2930);
+    const iron_f16 v2930 = bias[v2925];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2931 = iron_to_f32(v2930);
     const float v2932 = fmaf(v2929, v3, v2931);
     const float v2933 = v2932 * v2932;  // kernels/primitives/activation.hpp:38
     const float v2935 = 0.044715f * v2932;
@@ -3088,7 +3122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2941 = 1.0f + v2939;
     const float v2942 = iron_recip_approx(v2941);
     const float v2943 = v2932 * v2942;
-    const __half v2944 = __float2half_rn(v2943);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2944 = iron_f32_to_f16(v2943);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2945 = v2922 * v1;
     const unsigned int v2946 = v2945 + v2925;
     out[v2946] = v2944;
@@ -3102,8 +3136,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2955 = v2953 && v2954;
   if (v2955) {
     const float v2956 = v39.x[87];
-    const __half v2957 = bias[v2952];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2958 = __half2float(v2957);
+    const iron_f16 v2957 = bias[v2952];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2958 = iron_to_f32(v2957);
     const float v2959 = fmaf(v2956, v3, v2958);
     const float v2960 = v2959 * v2959;  // kernels/primitives/activation.hpp:38
     const float v2962 = 0.044715f * v2959;
@@ -3113,7 +3147,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2968 = 1.0f + v2966;
     const float v2969 = iron_recip_approx(v2968);
     const float v2970 = v2959 * v2969;
-    const __half v2971 = __float2half_rn(v2970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2971 = iron_f32_to_f16(v2970);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2972 = v2949 * v1;
     const unsigned int v2973 = v2972 + v2952;
     out[v2973] = v2971;
@@ -3127,8 +3161,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v2982 = v2980 && v2981;
   if (v2982) {
     const float v2983 = v39.x[88];
-    const __half v2984 = bias[v2979];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2985 = __half2float(v2984);
+    const iron_f16 v2984 = bias[v2979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2985 = iron_to_f32(v2984);
     const float v2986 = fmaf(v2983, v3, v2985);
     const float v2987 = v2986 * v2986;  // kernels/primitives/activation.hpp:38
     const float v2989 = 0.044715f * v2986;
@@ -3138,7 +3172,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v2995 = 1.0f + v2993;
     const float v2996 = iron_recip_approx(v2995);
     const float v2997 = v2986 * v2996;
-    const __half v2998 = __float2half_rn(v2997);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2998 = iron_f32_to_f16(v2997);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2999 = v2976 * v1;
     const unsigned int v3000 = v2999 + v2979;
     out[v3000] = v2998;
@@ -3152,8 +3186,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3009 = v3007 && v3008;
   if (v3009) {
     const float v3010 = v39.x[89];
-    const __half v3011 = bias[v3006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3012 = __half2float(v3011);
+    const iron_f16 v3011 = bias[v3006];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3012 = iron_to_f32(v3011);
     const float v3013 = fmaf(v3010, v3, v3012);
     const float v3014 = v3013 * v3013;  // kernels/primitives/activation.hpp:38
     const float v3016 = 0.044715f * v3013;
@@ -3163,7 +3197,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3022 = 1.0f + v3020;
     const float v3023 = iron_recip_approx(v3022);
     const float v3024 = v3013 * v3023;
-    const __half v3025 = __float2half_rn(v3024);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3025 = iron_f32_to_f16(v3024);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3026 = v3003 * v1;
     const unsigned int v3027 = v3026 + v3006;
     out[v3027] = v3025;
@@ -3177,8 +3211,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3036 = v3034 && v3035;
   if (v3036) {
     const float v3037 = v39.x[90];
-    const __half v3038 = bias[v3033];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3039 = __half2float(v3038);
+    const iron_f16 v3038 = bias[v3033];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3039 = iron_to_f32(v3038);
     const float v3040 = fmaf(v3037, v3, v3039);
     const float v3041 = v3040 * v3040;  // kernels/primitives/activation.hpp:38
     const float v3043 = 0.044715f * v3040;
@@ -3188,7 +3222,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3049 = 1.0f + v3047;
     const float v3050 = iron_recip_approx(v3049);
     const float v3051 = v3040 * v3050;
-    const __half v3052 = __float2half_rn(v3051);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3052 = iron_f32_to_f16(v3051);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3053 = v3030 * v1;
     const unsigned int v3054 = v3053 + v3033;
     out[v3054] = v3052;
@@ -3202,8 +3236,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3063 = v3061 && v3062;
   if (v3063) {
     const float v3064 = v39.x[91];
-    const __half v3065 = bias[v3060];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3066 = __half2float(v3065);
+    const iron_f16 v3065 = bias[v3060];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3066 = iron_to_f32(v3065);
     const float v3067 = fmaf(v3064, v3, v3066);
     const float v3068 = v3067 * v3067;  // kernels/primitives/activation.hpp:38
     const float v3070 = 0.044715f * v3067;
@@ -3213,7 +3247,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3076 = 1.0f + v3074;
     const float v3077 = iron_recip_approx(v3076);
     const float v3078 = v3067 * v3077;
-    const __half v3079 = __float2half_rn(v3078);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3079 = iron_f32_to_f16(v3078);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3080 = v3057 * v1;
     const unsigned int v3081 = v3080 + v3060;
     out[v3081] = v3079;
@@ -3227,8 +3261,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3090 = v3088 && v3089;
   if (v3090) {
     const float v3091 = v39.x[92];
-    const __half v3092 = bias[v3087];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3093 = __half2float(v3092);
+    const iron_f16 v3092 = bias[v3087];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3093 = iron_to_f32(v3092);
     const float v3094 = fmaf(v3091, v3, v3093);
     const float v3095 = v3094 * v3094;  // kernels/primitives/activation.hpp:38
     const float v3097 = 0.044715f * v3094;
@@ -3238,7 +3272,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3103 = 1.0f + v3101;
     const float v3104 = iron_recip_approx(v3103);
     const float v3105 = v3094 * v3104;
-    const __half v3106 = __float2half_rn(v3105);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3106 = iron_f32_to_f16(v3105);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3107 = v3084 * v1;
     const unsigned int v3108 = v3107 + v3087;
     out[v3108] = v3106;
@@ -3252,8 +3286,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3117 = v3115 && v3116;
   if (v3117) {
     const float v3118 = v39.x[93];
-    const __half v3119 = bias[v3114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3120 = __half2float(v3119);
+    const iron_f16 v3119 = bias[v3114];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3120 = iron_to_f32(v3119);
     const float v3121 = fmaf(v3118, v3, v3120);
     const float v3122 = v3121 * v3121;  // kernels/primitives/activation.hpp:38
     const float v3124 = 0.044715f * v3121;
@@ -3263,7 +3297,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3130 = 1.0f + v3128;
     const float v3131 = iron_recip_approx(v3130);
     const float v3132 = v3121 * v3131;
-    const __half v3133 = __float2half_rn(v3132);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3133 = iron_f32_to_f16(v3132);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3134 = v3111 * v1;
     const unsigned int v3135 = v3134 + v3114;
     out[v3135] = v3133;
@@ -3277,8 +3311,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3144 = v3142 && v3143;
   if (v3144) {
     const float v3145 = v39.x[94];
-    const __half v3146 = bias[v3141];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3147 = __half2float(v3146);
+    const iron_f16 v3146 = bias[v3141];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3147 = iron_to_f32(v3146);
     const float v3148 = fmaf(v3145, v3, v3147);
     const float v3149 = v3148 * v3148;  // kernels/primitives/activation.hpp:38
     const float v3151 = 0.044715f * v3148;
@@ -3288,7 +3322,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3157 = 1.0f + v3155;
     const float v3158 = iron_recip_approx(v3157);
     const float v3159 = v3148 * v3158;
-    const __half v3160 = __float2half_rn(v3159);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3160 = iron_f32_to_f16(v3159);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3161 = v3138 * v1;
     const unsigned int v3162 = v3161 + v3141;
     out[v3162] = v3160;
@@ -3302,8 +3336,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3171 = v3169 && v3170;
   if (v3171) {
     const float v3172 = v39.x[95];
-    const __half v3173 = bias[v3168];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3174 = __half2float(v3173);
+    const iron_f16 v3173 = bias[v3168];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3174 = iron_to_f32(v3173);
     const float v3175 = fmaf(v3172, v3, v3174);
     const float v3176 = v3175 * v3175;  // kernels/primitives/activation.hpp:38
     const float v3178 = 0.044715f * v3175;
@@ -3313,7 +3347,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3184 = 1.0f + v3182;
     const float v3185 = iron_recip_approx(v3184);
     const float v3186 = v3175 * v3185;
-    const __half v3187 = __float2half_rn(v3186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3187 = iron_f32_to_f16(v3186);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3188 = v3165 * v1;
     const unsigned int v3189 = v3188 + v3168;
     out[v3189] = v3187;
@@ -3327,8 +3361,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3198 = v3196 && v3197;
   if (v3198) {
     const float v3199 = v39.x[96];
-    const __half v3200 = bias[v3195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3201 = __half2float(v3200);
+    const iron_f16 v3200 = bias[v3195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3201 = iron_to_f32(v3200);
     const float v3202 = fmaf(v3199, v3, v3201);
     const float v3203 = v3202 * v3202;  // kernels/primitives/activation.hpp:38
     const float v3205 = 0.044715f * v3202;
@@ -3338,7 +3372,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3211 = 1.0f + v3209;
     const float v3212 = iron_recip_approx(v3211);
     const float v3213 = v3202 * v3212;
-    const __half v3214 = __float2half_rn(v3213);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3214 = iron_f32_to_f16(v3213);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3215 = v3192 * v1;
     const unsigned int v3216 = v3215 + v3195;
     out[v3216] = v3214;
@@ -3352,8 +3386,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3225 = v3223 && v3224;
   if (v3225) {
     const float v3226 = v39.x[97];
-    const __half v3227 = bias[v3222];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3228 = __half2float(v3227);
+    const iron_f16 v3227 = bias[v3222];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3228 = iron_to_f32(v3227);
     const float v3229 = fmaf(v3226, v3, v3228);
     const float v3230 = v3229 * v3229;  // kernels/primitives/activation.hpp:38
     const float v3232 = 0.044715f * v3229;
@@ -3363,7 +3397,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3238 = 1.0f + v3236;
     const float v3239 = iron_recip_approx(v3238);
     const float v3240 = v3229 * v3239;
-    const __half v3241 = __float2half_rn(v3240);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3241 = iron_f32_to_f16(v3240);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3242 = v3219 * v1;
     const unsigned int v3243 = v3242 + v3222;
     out[v3243] = v3241;
@@ -3377,8 +3411,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3252 = v3250 && v3251;
   if (v3252) {
     const float v3253 = v39.x[98];
-    const __half v3254 = bias[v3249];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3255 = __half2float(v3254);
+    const iron_f16 v3254 = bias[v3249];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3255 = iron_to_f32(v3254);
     const float v3256 = fmaf(v3253, v3, v3255);
     const float v3257 = v3256 * v3256;  // kernels/primitives/activation.hpp:38
     const float v3259 = 0.044715f * v3256;
@@ -3388,7 +3422,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3265 = 1.0f + v3263;
     const float v3266 = iron_recip_approx(v3265);
     const float v3267 = v3256 * v3266;
-    const __half v3268 = __float2half_rn(v3267);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3268 = iron_f32_to_f16(v3267);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3269 = v3246 * v1;
     const unsigned int v3270 = v3269 + v3249;
     out[v3270] = v3268;
@@ -3402,8 +3436,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3279 = v3277 && v3278;
   if (v3279) {
     const float v3280 = v39.x[99];
-    const __half v3281 = bias[v3276];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3282 = __half2float(v3281);
+    const iron_f16 v3281 = bias[v3276];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3282 = iron_to_f32(v3281);
     const float v3283 = fmaf(v3280, v3, v3282);
     const float v3284 = v3283 * v3283;  // kernels/primitives/activation.hpp:38
     const float v3286 = 0.044715f * v3283;
@@ -3413,7 +3447,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3292 = 1.0f + v3290;
     const float v3293 = iron_recip_approx(v3292);
     const float v3294 = v3283 * v3293;
-    const __half v3295 = __float2half_rn(v3294);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3295 = iron_f32_to_f16(v3294);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3296 = v3273 * v1;
     const unsigned int v3297 = v3296 + v3276;
     out[v3297] = v3295;
@@ -3427,8 +3461,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3306 = v3304 && v3305;
   if (v3306) {
     const float v3307 = v39.x[100];
-    const __half v3308 = bias[v3303];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3309 = __half2float(v3308);
+    const iron_f16 v3308 = bias[v3303];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3309 = iron_to_f32(v3308);
     const float v3310 = fmaf(v3307, v3, v3309);
     const float v3311 = v3310 * v3310;  // kernels/primitives/activation.hpp:38
     const float v3313 = 0.044715f * v3310;
@@ -3438,7 +3472,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3319 = 1.0f + v3317;
     const float v3320 = iron_recip_approx(v3319);
     const float v3321 = v3310 * v3320;
-    const __half v3322 = __float2half_rn(v3321);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3322 = iron_f32_to_f16(v3321);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3323 = v3300 * v1;
     const unsigned int v3324 = v3323 + v3303;
     out[v3324] = v3322;
@@ -3452,8 +3486,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3333 = v3331 && v3332;
   if (v3333) {
     const float v3334 = v39.x[101];
-    const __half v3335 = bias[v3330];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3336 = __half2float(v3335);
+    const iron_f16 v3335 = bias[v3330];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3336 = iron_to_f32(v3335);
     const float v3337 = fmaf(v3334, v3, v3336);
     const float v3338 = v3337 * v3337;  // kernels/primitives/activation.hpp:38
     const float v3340 = 0.044715f * v3337;
@@ -3463,7 +3497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3346 = 1.0f + v3344;
     const float v3347 = iron_recip_approx(v3346);
     const float v3348 = v3337 * v3347;
-    const __half v3349 = __float2half_rn(v3348);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3349 = iron_f32_to_f16(v3348);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3350 = v3327 * v1;
     const unsigned int v3351 = v3350 + v3330;
     out[v3351] = v3349;
@@ -3477,8 +3511,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3360 = v3358 && v3359;
   if (v3360) {
     const float v3361 = v39.x[102];
-    const __half v3362 = bias[v3357];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3363 = __half2float(v3362);
+    const iron_f16 v3362 = bias[v3357];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3363 = iron_to_f32(v3362);
     const float v3364 = fmaf(v3361, v3, v3363);
     const float v3365 = v3364 * v3364;  // kernels/primitives/activation.hpp:38
     const float v3367 = 0.044715f * v3364;
@@ -3488,7 +3522,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3373 = 1.0f + v3371;
     const float v3374 = iron_recip_approx(v3373);
     const float v3375 = v3364 * v3374;
-    const __half v3376 = __float2half_rn(v3375);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3376 = iron_f32_to_f16(v3375);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3377 = v3354 * v1;
     const unsigned int v3378 = v3377 + v3357;
     out[v3378] = v3376;
@@ -3502,8 +3536,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3387 = v3385 && v3386;
   if (v3387) {
     const float v3388 = v39.x[103];
-    const __half v3389 = bias[v3384];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3390 = __half2float(v3389);
+    const iron_f16 v3389 = bias[v3384];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3390 = iron_to_f32(v3389);
     const float v3391 = fmaf(v3388, v3, v3390);
     const float v3392 = v3391 * v3391;  // kernels/primitives/activation.hpp:38
     const float v3394 = 0.044715f * v3391;
@@ -3513,7 +3547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3400 = 1.0f + v3398;
     const float v3401 = iron_recip_approx(v3400);
     const float v3402 = v3391 * v3401;
-    const __half v3403 = __float2half_rn(v3402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3403 = iron_f32_to_f16(v3402);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3404 = v3381 * v1;
     const unsigned int v3405 = v3404 + v3384;
     out[v3405] = v3403;
@@ -3527,8 +3561,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3414 = v3412 && v3413;
   if (v3414) {
     const float v3415 = v39.x[104];
-    const __half v3416 = bias[v3411];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3417 = __half2float(v3416);
+    const iron_f16 v3416 = bias[v3411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3417 = iron_to_f32(v3416);
     const float v3418 = fmaf(v3415, v3, v3417);
     const float v3419 = v3418 * v3418;  // kernels/primitives/activation.hpp:38
     const float v3421 = 0.044715f * v3418;
@@ -3538,7 +3572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3427 = 1.0f + v3425;
     const float v3428 = iron_recip_approx(v3427);
     const float v3429 = v3418 * v3428;
-    const __half v3430 = __float2half_rn(v3429);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3430 = iron_f32_to_f16(v3429);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3431 = v3408 * v1;
     const unsigned int v3432 = v3431 + v3411;
     out[v3432] = v3430;
@@ -3552,8 +3586,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3441 = v3439 && v3440;
   if (v3441) {
     const float v3442 = v39.x[105];
-    const __half v3443 = bias[v3438];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3444 = __half2float(v3443);
+    const iron_f16 v3443 = bias[v3438];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3444 = iron_to_f32(v3443);
     const float v3445 = fmaf(v3442, v3, v3444);
     const float v3446 = v3445 * v3445;  // kernels/primitives/activation.hpp:38
     const float v3448 = 0.044715f * v3445;
@@ -3563,7 +3597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3454 = 1.0f + v3452;
     const float v3455 = iron_recip_approx(v3454);
     const float v3456 = v3445 * v3455;
-    const __half v3457 = __float2half_rn(v3456);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3457 = iron_f32_to_f16(v3456);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3458 = v3435 * v1;
     const unsigned int v3459 = v3458 + v3438;
     out[v3459] = v3457;
@@ -3577,8 +3611,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3468 = v3466 && v3467;
   if (v3468) {
     const float v3469 = v39.x[106];
-    const __half v3470 = bias[v3465];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3471 = __half2float(v3470);
+    const iron_f16 v3470 = bias[v3465];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3471 = iron_to_f32(v3470);
     const float v3472 = fmaf(v3469, v3, v3471);
     const float v3473 = v3472 * v3472;  // kernels/primitives/activation.hpp:38
     const float v3475 = 0.044715f * v3472;
@@ -3588,7 +3622,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3481 = 1.0f + v3479;
     const float v3482 = iron_recip_approx(v3481);
     const float v3483 = v3472 * v3482;
-    const __half v3484 = __float2half_rn(v3483);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3484 = iron_f32_to_f16(v3483);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3485 = v3462 * v1;
     const unsigned int v3486 = v3485 + v3465;
     out[v3486] = v3484;
@@ -3602,8 +3636,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3495 = v3493 && v3494;
   if (v3495) {
     const float v3496 = v39.x[107];
-    const __half v3497 = bias[v3492];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3498 = __half2float(v3497);
+    const iron_f16 v3497 = bias[v3492];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3498 = iron_to_f32(v3497);
     const float v3499 = fmaf(v3496, v3, v3498);
     const float v3500 = v3499 * v3499;  // kernels/primitives/activation.hpp:38
     const float v3502 = 0.044715f * v3499;
@@ -3613,7 +3647,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3508 = 1.0f + v3506;
     const float v3509 = iron_recip_approx(v3508);
     const float v3510 = v3499 * v3509;
-    const __half v3511 = __float2half_rn(v3510);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3511 = iron_f32_to_f16(v3510);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3512 = v3489 * v1;
     const unsigned int v3513 = v3512 + v3492;
     out[v3513] = v3511;
@@ -3627,8 +3661,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3522 = v3520 && v3521;
   if (v3522) {
     const float v3523 = v39.x[108];
-    const __half v3524 = bias[v3519];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3525 = __half2float(v3524);
+    const iron_f16 v3524 = bias[v3519];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3525 = iron_to_f32(v3524);
     const float v3526 = fmaf(v3523, v3, v3525);
     const float v3527 = v3526 * v3526;  // kernels/primitives/activation.hpp:38
     const float v3529 = 0.044715f * v3526;
@@ -3638,7 +3672,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3535 = 1.0f + v3533;
     const float v3536 = iron_recip_approx(v3535);
     const float v3537 = v3526 * v3536;
-    const __half v3538 = __float2half_rn(v3537);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3538 = iron_f32_to_f16(v3537);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3539 = v3516 * v1;
     const unsigned int v3540 = v3539 + v3519;
     out[v3540] = v3538;
@@ -3652,8 +3686,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3549 = v3547 && v3548;
   if (v3549) {
     const float v3550 = v39.x[109];
-    const __half v3551 = bias[v3546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3552 = __half2float(v3551);
+    const iron_f16 v3551 = bias[v3546];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3552 = iron_to_f32(v3551);
     const float v3553 = fmaf(v3550, v3, v3552);
     const float v3554 = v3553 * v3553;  // kernels/primitives/activation.hpp:38
     const float v3556 = 0.044715f * v3553;
@@ -3663,7 +3697,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3562 = 1.0f + v3560;
     const float v3563 = iron_recip_approx(v3562);
     const float v3564 = v3553 * v3563;
-    const __half v3565 = __float2half_rn(v3564);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3565 = iron_f32_to_f16(v3564);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3566 = v3543 * v1;
     const unsigned int v3567 = v3566 + v3546;
     out[v3567] = v3565;
@@ -3677,8 +3711,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3576 = v3574 && v3575;
   if (v3576) {
     const float v3577 = v39.x[110];
-    const __half v3578 = bias[v3573];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3579 = __half2float(v3578);
+    const iron_f16 v3578 = bias[v3573];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3579 = iron_to_f32(v3578);
     const float v3580 = fmaf(v3577, v3, v3579);
     const float v3581 = v3580 * v3580;  // kernels/primitives/activation.hpp:38
     const float v3583 = 0.044715f * v3580;
@@ -3688,7 +3722,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3589 = 1.0f + v3587;
     const float v3590 = iron_recip_approx(v3589);
     const float v3591 = v3580 * v3590;
-    const __half v3592 = __float2half_rn(v3591);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3592 = iron_f32_to_f16(v3591);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3593 = v3570 * v1;
     const unsigned int v3594 = v3593 + v3573;
     out[v3594] = v3592;
@@ -3702,8 +3736,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3603 = v3601 && v3602;
   if (v3603) {
     const float v3604 = v39.x[111];
-    const __half v3605 = bias[v3600];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3606 = __half2float(v3605);
+    const iron_f16 v3605 = bias[v3600];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3606 = iron_to_f32(v3605);
     const float v3607 = fmaf(v3604, v3, v3606);
     const float v3608 = v3607 * v3607;  // kernels/primitives/activation.hpp:38
     const float v3610 = 0.044715f * v3607;
@@ -3713,7 +3747,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3616 = 1.0f + v3614;
     const float v3617 = iron_recip_approx(v3616);
     const float v3618 = v3607 * v3617;
-    const __half v3619 = __float2half_rn(v3618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3619 = iron_f32_to_f16(v3618);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3620 = v3597 * v1;
     const unsigned int v3621 = v3620 + v3600;
     out[v3621] = v3619;
@@ -3727,8 +3761,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3630 = v3628 && v3629;
   if (v3630) {
     const float v3631 = v39.x[112];
-    const __half v3632 = bias[v3627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3633 = __half2float(v3632);
+    const iron_f16 v3632 = bias[v3627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3633 = iron_to_f32(v3632);
     const float v3634 = fmaf(v3631, v3, v3633);
     const float v3635 = v3634 * v3634;  // kernels/primitives/activation.hpp:38
     const float v3637 = 0.044715f * v3634;
@@ -3738,7 +3772,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3643 = 1.0f + v3641;
     const float v3644 = iron_recip_approx(v3643);
     const float v3645 = v3634 * v3644;
-    const __half v3646 = __float2half_rn(v3645);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3646 = iron_f32_to_f16(v3645);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3647 = v3624 * v1;
     const unsigned int v3648 = v3647 + v3627;
     out[v3648] = v3646;
@@ -3752,8 +3786,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3657 = v3655 && v3656;
   if (v3657) {
     const float v3658 = v39.x[113];
-    const __half v3659 = bias[v3654];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3660 = __half2float(v3659);
+    const iron_f16 v3659 = bias[v3654];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3660 = iron_to_f32(v3659);
     const float v3661 = fmaf(v3658, v3, v3660);
     const float v3662 = v3661 * v3661;  // kernels/primitives/activation.hpp:38
     const float v3664 = 0.044715f * v3661;
@@ -3763,7 +3797,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3670 = 1.0f + v3668;
     const float v3671 = iron_recip_approx(v3670);
     const float v3672 = v3661 * v3671;
-    const __half v3673 = __float2half_rn(v3672);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3673 = iron_f32_to_f16(v3672);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3674 = v3651 * v1;
     const unsigned int v3675 = v3674 + v3654;
     out[v3675] = v3673;
@@ -3777,8 +3811,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3684 = v3682 && v3683;
   if (v3684) {
     const float v3685 = v39.x[114];
-    const __half v3686 = bias[v3681];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3687 = __half2float(v3686);
+    const iron_f16 v3686 = bias[v3681];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3687 = iron_to_f32(v3686);
     const float v3688 = fmaf(v3685, v3, v3687);
     const float v3689 = v3688 * v3688;  // kernels/primitives/activation.hpp:38
     const float v3691 = 0.044715f * v3688;
@@ -3788,7 +3822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3697 = 1.0f + v3695;
     const float v3698 = iron_recip_approx(v3697);
     const float v3699 = v3688 * v3698;
-    const __half v3700 = __float2half_rn(v3699);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3700 = iron_f32_to_f16(v3699);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3701 = v3678 * v1;
     const unsigned int v3702 = v3701 + v3681;
     out[v3702] = v3700;
@@ -3802,8 +3836,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3711 = v3709 && v3710;
   if (v3711) {
     const float v3712 = v39.x[115];
-    const __half v3713 = bias[v3708];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3714 = __half2float(v3713);
+    const iron_f16 v3713 = bias[v3708];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3714 = iron_to_f32(v3713);
     const float v3715 = fmaf(v3712, v3, v3714);
     const float v3716 = v3715 * v3715;  // kernels/primitives/activation.hpp:38
     const float v3718 = 0.044715f * v3715;
@@ -3813,7 +3847,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3724 = 1.0f + v3722;
     const float v3725 = iron_recip_approx(v3724);
     const float v3726 = v3715 * v3725;
-    const __half v3727 = __float2half_rn(v3726);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3727 = iron_f32_to_f16(v3726);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3728 = v3705 * v1;
     const unsigned int v3729 = v3728 + v3708;
     out[v3729] = v3727;
@@ -3827,8 +3861,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3738 = v3736 && v3737;
   if (v3738) {
     const float v3739 = v39.x[116];
-    const __half v3740 = bias[v3735];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3741 = __half2float(v3740);
+    const iron_f16 v3740 = bias[v3735];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3741 = iron_to_f32(v3740);
     const float v3742 = fmaf(v3739, v3, v3741);
     const float v3743 = v3742 * v3742;  // kernels/primitives/activation.hpp:38
     const float v3745 = 0.044715f * v3742;
@@ -3838,7 +3872,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3751 = 1.0f + v3749;
     const float v3752 = iron_recip_approx(v3751);
     const float v3753 = v3742 * v3752;
-    const __half v3754 = __float2half_rn(v3753);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3754 = iron_f32_to_f16(v3753);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3755 = v3732 * v1;
     const unsigned int v3756 = v3755 + v3735;
     out[v3756] = v3754;
@@ -3852,8 +3886,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3765 = v3763 && v3764;
   if (v3765) {
     const float v3766 = v39.x[117];
-    const __half v3767 = bias[v3762];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3768 = __half2float(v3767);
+    const iron_f16 v3767 = bias[v3762];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3768 = iron_to_f32(v3767);
     const float v3769 = fmaf(v3766, v3, v3768);
     const float v3770 = v3769 * v3769;  // kernels/primitives/activation.hpp:38
     const float v3772 = 0.044715f * v3769;
@@ -3863,7 +3897,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3778 = 1.0f + v3776;
     const float v3779 = iron_recip_approx(v3778);
     const float v3780 = v3769 * v3779;
-    const __half v3781 = __float2half_rn(v3780);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3781 = iron_f32_to_f16(v3780);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3782 = v3759 * v1;
     const unsigned int v3783 = v3782 + v3762;
     out[v3783] = v3781;
@@ -3877,8 +3911,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3792 = v3790 && v3791;
   if (v3792) {
     const float v3793 = v39.x[118];
-    const __half v3794 = bias[v3789];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3795 = __half2float(v3794);
+    const iron_f16 v3794 = bias[v3789];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3795 = iron_to_f32(v3794);
     const float v3796 = fmaf(v3793, v3, v3795);
     const float v3797 = v3796 * v3796;  // kernels/primitives/activation.hpp:38
     const float v3799 = 0.044715f * v3796;
@@ -3888,7 +3922,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3805 = 1.0f + v3803;
     const float v3806 = iron_recip_approx(v3805);
     const float v3807 = v3796 * v3806;
-    const __half v3808 = __float2half_rn(v3807);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3808 = iron_f32_to_f16(v3807);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3809 = v3786 * v1;
     const unsigned int v3810 = v3809 + v3789;
     out[v3810] = v3808;
@@ -3902,8 +3936,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3819 = v3817 && v3818;
   if (v3819) {
     const float v3820 = v39.x[119];
-    const __half v3821 = bias[v3816];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3822 = __half2float(v3821);
+    const iron_f16 v3821 = bias[v3816];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3822 = iron_to_f32(v3821);
     const float v3823 = fmaf(v3820, v3, v3822);
     const float v3824 = v3823 * v3823;  // kernels/primitives/activation.hpp:38
     const float v3826 = 0.044715f * v3823;
@@ -3913,7 +3947,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3832 = 1.0f + v3830;
     const float v3833 = iron_recip_approx(v3832);
     const float v3834 = v3823 * v3833;
-    const __half v3835 = __float2half_rn(v3834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3835 = iron_f32_to_f16(v3834);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3836 = v3813 * v1;
     const unsigned int v3837 = v3836 + v3816;
     out[v3837] = v3835;
@@ -3927,8 +3961,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3846 = v3844 && v3845;
   if (v3846) {
     const float v3847 = v39.x[120];
-    const __half v3848 = bias[v3843];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3849 = __half2float(v3848);
+    const iron_f16 v3848 = bias[v3843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3849 = iron_to_f32(v3848);
     const float v3850 = fmaf(v3847, v3, v3849);
     const float v3851 = v3850 * v3850;  // kernels/primitives/activation.hpp:38
     const float v3853 = 0.044715f * v3850;
@@ -3938,7 +3972,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3859 = 1.0f + v3857;
     const float v3860 = iron_recip_approx(v3859);
     const float v3861 = v3850 * v3860;
-    const __half v3862 = __float2half_rn(v3861);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3862 = iron_f32_to_f16(v3861);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3863 = v3840 * v1;
     const unsigned int v3864 = v3863 + v3843;
     out[v3864] = v3862;
@@ -3952,8 +3986,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3873 = v3871 && v3872;
   if (v3873) {
     const float v3874 = v39.x[121];
-    const __half v3875 = bias[v3870];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3876 = __half2float(v3875);
+    const iron_f16 v3875 = bias[v3870];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3876 = iron_to_f32(v3875);
     const float v3877 = fmaf(v3874, v3, v3876);
     const float v3878 = v3877 * v3877;  // kernels/primitives/activation.hpp:38
     const float v3880 = 0.044715f * v3877;
@@ -3963,7 +3997,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3886 = 1.0f + v3884;
     const float v3887 = iron_recip_approx(v3886);
     const float v3888 = v3877 * v3887;
-    const __half v3889 = __float2half_rn(v3888);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3889 = iron_f32_to_f16(v3888);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3890 = v3867 * v1;
     const unsigned int v3891 = v3890 + v3870;
     out[v3891] = v3889;
@@ -3977,8 +4011,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3900 = v3898 && v3899;
   if (v3900) {
     const float v3901 = v39.x[122];
-    const __half v3902 = bias[v3897];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3903 = __half2float(v3902);
+    const iron_f16 v3902 = bias[v3897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3903 = iron_to_f32(v3902);
     const float v3904 = fmaf(v3901, v3, v3903);
     const float v3905 = v3904 * v3904;  // kernels/primitives/activation.hpp:38
     const float v3907 = 0.044715f * v3904;
@@ -3988,7 +4022,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3913 = 1.0f + v3911;
     const float v3914 = iron_recip_approx(v3913);
     const float v3915 = v3904 * v3914;
-    const __half v3916 = __float2half_rn(v3915);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3916 = iron_f32_to_f16(v3915);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3917 = v3894 * v1;
     const unsigned int v3918 = v3917 + v3897;
     out[v3918] = v3916;
@@ -4002,8 +4036,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3927 = v3925 && v3926;
   if (v3927) {
     const float v3928 = v39.x[123];
-    const __half v3929 = bias[v3924];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3930 = __half2float(v3929);
+    const iron_f16 v3929 = bias[v3924];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3930 = iron_to_f32(v3929);
     const float v3931 = fmaf(v3928, v3, v3930);
     const float v3932 = v3931 * v3931;  // kernels/primitives/activation.hpp:38
     const float v3934 = 0.044715f * v3931;
@@ -4013,7 +4047,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3940 = 1.0f + v3938;
     const float v3941 = iron_recip_approx(v3940);
     const float v3942 = v3931 * v3941;
-    const __half v3943 = __float2half_rn(v3942);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3943 = iron_f32_to_f16(v3942);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3944 = v3921 * v1;
     const unsigned int v3945 = v3944 + v3924;
     out[v3945] = v3943;
@@ -4027,8 +4061,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3954 = v3952 && v3953;
   if (v3954) {
     const float v3955 = v39.x[124];
-    const __half v3956 = bias[v3951];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3957 = __half2float(v3956);
+    const iron_f16 v3956 = bias[v3951];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3957 = iron_to_f32(v3956);
     const float v3958 = fmaf(v3955, v3, v3957);
     const float v3959 = v3958 * v3958;  // kernels/primitives/activation.hpp:38
     const float v3961 = 0.044715f * v3958;
@@ -4038,7 +4072,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3967 = 1.0f + v3965;
     const float v3968 = iron_recip_approx(v3967);
     const float v3969 = v3958 * v3968;
-    const __half v3970 = __float2half_rn(v3969);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3970 = iron_f32_to_f16(v3969);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3971 = v3948 * v1;
     const unsigned int v3972 = v3971 + v3951;
     out[v3972] = v3970;
@@ -4052,8 +4086,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v3981 = v3979 && v3980;
   if (v3981) {
     const float v3982 = v39.x[125];
-    const __half v3983 = bias[v3978];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3984 = __half2float(v3983);
+    const iron_f16 v3983 = bias[v3978];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3984 = iron_to_f32(v3983);
     const float v3985 = fmaf(v3982, v3, v3984);
     const float v3986 = v3985 * v3985;  // kernels/primitives/activation.hpp:38
     const float v3988 = 0.044715f * v3985;
@@ -4063,7 +4097,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v3994 = 1.0f + v3992;
     const float v3995 = iron_recip_approx(v3994);
     const float v3996 = v3985 * v3995;
-    const __half v3997 = __float2half_rn(v3996);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3997 = iron_f32_to_f16(v3996);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3998 = v3975 * v1;
     const unsigned int v3999 = v3998 + v3978;
     out[v3999] = v3997;
@@ -4077,8 +4111,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v4008 = v4006 && v4007;
   if (v4008) {
     const float v4009 = v39.x[126];
-    const __half v4010 = bias[v4005];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v4011 = __half2float(v4010);
+    const iron_f16 v4010 = bias[v4005];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v4011 = iron_to_f32(v4010);
     const float v4012 = fmaf(v4009, v3, v4011);
     const float v4013 = v4012 * v4012;  // kernels/primitives/activation.hpp:38
     const float v4015 = 0.044715f * v4012;
@@ -4088,7 +4122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v4021 = 1.0f + v4019;
     const float v4022 = iron_recip_approx(v4021);
     const float v4023 = v4012 * v4022;
-    const __half v4024 = __float2half_rn(v4023);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v4024 = iron_f32_to_f16(v4023);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v4025 = v4002 * v1;
     const unsigned int v4026 = v4025 + v4005;
     out[v4026] = v4024;
@@ -4102,8 +4136,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
   const bool v4035 = v4033 && v4034;
   if (v4035) {
     const float v4036 = v39.x[127];
-    const __half v4037 = bias[v4032];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v4038 = __half2float(v4037);
+    const iron_f16 v4037 = bias[v4032];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v4038 = iron_to_f32(v4037);
     const float v4039 = fmaf(v4036, v3, v4038);
     const float v4040 = v4039 * v4039;  // kernels/primitives/activation.hpp:38
     const float v4042 = 0.044715f * v4039;
@@ -4113,7 +4147,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_f1
     const float v4048 = 1.0f + v4046;
     const float v4049 = iron_recip_approx(v4048);
     const float v4050 = v4039 * v4049;
-    const __half v4051 = __float2half_rn(v4050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v4051 = iron_f32_to_f16(v4050);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v4052 = v4029 * v1;
     const unsigned int v4053 = v4052 + v4032;
     out[v4053] = v4051;

@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -174,14 +216,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -197,7 +231,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -216,17 +250,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:72
   const unsigned int v1 = n;
@@ -256,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
@@ -867,14 +901,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
           const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
-          const __half v522 = a[v521];
+          const iron_f16 v522 = a[v521];
           const unsigned int v524 = v509 << 6u;
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
           const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v528 = v527 + v511;
-          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -890,14 +924,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
           const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
-          const __half v548 = b[v547];
+          const iron_f16 v548 = b[v547];
           const unsigned int v550 = v535 << 7u;
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
           const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v554 = v553 + v537;
-          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -927,15 +961,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v606 = v604 && v605;
   if (v606) {
     const float v607 = v39.x[0];
-    const __half v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v609 = __half2float(v608);
+    const iron_f16 v608 = bias[v603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v609 = iron_to_f32(v608);
     const float v610 = fmaf(v607, v3, v609);
     const float v612 = v610 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v613 = iron_exp2_approx(v612);
     const float v615 = 1.0f + v613;
     const float v616 = iron_recip_approx(v615);
     const float v617 = v610 * v616;
-    const __half v618 = __float2half_rn(v617);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v618 = iron_f32_to_f16(v617);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v619 = v600 * v1;
     const unsigned int v620 = v619 + v603;
     out[v620] = v618;
@@ -949,15 +983,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v629 = v627 && v628;
   if (v629) {
     const float v630 = v39.x[1];
-    const __half v631 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v632 = __half2float(v631);
+    const iron_f16 v631 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v632 = iron_to_f32(v631);
     const float v633 = fmaf(v630, v3, v632);
     const float v635 = v633 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v636 = iron_exp2_approx(v635);
     const float v638 = 1.0f + v636;
     const float v639 = iron_recip_approx(v638);
     const float v640 = v633 * v639;
-    const __half v641 = __float2half_rn(v640);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v641 = iron_f32_to_f16(v640);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v642 = v623 * v1;
     const unsigned int v643 = v642 + v626;
     out[v643] = v641;
@@ -971,15 +1005,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v652 = v650 && v651;
   if (v652) {
     const float v653 = v39.x[2];
-    const __half v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v655 = __half2float(v654);
+    const iron_f16 v654 = bias[v649];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v655 = iron_to_f32(v654);
     const float v656 = fmaf(v653, v3, v655);
     const float v658 = v656 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v659 = iron_exp2_approx(v658);
     const float v661 = 1.0f + v659;
     const float v662 = iron_recip_approx(v661);
     const float v663 = v656 * v662;
-    const __half v664 = __float2half_rn(v663);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v664 = iron_f32_to_f16(v663);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v665 = v646 * v1;
     const unsigned int v666 = v665 + v649;
     out[v666] = v664;
@@ -993,15 +1027,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v675 = v673 && v674;
   if (v675) {
     const float v676 = v39.x[3];
-    const __half v677 = bias[v672];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v678 = __half2float(v677);
+    const iron_f16 v677 = bias[v672];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v678 = iron_to_f32(v677);
     const float v679 = fmaf(v676, v3, v678);
     const float v681 = v679 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v682 = iron_exp2_approx(v681);
     const float v684 = 1.0f + v682;
     const float v685 = iron_recip_approx(v684);
     const float v686 = v679 * v685;
-    const __half v687 = __float2half_rn(v686);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v687 = iron_f32_to_f16(v686);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v688 = v669 * v1;
     const unsigned int v689 = v688 + v672;
     out[v689] = v687;
@@ -1015,15 +1049,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v698 = v696 && v697;
   if (v698) {
     const float v699 = v39.x[4];
-    const __half v700 = bias[v695];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v701 = __half2float(v700);
+    const iron_f16 v700 = bias[v695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v701 = iron_to_f32(v700);
     const float v702 = fmaf(v699, v3, v701);
     const float v704 = v702 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v705 = iron_exp2_approx(v704);
     const float v707 = 1.0f + v705;
     const float v708 = iron_recip_approx(v707);
     const float v709 = v702 * v708;
-    const __half v710 = __float2half_rn(v709);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v710 = iron_f32_to_f16(v709);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v711 = v692 * v1;
     const unsigned int v712 = v711 + v695;
     out[v712] = v710;
@@ -1037,15 +1071,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v721 = v719 && v720;
   if (v721) {
     const float v722 = v39.x[5];
-    const __half v723 = bias[v718];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v724 = __half2float(v723);
+    const iron_f16 v723 = bias[v718];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v724 = iron_to_f32(v723);
     const float v725 = fmaf(v722, v3, v724);
     const float v727 = v725 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v728 = iron_exp2_approx(v727);
     const float v730 = 1.0f + v728;
     const float v731 = iron_recip_approx(v730);
     const float v732 = v725 * v731;
-    const __half v733 = __float2half_rn(v732);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v733 = iron_f32_to_f16(v732);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v734 = v715 * v1;
     const unsigned int v735 = v734 + v718;
     out[v735] = v733;
@@ -1059,15 +1093,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v744 = v742 && v743;
   if (v744) {
     const float v745 = v39.x[6];
-    const __half v746 = bias[v741];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v747 = __half2float(v746);
+    const iron_f16 v746 = bias[v741];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v747 = iron_to_f32(v746);
     const float v748 = fmaf(v745, v3, v747);
     const float v750 = v748 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v751 = iron_exp2_approx(v750);
     const float v753 = 1.0f + v751;
     const float v754 = iron_recip_approx(v753);
     const float v755 = v748 * v754;
-    const __half v756 = __float2half_rn(v755);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v756 = iron_f32_to_f16(v755);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v757 = v738 * v1;
     const unsigned int v758 = v757 + v741;
     out[v758] = v756;
@@ -1081,15 +1115,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v767 = v765 && v766;
   if (v767) {
     const float v768 = v39.x[7];
-    const __half v769 = bias[v764];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v770 = __half2float(v769);
+    const iron_f16 v769 = bias[v764];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v770 = iron_to_f32(v769);
     const float v771 = fmaf(v768, v3, v770);
     const float v773 = v771 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v774 = iron_exp2_approx(v773);
     const float v776 = 1.0f + v774;
     const float v777 = iron_recip_approx(v776);
     const float v778 = v771 * v777;
-    const __half v779 = __float2half_rn(v778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v779 = iron_f32_to_f16(v778);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v780 = v761 * v1;
     const unsigned int v781 = v780 + v764;
     out[v781] = v779;
@@ -1103,15 +1137,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v790 = v788 && v789;
   if (v790) {
     const float v791 = v39.x[8];
-    const __half v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v793 = __half2float(v792);
+    const iron_f16 v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v793 = iron_to_f32(v792);
     const float v794 = fmaf(v791, v3, v793);
     const float v796 = v794 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v797 = iron_exp2_approx(v796);
     const float v799 = 1.0f + v797;
     const float v800 = iron_recip_approx(v799);
     const float v801 = v794 * v800;
-    const __half v802 = __float2half_rn(v801);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v802 = iron_f32_to_f16(v801);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v803 = v784 * v1;
     const unsigned int v804 = v803 + v787;
     out[v804] = v802;
@@ -1125,15 +1159,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v813 = v811 && v812;
   if (v813) {
     const float v814 = v39.x[9];
-    const __half v815 = bias[v810];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v816 = __half2float(v815);
+    const iron_f16 v815 = bias[v810];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v816 = iron_to_f32(v815);
     const float v817 = fmaf(v814, v3, v816);
     const float v819 = v817 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v820 = iron_exp2_approx(v819);
     const float v822 = 1.0f + v820;
     const float v823 = iron_recip_approx(v822);
     const float v824 = v817 * v823;
-    const __half v825 = __float2half_rn(v824);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v825 = iron_f32_to_f16(v824);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v826 = v807 * v1;
     const unsigned int v827 = v826 + v810;
     out[v827] = v825;
@@ -1147,15 +1181,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v836 = v834 && v835;
   if (v836) {
     const float v837 = v39.x[10];
-    const __half v838 = bias[v833];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v839 = __half2float(v838);
+    const iron_f16 v838 = bias[v833];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v839 = iron_to_f32(v838);
     const float v840 = fmaf(v837, v3, v839);
     const float v842 = v840 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v843 = iron_exp2_approx(v842);
     const float v845 = 1.0f + v843;
     const float v846 = iron_recip_approx(v845);
     const float v847 = v840 * v846;
-    const __half v848 = __float2half_rn(v847);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v848 = iron_f32_to_f16(v847);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v849 = v830 * v1;
     const unsigned int v850 = v849 + v833;
     out[v850] = v848;
@@ -1169,15 +1203,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v859 = v857 && v858;
   if (v859) {
     const float v860 = v39.x[11];
-    const __half v861 = bias[v856];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v862 = __half2float(v861);
+    const iron_f16 v861 = bias[v856];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v862 = iron_to_f32(v861);
     const float v863 = fmaf(v860, v3, v862);
     const float v865 = v863 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v866 = iron_exp2_approx(v865);
     const float v868 = 1.0f + v866;
     const float v869 = iron_recip_approx(v868);
     const float v870 = v863 * v869;
-    const __half v871 = __float2half_rn(v870);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v871 = iron_f32_to_f16(v870);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v872 = v853 * v1;
     const unsigned int v873 = v872 + v856;
     out[v873] = v871;
@@ -1191,15 +1225,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v882 = v880 && v881;
   if (v882) {
     const float v883 = v39.x[12];
-    const __half v884 = bias[v879];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v885 = __half2float(v884);
+    const iron_f16 v884 = bias[v879];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v885 = iron_to_f32(v884);
     const float v886 = fmaf(v883, v3, v885);
     const float v888 = v886 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v889 = iron_exp2_approx(v888);
     const float v891 = 1.0f + v889;
     const float v892 = iron_recip_approx(v891);
     const float v893 = v886 * v892;
-    const __half v894 = __float2half_rn(v893);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v894 = iron_f32_to_f16(v893);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v895 = v876 * v1;
     const unsigned int v896 = v895 + v879;
     out[v896] = v894;
@@ -1213,15 +1247,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v905 = v903 && v904;
   if (v905) {
     const float v906 = v39.x[13];
-    const __half v907 = bias[v902];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v908 = __half2float(v907);
+    const iron_f16 v907 = bias[v902];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v908 = iron_to_f32(v907);
     const float v909 = fmaf(v906, v3, v908);
     const float v911 = v909 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v912 = iron_exp2_approx(v911);
     const float v914 = 1.0f + v912;
     const float v915 = iron_recip_approx(v914);
     const float v916 = v909 * v915;
-    const __half v917 = __float2half_rn(v916);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v917 = iron_f32_to_f16(v916);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v918 = v899 * v1;
     const unsigned int v919 = v918 + v902;
     out[v919] = v917;
@@ -1235,15 +1269,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v928 = v926 && v927;
   if (v928) {
     const float v929 = v39.x[14];
-    const __half v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v931 = __half2float(v930);
+    const iron_f16 v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v931 = iron_to_f32(v930);
     const float v932 = fmaf(v929, v3, v931);
     const float v934 = v932 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v935 = iron_exp2_approx(v934);
     const float v937 = 1.0f + v935;
     const float v938 = iron_recip_approx(v937);
     const float v939 = v932 * v938;
-    const __half v940 = __float2half_rn(v939);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v940 = iron_f32_to_f16(v939);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v941 = v922 * v1;
     const unsigned int v942 = v941 + v925;
     out[v942] = v940;
@@ -1257,15 +1291,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v951 = v949 && v950;
   if (v951) {
     const float v952 = v39.x[15];
-    const __half v953 = bias[v948];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v954 = __half2float(v953);
+    const iron_f16 v953 = bias[v948];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v954 = iron_to_f32(v953);
     const float v955 = fmaf(v952, v3, v954);
     const float v957 = v955 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v958 = iron_exp2_approx(v957);
     const float v960 = 1.0f + v958;
     const float v961 = iron_recip_approx(v960);
     const float v962 = v955 * v961;
-    const __half v963 = __float2half_rn(v962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v963 = iron_f32_to_f16(v962);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v964 = v945 * v1;
     const unsigned int v965 = v964 + v948;
     out[v965] = v963;
@@ -1279,15 +1313,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v974 = v972 && v973;
   if (v974) {
     const float v975 = v39.x[16];
-    const __half v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v977 = __half2float(v976);
+    const iron_f16 v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v977 = iron_to_f32(v976);
     const float v978 = fmaf(v975, v3, v977);
     const float v980 = v978 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v981 = iron_exp2_approx(v980);
     const float v983 = 1.0f + v981;
     const float v984 = iron_recip_approx(v983);
     const float v985 = v978 * v984;
-    const __half v986 = __float2half_rn(v985);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v986 = iron_f32_to_f16(v985);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v987 = v968 * v1;
     const unsigned int v988 = v987 + v971;
     out[v988] = v986;
@@ -1301,15 +1335,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v997 = v995 && v996;
   if (v997) {
     const float v998 = v39.x[17];
-    const __half v999 = bias[v994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1000 = __half2float(v999);
+    const iron_f16 v999 = bias[v994];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1000 = iron_to_f32(v999);
     const float v1001 = fmaf(v998, v3, v1000);
     const float v1003 = v1001 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1004 = iron_exp2_approx(v1003);
     const float v1006 = 1.0f + v1004;
     const float v1007 = iron_recip_approx(v1006);
     const float v1008 = v1001 * v1007;
-    const __half v1009 = __float2half_rn(v1008);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1009 = iron_f32_to_f16(v1008);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1010 = v991 * v1;
     const unsigned int v1011 = v1010 + v994;
     out[v1011] = v1009;
@@ -1323,15 +1357,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1020 = v1018 && v1019;
   if (v1020) {
     const float v1021 = v39.x[18];
-    const __half v1022 = bias[v1017];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1023 = __half2float(v1022);
+    const iron_f16 v1022 = bias[v1017];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1023 = iron_to_f32(v1022);
     const float v1024 = fmaf(v1021, v3, v1023);
     const float v1026 = v1024 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1027 = iron_exp2_approx(v1026);
     const float v1029 = 1.0f + v1027;
     const float v1030 = iron_recip_approx(v1029);
     const float v1031 = v1024 * v1030;
-    const __half v1032 = __float2half_rn(v1031);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1032 = iron_f32_to_f16(v1031);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1033 = v1014 * v1;
     const unsigned int v1034 = v1033 + v1017;
     out[v1034] = v1032;
@@ -1345,15 +1379,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1043 = v1041 && v1042;
   if (v1043) {
     const float v1044 = v39.x[19];
-    const __half v1045 = bias[v1040];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1046 = __half2float(v1045);
+    const iron_f16 v1045 = bias[v1040];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1046 = iron_to_f32(v1045);
     const float v1047 = fmaf(v1044, v3, v1046);
     const float v1049 = v1047 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1050 = iron_exp2_approx(v1049);
     const float v1052 = 1.0f + v1050;
     const float v1053 = iron_recip_approx(v1052);
     const float v1054 = v1047 * v1053;
-    const __half v1055 = __float2half_rn(v1054);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1055 = iron_f32_to_f16(v1054);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1056 = v1037 * v1;
     const unsigned int v1057 = v1056 + v1040;
     out[v1057] = v1055;
@@ -1367,15 +1401,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1066 = v1064 && v1065;
   if (v1066) {
     const float v1067 = v39.x[20];
-    const __half v1068 = bias[v1063];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1069 = __half2float(v1068);
+    const iron_f16 v1068 = bias[v1063];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1069 = iron_to_f32(v1068);
     const float v1070 = fmaf(v1067, v3, v1069);
     const float v1072 = v1070 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1073 = iron_exp2_approx(v1072);
     const float v1075 = 1.0f + v1073;
     const float v1076 = iron_recip_approx(v1075);
     const float v1077 = v1070 * v1076;
-    const __half v1078 = __float2half_rn(v1077);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1078 = iron_f32_to_f16(v1077);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1079 = v1060 * v1;
     const unsigned int v1080 = v1079 + v1063;
     out[v1080] = v1078;
@@ -1389,15 +1423,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1089 = v1087 && v1088;
   if (v1089) {
     const float v1090 = v39.x[21];
-    const __half v1091 = bias[v1086];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1092 = __half2float(v1091);
+    const iron_f16 v1091 = bias[v1086];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1092 = iron_to_f32(v1091);
     const float v1093 = fmaf(v1090, v3, v1092);
     const float v1095 = v1093 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1096 = iron_exp2_approx(v1095);
     const float v1098 = 1.0f + v1096;
     const float v1099 = iron_recip_approx(v1098);
     const float v1100 = v1093 * v1099;
-    const __half v1101 = __float2half_rn(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1101 = iron_f32_to_f16(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1102 = v1083 * v1;
     const unsigned int v1103 = v1102 + v1086;
     out[v1103] = v1101;
@@ -1411,15 +1445,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1112 = v1110 && v1111;
   if (v1112) {
     const float v1113 = v39.x[22];
-    const __half v1114 = bias[v1109];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1115 = __half2float(v1114);
+    const iron_f16 v1114 = bias[v1109];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1115 = iron_to_f32(v1114);
     const float v1116 = fmaf(v1113, v3, v1115);
     const float v1118 = v1116 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1119 = iron_exp2_approx(v1118);
     const float v1121 = 1.0f + v1119;
     const float v1122 = iron_recip_approx(v1121);
     const float v1123 = v1116 * v1122;
-    const __half v1124 = __float2half_rn(v1123);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1124 = iron_f32_to_f16(v1123);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1125 = v1106 * v1;
     const unsigned int v1126 = v1125 + v1109;
     out[v1126] = v1124;
@@ -1433,15 +1467,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1135 = v1133 && v1134;
   if (v1135) {
     const float v1136 = v39.x[23];
-    const __half v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1138 = __half2float(v1137);
+    const iron_f16 v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1138 = iron_to_f32(v1137);
     const float v1139 = fmaf(v1136, v3, v1138);
     const float v1141 = v1139 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1142 = iron_exp2_approx(v1141);
     const float v1144 = 1.0f + v1142;
     const float v1145 = iron_recip_approx(v1144);
     const float v1146 = v1139 * v1145;
-    const __half v1147 = __float2half_rn(v1146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1147 = iron_f32_to_f16(v1146);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1148 = v1129 * v1;
     const unsigned int v1149 = v1148 + v1132;
     out[v1149] = v1147;
@@ -1455,15 +1489,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1158 = v1156 && v1157;
   if (v1158) {
     const float v1159 = v39.x[24];
-    const __half v1160 = bias[v1155];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1161 = __half2float(v1160);
+    const iron_f16 v1160 = bias[v1155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1161 = iron_to_f32(v1160);
     const float v1162 = fmaf(v1159, v3, v1161);
     const float v1164 = v1162 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1165 = iron_exp2_approx(v1164);
     const float v1167 = 1.0f + v1165;
     const float v1168 = iron_recip_approx(v1167);
     const float v1169 = v1162 * v1168;
-    const __half v1170 = __float2half_rn(v1169);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1170 = iron_f32_to_f16(v1169);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1171 = v1152 * v1;
     const unsigned int v1172 = v1171 + v1155;
     out[v1172] = v1170;
@@ -1477,15 +1511,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1181 = v1179 && v1180;
   if (v1181) {
     const float v1182 = v39.x[25];
-    const __half v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1184 = __half2float(v1183);
+    const iron_f16 v1183 = bias[v1178];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1184 = iron_to_f32(v1183);
     const float v1185 = fmaf(v1182, v3, v1184);
     const float v1187 = v1185 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1188 = iron_exp2_approx(v1187);
     const float v1190 = 1.0f + v1188;
     const float v1191 = iron_recip_approx(v1190);
     const float v1192 = v1185 * v1191;
-    const __half v1193 = __float2half_rn(v1192);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1193 = iron_f32_to_f16(v1192);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1194 = v1175 * v1;
     const unsigned int v1195 = v1194 + v1178;
     out[v1195] = v1193;
@@ -1499,15 +1533,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1204 = v1202 && v1203;
   if (v1204) {
     const float v1205 = v39.x[26];
-    const __half v1206 = bias[v1201];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1207 = __half2float(v1206);
+    const iron_f16 v1206 = bias[v1201];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1207 = iron_to_f32(v1206);
     const float v1208 = fmaf(v1205, v3, v1207);
     const float v1210 = v1208 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1211 = iron_exp2_approx(v1210);
     const float v1213 = 1.0f + v1211;
     const float v1214 = iron_recip_approx(v1213);
     const float v1215 = v1208 * v1214;
-    const __half v1216 = __float2half_rn(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1216 = iron_f32_to_f16(v1215);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1217 = v1198 * v1;
     const unsigned int v1218 = v1217 + v1201;
     out[v1218] = v1216;
@@ -1521,15 +1555,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1227 = v1225 && v1226;
   if (v1227) {
     const float v1228 = v39.x[27];
-    const __half v1229 = bias[v1224];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1230 = __half2float(v1229);
+    const iron_f16 v1229 = bias[v1224];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1230 = iron_to_f32(v1229);
     const float v1231 = fmaf(v1228, v3, v1230);
     const float v1233 = v1231 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1234 = iron_exp2_approx(v1233);
     const float v1236 = 1.0f + v1234;
     const float v1237 = iron_recip_approx(v1236);
     const float v1238 = v1231 * v1237;
-    const __half v1239 = __float2half_rn(v1238);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1239 = iron_f32_to_f16(v1238);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1240 = v1221 * v1;
     const unsigned int v1241 = v1240 + v1224;
     out[v1241] = v1239;
@@ -1543,15 +1577,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1250 = v1248 && v1249;
   if (v1250) {
     const float v1251 = v39.x[28];
-    const __half v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1253 = __half2float(v1252);
+    const iron_f16 v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1253 = iron_to_f32(v1252);
     const float v1254 = fmaf(v1251, v3, v1253);
     const float v1256 = v1254 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1257 = iron_exp2_approx(v1256);
     const float v1259 = 1.0f + v1257;
     const float v1260 = iron_recip_approx(v1259);
     const float v1261 = v1254 * v1260;
-    const __half v1262 = __float2half_rn(v1261);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1262 = iron_f32_to_f16(v1261);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1263 = v1244 * v1;
     const unsigned int v1264 = v1263 + v1247;
     out[v1264] = v1262;
@@ -1565,15 +1599,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1273 = v1271 && v1272;
   if (v1273) {
     const float v1274 = v39.x[29];
-    const __half v1275 = bias[v1270];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1276 = __half2float(v1275);
+    const iron_f16 v1275 = bias[v1270];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1276 = iron_to_f32(v1275);
     const float v1277 = fmaf(v1274, v3, v1276);
     const float v1279 = v1277 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1280 = iron_exp2_approx(v1279);
     const float v1282 = 1.0f + v1280;
     const float v1283 = iron_recip_approx(v1282);
     const float v1284 = v1277 * v1283;
-    const __half v1285 = __float2half_rn(v1284);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1285 = iron_f32_to_f16(v1284);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1286 = v1267 * v1;
     const unsigned int v1287 = v1286 + v1270;
     out[v1287] = v1285;
@@ -1587,15 +1621,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1296 = v1294 && v1295;
   if (v1296) {
     const float v1297 = v39.x[30];
-    const __half v1298 = bias[v1293];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1299 = __half2float(v1298);
+    const iron_f16 v1298 = bias[v1293];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1299 = iron_to_f32(v1298);
     const float v1300 = fmaf(v1297, v3, v1299);
     const float v1302 = v1300 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1303 = iron_exp2_approx(v1302);
     const float v1305 = 1.0f + v1303;
     const float v1306 = iron_recip_approx(v1305);
     const float v1307 = v1300 * v1306;
-    const __half v1308 = __float2half_rn(v1307);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1308 = iron_f32_to_f16(v1307);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1309 = v1290 * v1;
     const unsigned int v1310 = v1309 + v1293;
     out[v1310] = v1308;
@@ -1609,15 +1643,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1319 = v1317 && v1318;
   if (v1319) {
     const float v1320 = v39.x[31];
-    const __half v1321 = bias[v1316];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1322 = __half2float(v1321);
+    const iron_f16 v1321 = bias[v1316];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1322 = iron_to_f32(v1321);
     const float v1323 = fmaf(v1320, v3, v1322);
     const float v1325 = v1323 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1326 = iron_exp2_approx(v1325);
     const float v1328 = 1.0f + v1326;
     const float v1329 = iron_recip_approx(v1328);
     const float v1330 = v1323 * v1329;
-    const __half v1331 = __float2half_rn(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1331 = iron_f32_to_f16(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1332 = v1313 * v1;
     const unsigned int v1333 = v1332 + v1316;
     out[v1333] = v1331;
@@ -1631,15 +1665,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1342 = v1340 && v1341;
   if (v1342) {
     const float v1343 = v39.x[32];
-    const __half v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1345 = __half2float(v1344);
+    const iron_f16 v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = iron_to_f32(v1344);
     const float v1346 = fmaf(v1343, v3, v1345);
     const float v1348 = v1346 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1349 = iron_exp2_approx(v1348);
     const float v1351 = 1.0f + v1349;
     const float v1352 = iron_recip_approx(v1351);
     const float v1353 = v1346 * v1352;
-    const __half v1354 = __float2half_rn(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1354 = iron_f32_to_f16(v1353);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1355 = v1336 * v1;
     const unsigned int v1356 = v1355 + v1339;
     out[v1356] = v1354;
@@ -1653,15 +1687,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1365 = v1363 && v1364;
   if (v1365) {
     const float v1366 = v39.x[33];
-    const __half v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1368 = __half2float(v1367);
+    const iron_f16 v1367 = bias[v1362];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1368 = iron_to_f32(v1367);
     const float v1369 = fmaf(v1366, v3, v1368);
     const float v1371 = v1369 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1372 = iron_exp2_approx(v1371);
     const float v1374 = 1.0f + v1372;
     const float v1375 = iron_recip_approx(v1374);
     const float v1376 = v1369 * v1375;
-    const __half v1377 = __float2half_rn(v1376);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1377 = iron_f32_to_f16(v1376);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1378 = v1359 * v1;
     const unsigned int v1379 = v1378 + v1362;
     out[v1379] = v1377;
@@ -1675,15 +1709,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1388 = v1386 && v1387;
   if (v1388) {
     const float v1389 = v39.x[34];
-    const __half v1390 = bias[v1385];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1391 = __half2float(v1390);
+    const iron_f16 v1390 = bias[v1385];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1391 = iron_to_f32(v1390);
     const float v1392 = fmaf(v1389, v3, v1391);
     const float v1394 = v1392 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1395 = iron_exp2_approx(v1394);
     const float v1397 = 1.0f + v1395;
     const float v1398 = iron_recip_approx(v1397);
     const float v1399 = v1392 * v1398;
-    const __half v1400 = __float2half_rn(v1399);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1400 = iron_f32_to_f16(v1399);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1401 = v1382 * v1;
     const unsigned int v1402 = v1401 + v1385;
     out[v1402] = v1400;
@@ -1697,15 +1731,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1411 = v1409 && v1410;
   if (v1411) {
     const float v1412 = v39.x[35];
-    const __half v1413 = bias[v1408];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1414 = __half2float(v1413);
+    const iron_f16 v1413 = bias[v1408];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1414 = iron_to_f32(v1413);
     const float v1415 = fmaf(v1412, v3, v1414);
     const float v1417 = v1415 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1418 = iron_exp2_approx(v1417);
     const float v1420 = 1.0f + v1418;
     const float v1421 = iron_recip_approx(v1420);
     const float v1422 = v1415 * v1421;
-    const __half v1423 = __float2half_rn(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1423 = iron_f32_to_f16(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1424 = v1405 * v1;
     const unsigned int v1425 = v1424 + v1408;
     out[v1425] = v1423;
@@ -1719,15 +1753,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1434 = v1432 && v1433;
   if (v1434) {
     const float v1435 = v39.x[36];
-    const __half v1436 = bias[v1431];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1437 = __half2float(v1436);
+    const iron_f16 v1436 = bias[v1431];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1437 = iron_to_f32(v1436);
     const float v1438 = fmaf(v1435, v3, v1437);
     const float v1440 = v1438 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1441 = iron_exp2_approx(v1440);
     const float v1443 = 1.0f + v1441;
     const float v1444 = iron_recip_approx(v1443);
     const float v1445 = v1438 * v1444;
-    const __half v1446 = __float2half_rn(v1445);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1446 = iron_f32_to_f16(v1445);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1447 = v1428 * v1;
     const unsigned int v1448 = v1447 + v1431;
     out[v1448] = v1446;
@@ -1741,15 +1775,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1457 = v1455 && v1456;
   if (v1457) {
     const float v1458 = v39.x[37];
-    const __half v1459 = bias[v1454];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1460 = __half2float(v1459);
+    const iron_f16 v1459 = bias[v1454];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1460 = iron_to_f32(v1459);
     const float v1461 = fmaf(v1458, v3, v1460);
     const float v1463 = v1461 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1464 = iron_exp2_approx(v1463);
     const float v1466 = 1.0f + v1464;
     const float v1467 = iron_recip_approx(v1466);
     const float v1468 = v1461 * v1467;
-    const __half v1469 = __float2half_rn(v1468);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1469 = iron_f32_to_f16(v1468);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1470 = v1451 * v1;
     const unsigned int v1471 = v1470 + v1454;
     out[v1471] = v1469;
@@ -1763,15 +1797,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1480 = v1478 && v1479;
   if (v1480) {
     const float v1481 = v39.x[38];
-    const __half v1482 = bias[v1477];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1483 = __half2float(v1482);
+    const iron_f16 v1482 = bias[v1477];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1483 = iron_to_f32(v1482);
     const float v1484 = fmaf(v1481, v3, v1483);
     const float v1486 = v1484 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1487 = iron_exp2_approx(v1486);
     const float v1489 = 1.0f + v1487;
     const float v1490 = iron_recip_approx(v1489);
     const float v1491 = v1484 * v1490;
-    const __half v1492 = __float2half_rn(v1491);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1492 = iron_f32_to_f16(v1491);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1493 = v1474 * v1;
     const unsigned int v1494 = v1493 + v1477;
     out[v1494] = v1492;
@@ -1785,15 +1819,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1503 = v1501 && v1502;
   if (v1503) {
     const float v1504 = v39.x[39];
-    const __half v1505 = bias[v1500];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1506 = __half2float(v1505);
+    const iron_f16 v1505 = bias[v1500];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1506 = iron_to_f32(v1505);
     const float v1507 = fmaf(v1504, v3, v1506);
     const float v1509 = v1507 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1510 = iron_exp2_approx(v1509);
     const float v1512 = 1.0f + v1510;
     const float v1513 = iron_recip_approx(v1512);
     const float v1514 = v1507 * v1513;
-    const __half v1515 = __float2half_rn(v1514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1515 = iron_f32_to_f16(v1514);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1516 = v1497 * v1;
     const unsigned int v1517 = v1516 + v1500;
     out[v1517] = v1515;
@@ -1807,15 +1841,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1526 = v1524 && v1525;
   if (v1526) {
     const float v1527 = v39.x[40];
-    const __half v1528 = bias[v1523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1529 = __half2float(v1528);
+    const iron_f16 v1528 = bias[v1523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1529 = iron_to_f32(v1528);
     const float v1530 = fmaf(v1527, v3, v1529);
     const float v1532 = v1530 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1533 = iron_exp2_approx(v1532);
     const float v1535 = 1.0f + v1533;
     const float v1536 = iron_recip_approx(v1535);
     const float v1537 = v1530 * v1536;
-    const __half v1538 = __float2half_rn(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1538 = iron_f32_to_f16(v1537);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1539 = v1520 * v1;
     const unsigned int v1540 = v1539 + v1523;
     out[v1540] = v1538;
@@ -1829,15 +1863,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1549 = v1547 && v1548;
   if (v1549) {
     const float v1550 = v39.x[41];
-    const __half v1551 = bias[v1546];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1552 = __half2float(v1551);
+    const iron_f16 v1551 = bias[v1546];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1552 = iron_to_f32(v1551);
     const float v1553 = fmaf(v1550, v3, v1552);
     const float v1555 = v1553 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1556 = iron_exp2_approx(v1555);
     const float v1558 = 1.0f + v1556;
     const float v1559 = iron_recip_approx(v1558);
     const float v1560 = v1553 * v1559;
-    const __half v1561 = __float2half_rn(v1560);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1561 = iron_f32_to_f16(v1560);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1562 = v1543 * v1;
     const unsigned int v1563 = v1562 + v1546;
     out[v1563] = v1561;
@@ -1851,15 +1885,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1572 = v1570 && v1571;
   if (v1572) {
     const float v1573 = v39.x[42];
-    const __half v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1575 = __half2float(v1574);
+    const iron_f16 v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1575 = iron_to_f32(v1574);
     const float v1576 = fmaf(v1573, v3, v1575);
     const float v1578 = v1576 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1579 = iron_exp2_approx(v1578);
     const float v1581 = 1.0f + v1579;
     const float v1582 = iron_recip_approx(v1581);
     const float v1583 = v1576 * v1582;
-    const __half v1584 = __float2half_rn(v1583);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1584 = iron_f32_to_f16(v1583);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1585 = v1566 * v1;
     const unsigned int v1586 = v1585 + v1569;
     out[v1586] = v1584;
@@ -1873,15 +1907,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1595 = v1593 && v1594;
   if (v1595) {
     const float v1596 = v39.x[43];
-    const __half v1597 = bias[v1592];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1598 = __half2float(v1597);
+    const iron_f16 v1597 = bias[v1592];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1598 = iron_to_f32(v1597);
     const float v1599 = fmaf(v1596, v3, v1598);
     const float v1601 = v1599 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1602 = iron_exp2_approx(v1601);
     const float v1604 = 1.0f + v1602;
     const float v1605 = iron_recip_approx(v1604);
     const float v1606 = v1599 * v1605;
-    const __half v1607 = __float2half_rn(v1606);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1607 = iron_f32_to_f16(v1606);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1608 = v1589 * v1;
     const unsigned int v1609 = v1608 + v1592;
     out[v1609] = v1607;
@@ -1895,15 +1929,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1618 = v1616 && v1617;
   if (v1618) {
     const float v1619 = v39.x[44];
-    const __half v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1621 = __half2float(v1620);
+    const iron_f16 v1620 = bias[v1615];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1621 = iron_to_f32(v1620);
     const float v1622 = fmaf(v1619, v3, v1621);
     const float v1624 = v1622 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1625 = iron_exp2_approx(v1624);
     const float v1627 = 1.0f + v1625;
     const float v1628 = iron_recip_approx(v1627);
     const float v1629 = v1622 * v1628;
-    const __half v1630 = __float2half_rn(v1629);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1630 = iron_f32_to_f16(v1629);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1631 = v1612 * v1;
     const unsigned int v1632 = v1631 + v1615;
     out[v1632] = v1630;
@@ -1917,15 +1951,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1641 = v1639 && v1640;
   if (v1641) {
     const float v1642 = v39.x[45];
-    const __half v1643 = bias[v1638];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1644 = __half2float(v1643);
+    const iron_f16 v1643 = bias[v1638];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1644 = iron_to_f32(v1643);
     const float v1645 = fmaf(v1642, v3, v1644);
     const float v1647 = v1645 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1648 = iron_exp2_approx(v1647);
     const float v1650 = 1.0f + v1648;
     const float v1651 = iron_recip_approx(v1650);
     const float v1652 = v1645 * v1651;
-    const __half v1653 = __float2half_rn(v1652);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1653 = iron_f32_to_f16(v1652);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1654 = v1635 * v1;
     const unsigned int v1655 = v1654 + v1638;
     out[v1655] = v1653;
@@ -1939,15 +1973,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1664 = v1662 && v1663;
   if (v1664) {
     const float v1665 = v39.x[46];
-    const __half v1666 = bias[v1661];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1667 = __half2float(v1666);
+    const iron_f16 v1666 = bias[v1661];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1667 = iron_to_f32(v1666);
     const float v1668 = fmaf(v1665, v3, v1667);
     const float v1670 = v1668 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1671 = iron_exp2_approx(v1670);
     const float v1673 = 1.0f + v1671;
     const float v1674 = iron_recip_approx(v1673);
     const float v1675 = v1668 * v1674;
-    const __half v1676 = __float2half_rn(v1675);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1676 = iron_f32_to_f16(v1675);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1677 = v1658 * v1;
     const unsigned int v1678 = v1677 + v1661;
     out[v1678] = v1676;
@@ -1961,15 +1995,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1687 = v1685 && v1686;
   if (v1687) {
     const float v1688 = v39.x[47];
-    const __half v1689 = bias[v1684];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1690 = __half2float(v1689);
+    const iron_f16 v1689 = bias[v1684];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1690 = iron_to_f32(v1689);
     const float v1691 = fmaf(v1688, v3, v1690);
     const float v1693 = v1691 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1694 = iron_exp2_approx(v1693);
     const float v1696 = 1.0f + v1694;
     const float v1697 = iron_recip_approx(v1696);
     const float v1698 = v1691 * v1697;
-    const __half v1699 = __float2half_rn(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1699 = iron_f32_to_f16(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1700 = v1681 * v1;
     const unsigned int v1701 = v1700 + v1684;
     out[v1701] = v1699;
@@ -1983,15 +2017,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1710 = v1708 && v1709;
   if (v1710) {
     const float v1711 = v39.x[48];
-    const __half v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1713 = __half2float(v1712);
+    const iron_f16 v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1713 = iron_to_f32(v1712);
     const float v1714 = fmaf(v1711, v3, v1713);
     const float v1716 = v1714 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1717 = iron_exp2_approx(v1716);
     const float v1719 = 1.0f + v1717;
     const float v1720 = iron_recip_approx(v1719);
     const float v1721 = v1714 * v1720;
-    const __half v1722 = __float2half_rn(v1721);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1722 = iron_f32_to_f16(v1721);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1723 = v1704 * v1;
     const unsigned int v1724 = v1723 + v1707;
     out[v1724] = v1722;
@@ -2005,15 +2039,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1733 = v1731 && v1732;
   if (v1733) {
     const float v1734 = v39.x[49];
-    const __half v1735 = bias[v1730];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1736 = __half2float(v1735);
+    const iron_f16 v1735 = bias[v1730];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1736 = iron_to_f32(v1735);
     const float v1737 = fmaf(v1734, v3, v1736);
     const float v1739 = v1737 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1740 = iron_exp2_approx(v1739);
     const float v1742 = 1.0f + v1740;
     const float v1743 = iron_recip_approx(v1742);
     const float v1744 = v1737 * v1743;
-    const __half v1745 = __float2half_rn(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1745 = iron_f32_to_f16(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1746 = v1727 * v1;
     const unsigned int v1747 = v1746 + v1730;
     out[v1747] = v1745;
@@ -2027,15 +2061,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1756 = v1754 && v1755;
   if (v1756) {
     const float v1757 = v39.x[50];
-    const __half v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1759 = __half2float(v1758);
+    const iron_f16 v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1759 = iron_to_f32(v1758);
     const float v1760 = fmaf(v1757, v3, v1759);
     const float v1762 = v1760 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1763 = iron_exp2_approx(v1762);
     const float v1765 = 1.0f + v1763;
     const float v1766 = iron_recip_approx(v1765);
     const float v1767 = v1760 * v1766;
-    const __half v1768 = __float2half_rn(v1767);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1768 = iron_f32_to_f16(v1767);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1769 = v1750 * v1;
     const unsigned int v1770 = v1769 + v1753;
     out[v1770] = v1768;
@@ -2049,15 +2083,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1779 = v1777 && v1778;
   if (v1779) {
     const float v1780 = v39.x[51];
-    const __half v1781 = bias[v1776];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1782 = __half2float(v1781);
+    const iron_f16 v1781 = bias[v1776];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1782 = iron_to_f32(v1781);
     const float v1783 = fmaf(v1780, v3, v1782);
     const float v1785 = v1783 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1786 = iron_exp2_approx(v1785);
     const float v1788 = 1.0f + v1786;
     const float v1789 = iron_recip_approx(v1788);
     const float v1790 = v1783 * v1789;
-    const __half v1791 = __float2half_rn(v1790);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1791 = iron_f32_to_f16(v1790);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1792 = v1773 * v1;
     const unsigned int v1793 = v1792 + v1776;
     out[v1793] = v1791;
@@ -2071,15 +2105,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1802 = v1800 && v1801;
   if (v1802) {
     const float v1803 = v39.x[52];
-    const __half v1804 = bias[v1799];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1805 = __half2float(v1804);
+    const iron_f16 v1804 = bias[v1799];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1805 = iron_to_f32(v1804);
     const float v1806 = fmaf(v1803, v3, v1805);
     const float v1808 = v1806 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1809 = iron_exp2_approx(v1808);
     const float v1811 = 1.0f + v1809;
     const float v1812 = iron_recip_approx(v1811);
     const float v1813 = v1806 * v1812;
-    const __half v1814 = __float2half_rn(v1813);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1814 = iron_f32_to_f16(v1813);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1815 = v1796 * v1;
     const unsigned int v1816 = v1815 + v1799;
     out[v1816] = v1814;
@@ -2093,15 +2127,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1825 = v1823 && v1824;
   if (v1825) {
     const float v1826 = v39.x[53];
-    const __half v1827 = bias[v1822];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1828 = __half2float(v1827);
+    const iron_f16 v1827 = bias[v1822];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1828 = iron_to_f32(v1827);
     const float v1829 = fmaf(v1826, v3, v1828);
     const float v1831 = v1829 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1832 = iron_exp2_approx(v1831);
     const float v1834 = 1.0f + v1832;
     const float v1835 = iron_recip_approx(v1834);
     const float v1836 = v1829 * v1835;
-    const __half v1837 = __float2half_rn(v1836);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1837 = iron_f32_to_f16(v1836);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1838 = v1819 * v1;
     const unsigned int v1839 = v1838 + v1822;
     out[v1839] = v1837;
@@ -2115,15 +2149,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1848 = v1846 && v1847;
   if (v1848) {
     const float v1849 = v39.x[54];
-    const __half v1850 = bias[v1845];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1851 = __half2float(v1850);
+    const iron_f16 v1850 = bias[v1845];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1851 = iron_to_f32(v1850);
     const float v1852 = fmaf(v1849, v3, v1851);
     const float v1854 = v1852 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1855 = iron_exp2_approx(v1854);
     const float v1857 = 1.0f + v1855;
     const float v1858 = iron_recip_approx(v1857);
     const float v1859 = v1852 * v1858;
-    const __half v1860 = __float2half_rn(v1859);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1860 = iron_f32_to_f16(v1859);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1861 = v1842 * v1;
     const unsigned int v1862 = v1861 + v1845;
     out[v1862] = v1860;
@@ -2137,15 +2171,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1871 = v1869 && v1870;
   if (v1871) {
     const float v1872 = v39.x[55];
-    const __half v1873 = bias[v1868];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1874 = __half2float(v1873);
+    const iron_f16 v1873 = bias[v1868];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1874 = iron_to_f32(v1873);
     const float v1875 = fmaf(v1872, v3, v1874);
     const float v1877 = v1875 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1878 = iron_exp2_approx(v1877);
     const float v1880 = 1.0f + v1878;
     const float v1881 = iron_recip_approx(v1880);
     const float v1882 = v1875 * v1881;
-    const __half v1883 = __float2half_rn(v1882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1883 = iron_f32_to_f16(v1882);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1884 = v1865 * v1;
     const unsigned int v1885 = v1884 + v1868;
     out[v1885] = v1883;
@@ -2159,15 +2193,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1894 = v1892 && v1893;
   if (v1894) {
     const float v1895 = v39.x[56];
-    const __half v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1897 = __half2float(v1896);
+    const iron_f16 v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1897 = iron_to_f32(v1896);
     const float v1898 = fmaf(v1895, v3, v1897);
     const float v1900 = v1898 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1901 = iron_exp2_approx(v1900);
     const float v1903 = 1.0f + v1901;
     const float v1904 = iron_recip_approx(v1903);
     const float v1905 = v1898 * v1904;
-    const __half v1906 = __float2half_rn(v1905);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1906 = iron_f32_to_f16(v1905);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1907 = v1888 * v1;
     const unsigned int v1908 = v1907 + v1891;
     out[v1908] = v1906;
@@ -2181,15 +2215,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1917 = v1915 && v1916;
   if (v1917) {
     const float v1918 = v39.x[57];
-    const __half v1919 = bias[v1914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1920 = __half2float(v1919);
+    const iron_f16 v1919 = bias[v1914];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1920 = iron_to_f32(v1919);
     const float v1921 = fmaf(v1918, v3, v1920);
     const float v1923 = v1921 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1924 = iron_exp2_approx(v1923);
     const float v1926 = 1.0f + v1924;
     const float v1927 = iron_recip_approx(v1926);
     const float v1928 = v1921 * v1927;
-    const __half v1929 = __float2half_rn(v1928);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1929 = iron_f32_to_f16(v1928);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1930 = v1911 * v1;
     const unsigned int v1931 = v1930 + v1914;
     out[v1931] = v1929;
@@ -2203,15 +2237,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1940 = v1938 && v1939;
   if (v1940) {
     const float v1941 = v39.x[58];
-    const __half v1942 = bias[v1937];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1943 = __half2float(v1942);
+    const iron_f16 v1942 = bias[v1937];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1943 = iron_to_f32(v1942);
     const float v1944 = fmaf(v1941, v3, v1943);
     const float v1946 = v1944 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1947 = iron_exp2_approx(v1946);
     const float v1949 = 1.0f + v1947;
     const float v1950 = iron_recip_approx(v1949);
     const float v1951 = v1944 * v1950;
-    const __half v1952 = __float2half_rn(v1951);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1952 = iron_f32_to_f16(v1951);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1953 = v1934 * v1;
     const unsigned int v1954 = v1953 + v1937;
     out[v1954] = v1952;
@@ -2225,15 +2259,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1963 = v1961 && v1962;
   if (v1963) {
     const float v1964 = v39.x[59];
-    const __half v1965 = bias[v1960];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1966 = __half2float(v1965);
+    const iron_f16 v1965 = bias[v1960];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1966 = iron_to_f32(v1965);
     const float v1967 = fmaf(v1964, v3, v1966);
     const float v1969 = v1967 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1970 = iron_exp2_approx(v1969);
     const float v1972 = 1.0f + v1970;
     const float v1973 = iron_recip_approx(v1972);
     const float v1974 = v1967 * v1973;
-    const __half v1975 = __float2half_rn(v1974);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1975 = iron_f32_to_f16(v1974);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1976 = v1957 * v1;
     const unsigned int v1977 = v1976 + v1960;
     out[v1977] = v1975;
@@ -2247,15 +2281,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v1986 = v1984 && v1985;
   if (v1986) {
     const float v1987 = v39.x[60];
-    const __half v1988 = bias[v1983];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1989 = __half2float(v1988);
+    const iron_f16 v1988 = bias[v1983];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1989 = iron_to_f32(v1988);
     const float v1990 = fmaf(v1987, v3, v1989);
     const float v1992 = v1990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1993 = iron_exp2_approx(v1992);
     const float v1995 = 1.0f + v1993;
     const float v1996 = iron_recip_approx(v1995);
     const float v1997 = v1990 * v1996;
-    const __half v1998 = __float2half_rn(v1997);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1998 = iron_f32_to_f16(v1997);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1999 = v1980 * v1;
     const unsigned int v2000 = v1999 + v1983;
     out[v2000] = v1998;
@@ -2269,15 +2303,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2009 = v2007 && v2008;
   if (v2009) {
     const float v2010 = v39.x[61];
-    const __half v2011 = bias[v2006];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2012 = __half2float(v2011);
+    const iron_f16 v2011 = bias[v2006];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2012 = iron_to_f32(v2011);
     const float v2013 = fmaf(v2010, v3, v2012);
     const float v2015 = v2013 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2016 = iron_exp2_approx(v2015);
     const float v2018 = 1.0f + v2016;
     const float v2019 = iron_recip_approx(v2018);
     const float v2020 = v2013 * v2019;
-    const __half v2021 = __float2half_rn(v2020);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2021 = iron_f32_to_f16(v2020);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2022 = v2003 * v1;
     const unsigned int v2023 = v2022 + v2006;
     out[v2023] = v2021;
@@ -2291,15 +2325,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2032 = v2030 && v2031;
   if (v2032) {
     const float v2033 = v39.x[62];
-    const __half v2034 = bias[v2029];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2035 = __half2float(v2034);
+    const iron_f16 v2034 = bias[v2029];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2035 = iron_to_f32(v2034);
     const float v2036 = fmaf(v2033, v3, v2035);
     const float v2038 = v2036 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2039 = iron_exp2_approx(v2038);
     const float v2041 = 1.0f + v2039;
     const float v2042 = iron_recip_approx(v2041);
     const float v2043 = v2036 * v2042;
-    const __half v2044 = __float2half_rn(v2043);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2044 = iron_f32_to_f16(v2043);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2045 = v2026 * v1;
     const unsigned int v2046 = v2045 + v2029;
     out[v2046] = v2044;
@@ -2313,15 +2347,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2055 = v2053 && v2054;
   if (v2055) {
     const float v2056 = v39.x[63];
-    const __half v2057 = bias[v2052];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2058 = __half2float(v2057);
+    const iron_f16 v2057 = bias[v2052];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2058 = iron_to_f32(v2057);
     const float v2059 = fmaf(v2056, v3, v2058);
     const float v2061 = v2059 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2062 = iron_exp2_approx(v2061);
     const float v2064 = 1.0f + v2062;
     const float v2065 = iron_recip_approx(v2064);
     const float v2066 = v2059 * v2065;
-    const __half v2067 = __float2half_rn(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2067 = iron_f32_to_f16(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2068 = v2049 * v1;
     const unsigned int v2069 = v2068 + v2052;
     out[v2069] = v2067;
@@ -2335,15 +2369,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2078 = v2076 && v2077;
   if (v2078) {
     const float v2079 = v39.x[64];
-    const __half v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2081 = __half2float(v2080);
+    const iron_f16 v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2081 = iron_to_f32(v2080);
     const float v2082 = fmaf(v2079, v3, v2081);
     const float v2084 = v2082 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2085 = iron_exp2_approx(v2084);
     const float v2087 = 1.0f + v2085;
     const float v2088 = iron_recip_approx(v2087);
     const float v2089 = v2082 * v2088;
-    const __half v2090 = __float2half_rn(v2089);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2090 = iron_f32_to_f16(v2089);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2091 = v2072 * v1;
     const unsigned int v2092 = v2091 + v2075;
     out[v2092] = v2090;
@@ -2357,15 +2391,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2101 = v2099 && v2100;
   if (v2101) {
     const float v2102 = v39.x[65];
-    const __half v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2104 = __half2float(v2103);
+    const iron_f16 v2103 = bias[v2098];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2104 = iron_to_f32(v2103);
     const float v2105 = fmaf(v2102, v3, v2104);
     const float v2107 = v2105 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2108 = iron_exp2_approx(v2107);
     const float v2110 = 1.0f + v2108;
     const float v2111 = iron_recip_approx(v2110);
     const float v2112 = v2105 * v2111;
-    const __half v2113 = __float2half_rn(v2112);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2113 = iron_f32_to_f16(v2112);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2114 = v2095 * v1;
     const unsigned int v2115 = v2114 + v2098;
     out[v2115] = v2113;
@@ -2379,15 +2413,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2124 = v2122 && v2123;
   if (v2124) {
     const float v2125 = v39.x[66];
-    const __half v2126 = bias[v2121];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2127 = __half2float(v2126);
+    const iron_f16 v2126 = bias[v2121];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2127 = iron_to_f32(v2126);
     const float v2128 = fmaf(v2125, v3, v2127);
     const float v2130 = v2128 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2131 = iron_exp2_approx(v2130);
     const float v2133 = 1.0f + v2131;
     const float v2134 = iron_recip_approx(v2133);
     const float v2135 = v2128 * v2134;
-    const __half v2136 = __float2half_rn(v2135);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2136 = iron_f32_to_f16(v2135);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2137 = v2118 * v1;
     const unsigned int v2138 = v2137 + v2121;
     out[v2138] = v2136;
@@ -2401,15 +2435,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2147 = v2145 && v2146;
   if (v2147) {
     const float v2148 = v39.x[67];
-    const __half v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2150 = __half2float(v2149);
+    const iron_f16 v2149 = bias[v2144];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2150 = iron_to_f32(v2149);
     const float v2151 = fmaf(v2148, v3, v2150);
     const float v2153 = v2151 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2154 = iron_exp2_approx(v2153);
     const float v2156 = 1.0f + v2154;
     const float v2157 = iron_recip_approx(v2156);
     const float v2158 = v2151 * v2157;
-    const __half v2159 = __float2half_rn(v2158);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2159 = iron_f32_to_f16(v2158);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2160 = v2141 * v1;
     const unsigned int v2161 = v2160 + v2144;
     out[v2161] = v2159;
@@ -2423,15 +2457,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2170 = v2168 && v2169;
   if (v2170) {
     const float v2171 = v39.x[68];
-    const __half v2172 = bias[v2167];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2173 = __half2float(v2172);
+    const iron_f16 v2172 = bias[v2167];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2173 = iron_to_f32(v2172);
     const float v2174 = fmaf(v2171, v3, v2173);
     const float v2176 = v2174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2177 = iron_exp2_approx(v2176);
     const float v2179 = 1.0f + v2177;
     const float v2180 = iron_recip_approx(v2179);
     const float v2181 = v2174 * v2180;
-    const __half v2182 = __float2half_rn(v2181);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2182 = iron_f32_to_f16(v2181);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2183 = v2164 * v1;
     const unsigned int v2184 = v2183 + v2167;
     out[v2184] = v2182;
@@ -2445,15 +2479,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2193 = v2191 && v2192;
   if (v2193) {
     const float v2194 = v39.x[69];
-    const __half v2195 = bias[v2190];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2196 = __half2float(v2195);
+    const iron_f16 v2195 = bias[v2190];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2196 = iron_to_f32(v2195);
     const float v2197 = fmaf(v2194, v3, v2196);
     const float v2199 = v2197 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2200 = iron_exp2_approx(v2199);
     const float v2202 = 1.0f + v2200;
     const float v2203 = iron_recip_approx(v2202);
     const float v2204 = v2197 * v2203;
-    const __half v2205 = __float2half_rn(v2204);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2205 = iron_f32_to_f16(v2204);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2206 = v2187 * v1;
     const unsigned int v2207 = v2206 + v2190;
     out[v2207] = v2205;
@@ -2467,15 +2501,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2216 = v2214 && v2215;
   if (v2216) {
     const float v2217 = v39.x[70];
-    const __half v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2219 = __half2float(v2218);
+    const iron_f16 v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2219 = iron_to_f32(v2218);
     const float v2220 = fmaf(v2217, v3, v2219);
     const float v2222 = v2220 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2223 = iron_exp2_approx(v2222);
     const float v2225 = 1.0f + v2223;
     const float v2226 = iron_recip_approx(v2225);
     const float v2227 = v2220 * v2226;
-    const __half v2228 = __float2half_rn(v2227);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2228 = iron_f32_to_f16(v2227);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2229 = v2210 * v1;
     const unsigned int v2230 = v2229 + v2213;
     out[v2230] = v2228;
@@ -2489,15 +2523,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2239 = v2237 && v2238;
   if (v2239) {
     const float v2240 = v39.x[71];
-    const __half v2241 = bias[v2236];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2242 = __half2float(v2241);
+    const iron_f16 v2241 = bias[v2236];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2242 = iron_to_f32(v2241);
     const float v2243 = fmaf(v2240, v3, v2242);
     const float v2245 = v2243 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2246 = iron_exp2_approx(v2245);
     const float v2248 = 1.0f + v2246;
     const float v2249 = iron_recip_approx(v2248);
     const float v2250 = v2243 * v2249;
-    const __half v2251 = __float2half_rn(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2251 = iron_f32_to_f16(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2252 = v2233 * v1;
     const unsigned int v2253 = v2252 + v2236;
     out[v2253] = v2251;
@@ -2511,15 +2545,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2262 = v2260 && v2261;
   if (v2262) {
     const float v2263 = v39.x[72];
-    const __half v2264 = bias[v2259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2265 = __half2float(v2264);
+    const iron_f16 v2264 = bias[v2259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2265 = iron_to_f32(v2264);
     const float v2266 = fmaf(v2263, v3, v2265);
     const float v2268 = v2266 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2269 = iron_exp2_approx(v2268);
     const float v2271 = 1.0f + v2269;
     const float v2272 = iron_recip_approx(v2271);
     const float v2273 = v2266 * v2272;
-    const __half v2274 = __float2half_rn(v2273);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2274 = iron_f32_to_f16(v2273);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2275 = v2256 * v1;
     const unsigned int v2276 = v2275 + v2259;
     out[v2276] = v2274;
@@ -2533,15 +2567,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2285 = v2283 && v2284;
   if (v2285) {
     const float v2286 = v39.x[73];
-    const __half v2287 = bias[v2282];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2288 = __half2float(v2287);
+    const iron_f16 v2287 = bias[v2282];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2288 = iron_to_f32(v2287);
     const float v2289 = fmaf(v2286, v3, v2288);
     const float v2291 = v2289 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2292 = iron_exp2_approx(v2291);
     const float v2294 = 1.0f + v2292;
     const float v2295 = iron_recip_approx(v2294);
     const float v2296 = v2289 * v2295;
-    const __half v2297 = __float2half_rn(v2296);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2297 = iron_f32_to_f16(v2296);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2298 = v2279 * v1;
     const unsigned int v2299 = v2298 + v2282;
     out[v2299] = v2297;
@@ -2555,15 +2589,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2308 = v2306 && v2307;
   if (v2308) {
     const float v2309 = v39.x[74];
-    const __half v2310 = bias[v2305];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2311 = __half2float(v2310);
+    const iron_f16 v2310 = bias[v2305];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2311 = iron_to_f32(v2310);
     const float v2312 = fmaf(v2309, v3, v2311);
     const float v2314 = v2312 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2315 = iron_exp2_approx(v2314);
     const float v2317 = 1.0f + v2315;
     const float v2318 = iron_recip_approx(v2317);
     const float v2319 = v2312 * v2318;
-    const __half v2320 = __float2half_rn(v2319);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2320 = iron_f32_to_f16(v2319);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2321 = v2302 * v1;
     const unsigned int v2322 = v2321 + v2305;
     out[v2322] = v2320;
@@ -2577,15 +2611,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2331 = v2329 && v2330;
   if (v2331) {
     const float v2332 = v39.x[75];
-    const __half v2333 = bias[v2328];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2334 = __half2float(v2333);
+    const iron_f16 v2333 = bias[v2328];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2334 = iron_to_f32(v2333);
     const float v2335 = fmaf(v2332, v3, v2334);
     const float v2337 = v2335 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2338 = iron_exp2_approx(v2337);
     const float v2340 = 1.0f + v2338;
     const float v2341 = iron_recip_approx(v2340);
     const float v2342 = v2335 * v2341;
-    const __half v2343 = __float2half_rn(v2342);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2343 = iron_f32_to_f16(v2342);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2344 = v2325 * v1;
     const unsigned int v2345 = v2344 + v2328;
     out[v2345] = v2343;
@@ -2599,15 +2633,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2354 = v2352 && v2353;
   if (v2354) {
     const float v2355 = v39.x[76];
-    const __half v2356 = bias[v2351];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2357 = __half2float(v2356);
+    const iron_f16 v2356 = bias[v2351];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2357 = iron_to_f32(v2356);
     const float v2358 = fmaf(v2355, v3, v2357);
     const float v2360 = v2358 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2361 = iron_exp2_approx(v2360);
     const float v2363 = 1.0f + v2361;
     const float v2364 = iron_recip_approx(v2363);
     const float v2365 = v2358 * v2364;
-    const __half v2366 = __float2half_rn(v2365);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2366 = iron_f32_to_f16(v2365);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2367 = v2348 * v1;
     const unsigned int v2368 = v2367 + v2351;
     out[v2368] = v2366;
@@ -2621,15 +2655,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2377 = v2375 && v2376;
   if (v2377) {
     const float v2378 = v39.x[77];
-    const __half v2379 = bias[v2374];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2380 = __half2float(v2379);
+    const iron_f16 v2379 = bias[v2374];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2380 = iron_to_f32(v2379);
     const float v2381 = fmaf(v2378, v3, v2380);
     const float v2383 = v2381 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2384 = iron_exp2_approx(v2383);
     const float v2386 = 1.0f + v2384;
     const float v2387 = iron_recip_approx(v2386);
     const float v2388 = v2381 * v2387;
-    const __half v2389 = __float2half_rn(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2389 = iron_f32_to_f16(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2390 = v2371 * v1;
     const unsigned int v2391 = v2390 + v2374;
     out[v2391] = v2389;
@@ -2643,15 +2677,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2400 = v2398 && v2399;
   if (v2400) {
     const float v2401 = v39.x[78];
-    const __half v2402 = bias[v2397];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2403 = __half2float(v2402);
+    const iron_f16 v2402 = bias[v2397];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2403 = iron_to_f32(v2402);
     const float v2404 = fmaf(v2401, v3, v2403);
     const float v2406 = v2404 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2407 = iron_exp2_approx(v2406);
     const float v2409 = 1.0f + v2407;
     const float v2410 = iron_recip_approx(v2409);
     const float v2411 = v2404 * v2410;
-    const __half v2412 = __float2half_rn(v2411);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2412 = iron_f32_to_f16(v2411);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2413 = v2394 * v1;
     const unsigned int v2414 = v2413 + v2397;
     out[v2414] = v2412;
@@ -2665,15 +2699,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2423 = v2421 && v2422;
   if (v2423) {
     const float v2424 = v39.x[79];
-    const __half v2425 = bias[v2420];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2426 = __half2float(v2425);
+    const iron_f16 v2425 = bias[v2420];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2426 = iron_to_f32(v2425);
     const float v2427 = fmaf(v2424, v3, v2426);
     const float v2429 = v2427 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2430 = iron_exp2_approx(v2429);
     const float v2432 = 1.0f + v2430;
     const float v2433 = iron_recip_approx(v2432);
     const float v2434 = v2427 * v2433;
-    const __half v2435 = __float2half_rn(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2435 = iron_f32_to_f16(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2436 = v2417 * v1;
     const unsigned int v2437 = v2436 + v2420;
     out[v2437] = v2435;
@@ -2687,15 +2721,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2446 = v2444 && v2445;
   if (v2446) {
     const float v2447 = v39.x[80];
-    const __half v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2449 = __half2float(v2448);
+    const iron_f16 v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2449 = iron_to_f32(v2448);
     const float v2450 = fmaf(v2447, v3, v2449);
     const float v2452 = v2450 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2453 = iron_exp2_approx(v2452);
     const float v2455 = 1.0f + v2453;
     const float v2456 = iron_recip_approx(v2455);
     const float v2457 = v2450 * v2456;
-    const __half v2458 = __float2half_rn(v2457);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2458 = iron_f32_to_f16(v2457);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2459 = v2440 * v1;
     const unsigned int v2460 = v2459 + v2443;
     out[v2460] = v2458;
@@ -2709,15 +2743,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2469 = v2467 && v2468;
   if (v2469) {
     const float v2470 = v39.x[81];
-    const __half v2471 = bias[v2466];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2472 = __half2float(v2471);
+    const iron_f16 v2471 = bias[v2466];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2472 = iron_to_f32(v2471);
     const float v2473 = fmaf(v2470, v3, v2472);
     const float v2475 = v2473 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2476 = iron_exp2_approx(v2475);
     const float v2478 = 1.0f + v2476;
     const float v2479 = iron_recip_approx(v2478);
     const float v2480 = v2473 * v2479;
-    const __half v2481 = __float2half_rn(v2480);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2481 = iron_f32_to_f16(v2480);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2482 = v2463 * v1;
     const unsigned int v2483 = v2482 + v2466;
     out[v2483] = v2481;
@@ -2731,15 +2765,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2492 = v2490 && v2491;
   if (v2492) {
     const float v2493 = v39.x[82];
-    const __half v2494 = bias[v2489];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2495 = __half2float(v2494);
+    const iron_f16 v2494 = bias[v2489];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2495 = iron_to_f32(v2494);
     const float v2496 = fmaf(v2493, v3, v2495);
     const float v2498 = v2496 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2499 = iron_exp2_approx(v2498);
     const float v2501 = 1.0f + v2499;
     const float v2502 = iron_recip_approx(v2501);
     const float v2503 = v2496 * v2502;
-    const __half v2504 = __float2half_rn(v2503);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2504 = iron_f32_to_f16(v2503);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2505 = v2486 * v1;
     const unsigned int v2506 = v2505 + v2489;
     out[v2506] = v2504;
@@ -2753,15 +2787,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2515 = v2513 && v2514;
   if (v2515) {
     const float v2516 = v39.x[83];
-    const __half v2517 = bias[v2512];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2518 = __half2float(v2517);
+    const iron_f16 v2517 = bias[v2512];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2518 = iron_to_f32(v2517);
     const float v2519 = fmaf(v2516, v3, v2518);
     const float v2521 = v2519 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2522 = iron_exp2_approx(v2521);
     const float v2524 = 1.0f + v2522;
     const float v2525 = iron_recip_approx(v2524);
     const float v2526 = v2519 * v2525;
-    const __half v2527 = __float2half_rn(v2526);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2527 = iron_f32_to_f16(v2526);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2528 = v2509 * v1;
     const unsigned int v2529 = v2528 + v2512;
     out[v2529] = v2527;
@@ -2775,15 +2809,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2538 = v2536 && v2537;
   if (v2538) {
     const float v2539 = v39.x[84];
-    const __half v2540 = bias[v2535];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2541 = __half2float(v2540);
+    const iron_f16 v2540 = bias[v2535];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2541 = iron_to_f32(v2540);
     const float v2542 = fmaf(v2539, v3, v2541);
     const float v2544 = v2542 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2545 = iron_exp2_approx(v2544);
     const float v2547 = 1.0f + v2545;
     const float v2548 = iron_recip_approx(v2547);
     const float v2549 = v2542 * v2548;
-    const __half v2550 = __float2half_rn(v2549);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2550 = iron_f32_to_f16(v2549);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2551 = v2532 * v1;
     const unsigned int v2552 = v2551 + v2535;
     out[v2552] = v2550;
@@ -2797,15 +2831,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2561 = v2559 && v2560;
   if (v2561) {
     const float v2562 = v39.x[85];
-    const __half v2563 = bias[v2558];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2564 = __half2float(v2563);
+    const iron_f16 v2563 = bias[v2558];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2564 = iron_to_f32(v2563);
     const float v2565 = fmaf(v2562, v3, v2564);
     const float v2567 = v2565 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2568 = iron_exp2_approx(v2567);
     const float v2570 = 1.0f + v2568;
     const float v2571 = iron_recip_approx(v2570);
     const float v2572 = v2565 * v2571;
-    const __half v2573 = __float2half_rn(v2572);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2573 = iron_f32_to_f16(v2572);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2574 = v2555 * v1;
     const unsigned int v2575 = v2574 + v2558;
     out[v2575] = v2573;
@@ -2819,15 +2853,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2584 = v2582 && v2583;
   if (v2584) {
     const float v2585 = v39.x[86];
-    const __half v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2587 = __half2float(v2586);
+    const iron_f16 v2586 = bias[v2581];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2587 = iron_to_f32(v2586);
     const float v2588 = fmaf(v2585, v3, v2587);
     const float v2590 = v2588 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2591 = iron_exp2_approx(v2590);
     const float v2593 = 1.0f + v2591;
     const float v2594 = iron_recip_approx(v2593);
     const float v2595 = v2588 * v2594;
-    const __half v2596 = __float2half_rn(v2595);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2596 = iron_f32_to_f16(v2595);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2597 = v2578 * v1;
     const unsigned int v2598 = v2597 + v2581;
     out[v2598] = v2596;
@@ -2841,15 +2875,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2607 = v2605 && v2606;
   if (v2607) {
     const float v2608 = v39.x[87];
-    const __half v2609 = bias[v2604];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2610 = __half2float(v2609);
+    const iron_f16 v2609 = bias[v2604];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2610 = iron_to_f32(v2609);
     const float v2611 = fmaf(v2608, v3, v2610);
     const float v2613 = v2611 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2614 = iron_exp2_approx(v2613);
     const float v2616 = 1.0f + v2614;
     const float v2617 = iron_recip_approx(v2616);
     const float v2618 = v2611 * v2617;
-    const __half v2619 = __float2half_rn(v2618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2619 = iron_f32_to_f16(v2618);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2620 = v2601 * v1;
     const unsigned int v2621 = v2620 + v2604;
     out[v2621] = v2619;
@@ -2863,15 +2897,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2630 = v2628 && v2629;
   if (v2630) {
     const float v2631 = v39.x[88];
-    const __half v2632 = bias[v2627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2633 = __half2float(v2632);
+    const iron_f16 v2632 = bias[v2627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2633 = iron_to_f32(v2632);
     const float v2634 = fmaf(v2631, v3, v2633);
     const float v2636 = v2634 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2637 = iron_exp2_approx(v2636);
     const float v2639 = 1.0f + v2637;
     const float v2640 = iron_recip_approx(v2639);
     const float v2641 = v2634 * v2640;
-    const __half v2642 = __float2half_rn(v2641);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2642 = iron_f32_to_f16(v2641);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2643 = v2624 * v1;
     const unsigned int v2644 = v2643 + v2627;
     out[v2644] = v2642;
@@ -2885,15 +2919,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2653 = v2651 && v2652;
   if (v2653) {
     const float v2654 = v39.x[89];
-    const __half v2655 = bias[v2650];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2656 = __half2float(v2655);
+    const iron_f16 v2655 = bias[v2650];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2656 = iron_to_f32(v2655);
     const float v2657 = fmaf(v2654, v3, v2656);
     const float v2659 = v2657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2660 = iron_exp2_approx(v2659);
     const float v2662 = 1.0f + v2660;
     const float v2663 = iron_recip_approx(v2662);
     const float v2664 = v2657 * v2663;
-    const __half v2665 = __float2half_rn(v2664);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2665 = iron_f32_to_f16(v2664);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2666 = v2647 * v1;
     const unsigned int v2667 = v2666 + v2650;
     out[v2667] = v2665;
@@ -2907,15 +2941,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2676 = v2674 && v2675;
   if (v2676) {
     const float v2677 = v39.x[90];
-    const __half v2678 = bias[v2673];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2679 = __half2float(v2678);
+    const iron_f16 v2678 = bias[v2673];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2679 = iron_to_f32(v2678);
     const float v2680 = fmaf(v2677, v3, v2679);
     const float v2682 = v2680 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2683 = iron_exp2_approx(v2682);
     const float v2685 = 1.0f + v2683;
     const float v2686 = iron_recip_approx(v2685);
     const float v2687 = v2680 * v2686;
-    const __half v2688 = __float2half_rn(v2687);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2688 = iron_f32_to_f16(v2687);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2689 = v2670 * v1;
     const unsigned int v2690 = v2689 + v2673;
     out[v2690] = v2688;
@@ -2929,15 +2963,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2699 = v2697 && v2698;
   if (v2699) {
     const float v2700 = v39.x[91];
-    const __half v2701 = bias[v2696];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2702 = __half2float(v2701);
+    const iron_f16 v2701 = bias[v2696];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2702 = iron_to_f32(v2701);
     const float v2703 = fmaf(v2700, v3, v2702);
     const float v2705 = v2703 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2706 = iron_exp2_approx(v2705);
     const float v2708 = 1.0f + v2706;
     const float v2709 = iron_recip_approx(v2708);
     const float v2710 = v2703 * v2709;
-    const __half v2711 = __float2half_rn(v2710);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2711 = iron_f32_to_f16(v2710);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2712 = v2693 * v1;
     const unsigned int v2713 = v2712 + v2696;
     out[v2713] = v2711;
@@ -2951,15 +2985,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2722 = v2720 && v2721;
   if (v2722) {
     const float v2723 = v39.x[92];
-    const __half v2724 = bias[v2719];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2725 = __half2float(v2724);
+    const iron_f16 v2724 = bias[v2719];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2725 = iron_to_f32(v2724);
     const float v2726 = fmaf(v2723, v3, v2725);
     const float v2728 = v2726 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2729 = iron_exp2_approx(v2728);
     const float v2731 = 1.0f + v2729;
     const float v2732 = iron_recip_approx(v2731);
     const float v2733 = v2726 * v2732;
-    const __half v2734 = __float2half_rn(v2733);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2734 = iron_f32_to_f16(v2733);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2735 = v2716 * v1;
     const unsigned int v2736 = v2735 + v2719;
     out[v2736] = v2734;
@@ -2973,15 +3007,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2745 = v2743 && v2744;
   if (v2745) {
     const float v2746 = v39.x[93];
-    const __half v2747 = bias[v2742];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2748 = __half2float(v2747);
+    const iron_f16 v2747 = bias[v2742];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2748 = iron_to_f32(v2747);
     const float v2749 = fmaf(v2746, v3, v2748);
     const float v2751 = v2749 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2752 = iron_exp2_approx(v2751);
     const float v2754 = 1.0f + v2752;
     const float v2755 = iron_recip_approx(v2754);
     const float v2756 = v2749 * v2755;
-    const __half v2757 = __float2half_rn(v2756);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2757 = iron_f32_to_f16(v2756);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2758 = v2739 * v1;
     const unsigned int v2759 = v2758 + v2742;
     out[v2759] = v2757;
@@ -2995,15 +3029,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2768 = v2766 && v2767;
   if (v2768) {
     const float v2769 = v39.x[94];
-    const __half v2770 = bias[v2765];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2771 = __half2float(v2770);
+    const iron_f16 v2770 = bias[v2765];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2771 = iron_to_f32(v2770);
     const float v2772 = fmaf(v2769, v3, v2771);
     const float v2774 = v2772 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2775 = iron_exp2_approx(v2774);
     const float v2777 = 1.0f + v2775;
     const float v2778 = iron_recip_approx(v2777);
     const float v2779 = v2772 * v2778;
-    const __half v2780 = __float2half_rn(v2779);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2780 = iron_f32_to_f16(v2779);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2781 = v2762 * v1;
     const unsigned int v2782 = v2781 + v2765;
     out[v2782] = v2780;
@@ -3017,15 +3051,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2791 = v2789 && v2790;
   if (v2791) {
     const float v2792 = v39.x[95];
-    const __half v2793 = bias[v2788];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2794 = __half2float(v2793);
+    const iron_f16 v2793 = bias[v2788];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2794 = iron_to_f32(v2793);
     const float v2795 = fmaf(v2792, v3, v2794);
     const float v2797 = v2795 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2798 = iron_exp2_approx(v2797);
     const float v2800 = 1.0f + v2798;
     const float v2801 = iron_recip_approx(v2800);
     const float v2802 = v2795 * v2801;
-    const __half v2803 = __float2half_rn(v2802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2803 = iron_f32_to_f16(v2802);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2804 = v2785 * v1;
     const unsigned int v2805 = v2804 + v2788;
     out[v2805] = v2803;
@@ -3039,15 +3073,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2814 = v2812 && v2813;
   if (v2814) {
     const float v2815 = v39.x[96];
-    const __half v2816 = bias[v2811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2817 = __half2float(v2816);
+    const iron_f16 v2816 = bias[v2811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2817 = iron_to_f32(v2816);
     const float v2818 = fmaf(v2815, v3, v2817);
     const float v2820 = v2818 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2821 = iron_exp2_approx(v2820);
     const float v2823 = 1.0f + v2821;
     const float v2824 = iron_recip_approx(v2823);
     const float v2825 = v2818 * v2824;
-    const __half v2826 = __float2half_rn(v2825);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2826 = iron_f32_to_f16(v2825);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2827 = v2808 * v1;
     const unsigned int v2828 = v2827 + v2811;
     out[v2828] = v2826;
@@ -3061,15 +3095,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2837 = v2835 && v2836;
   if (v2837) {
     const float v2838 = v39.x[97];
-    const __half v2839 = bias[v2834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2840 = __half2float(v2839);
+    const iron_f16 v2839 = bias[v2834];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2840 = iron_to_f32(v2839);
     const float v2841 = fmaf(v2838, v3, v2840);
     const float v2843 = v2841 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2844 = iron_exp2_approx(v2843);
     const float v2846 = 1.0f + v2844;
     const float v2847 = iron_recip_approx(v2846);
     const float v2848 = v2841 * v2847;
-    const __half v2849 = __float2half_rn(v2848);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2849 = iron_f32_to_f16(v2848);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2850 = v2831 * v1;
     const unsigned int v2851 = v2850 + v2834;
     out[v2851] = v2849;
@@ -3083,15 +3117,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2860 = v2858 && v2859;
   if (v2860) {
     const float v2861 = v39.x[98];
-    const __half v2862 = bias[v2857];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2863 = __half2float(v2862);
+    const iron_f16 v2862 = bias[v2857];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2863 = iron_to_f32(v2862);
     const float v2864 = fmaf(v2861, v3, v2863);
     const float v2866 = v2864 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2867 = iron_exp2_approx(v2866);
     const float v2869 = 1.0f + v2867;
     const float v2870 = iron_recip_approx(v2869);
     const float v2871 = v2864 * v2870;
-    const __half v2872 = __float2half_rn(v2871);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2872 = iron_f32_to_f16(v2871);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2873 = v2854 * v1;
     const unsigned int v2874 = v2873 + v2857;
     out[v2874] = v2872;
@@ -3105,15 +3139,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2883 = v2881 && v2882;
   if (v2883) {
     const float v2884 = v39.x[99];
-    const __half v2885 = bias[v2880];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2886 = __half2float(v2885);
+    const iron_f16 v2885 = bias[v2880];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2886 = iron_to_f32(v2885);
     const float v2887 = fmaf(v2884, v3, v2886);
     const float v2889 = v2887 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2890 = iron_exp2_approx(v2889);
     const float v2892 = 1.0f + v2890;
     const float v2893 = iron_recip_approx(v2892);
     const float v2894 = v2887 * v2893;
-    const __half v2895 = __float2half_rn(v2894);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2895 = iron_f32_to_f16(v2894);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2896 = v2877 * v1;
     const unsigned int v2897 = v2896 + v2880;
     out[v2897] = v2895;
@@ -3127,15 +3161,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2906 = v2904 && v2905;
   if (v2906) {
     const float v2907 = v39.x[100];
-    const __half v2908 = bias[v2903];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2909 = __half2float(v2908);
+    const iron_f16 v2908 = bias[v2903];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2909 = iron_to_f32(v2908);
     const float v2910 = fmaf(v2907, v3, v2909);
     const float v2912 = v2910 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2913 = iron_exp2_approx(v2912);
     const float v2915 = 1.0f + v2913;
     const float v2916 = iron_recip_approx(v2915);
     const float v2917 = v2910 * v2916;
-    const __half v2918 = __float2half_rn(v2917);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2918 = iron_f32_to_f16(v2917);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2919 = v2900 * v1;
     const unsigned int v2920 = v2919 + v2903;
     out[v2920] = v2918;
@@ -3149,15 +3183,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2929 = v2927 && v2928;
   if (v2929) {
     const float v2930 = v39.x[101];
-    const __half v2931 = bias[v2926];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2932 = __half2float(v2931);
+    const iron_f16 v2931 = bias[v2926];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2932 = iron_to_f32(v2931);
     const float v2933 = fmaf(v2930, v3, v2932);
     const float v2935 = v2933 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2936 = iron_exp2_approx(v2935);
     const float v2938 = 1.0f + v2936;
     const float v2939 = iron_recip_approx(v2938);
     const float v2940 = v2933 * v2939;
-    const __half v2941 = __float2half_rn(v2940);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2941 = iron_f32_to_f16(v2940);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2942 = v2923 * v1;
     const unsigned int v2943 = v2942 + v2926;
     out[v2943] = v2941;
@@ -3171,15 +3205,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2952 = v2950 && v2951;
   if (v2952) {
     const float v2953 = v39.x[102];
-    const __half v2954 = bias[v2949];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2955 = __half2float(v2954);
+    const iron_f16 v2954 = bias[v2949];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2955 = iron_to_f32(v2954);
     const float v2956 = fmaf(v2953, v3, v2955);
     const float v2958 = v2956 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2959 = iron_exp2_approx(v2958);
     const float v2961 = 1.0f + v2959;
     const float v2962 = iron_recip_approx(v2961);
     const float v2963 = v2956 * v2962;
-    const __half v2964 = __float2half_rn(v2963);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2964 = iron_f32_to_f16(v2963);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2965 = v2946 * v1;
     const unsigned int v2966 = v2965 + v2949;
     out[v2966] = v2964;
@@ -3193,15 +3227,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2975 = v2973 && v2974;
   if (v2975) {
     const float v2976 = v39.x[103];
-    const __half v2977 = bias[v2972];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2978 = __half2float(v2977);
+    const iron_f16 v2977 = bias[v2972];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2978 = iron_to_f32(v2977);
     const float v2979 = fmaf(v2976, v3, v2978);
     const float v2981 = v2979 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2982 = iron_exp2_approx(v2981);
     const float v2984 = 1.0f + v2982;
     const float v2985 = iron_recip_approx(v2984);
     const float v2986 = v2979 * v2985;
-    const __half v2987 = __float2half_rn(v2986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2987 = iron_f32_to_f16(v2986);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2988 = v2969 * v1;
     const unsigned int v2989 = v2988 + v2972;
     out[v2989] = v2987;
@@ -3215,15 +3249,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v2998 = v2996 && v2997;
   if (v2998) {
     const float v2999 = v39.x[104];
-    const __half v3000 = bias[v2995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3001 = __half2float(v3000);
+    const iron_f16 v3000 = bias[v2995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3001 = iron_to_f32(v3000);
     const float v3002 = fmaf(v2999, v3, v3001);
     const float v3004 = v3002 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3005 = iron_exp2_approx(v3004);
     const float v3007 = 1.0f + v3005;
     const float v3008 = iron_recip_approx(v3007);
     const float v3009 = v3002 * v3008;
-    const __half v3010 = __float2half_rn(v3009);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3010 = iron_f32_to_f16(v3009);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3011 = v2992 * v1;
     const unsigned int v3012 = v3011 + v2995;
     out[v3012] = v3010;
@@ -3237,15 +3271,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3021 = v3019 && v3020;
   if (v3021) {
     const float v3022 = v39.x[105];
-    const __half v3023 = bias[v3018];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3024 = __half2float(v3023);
+    const iron_f16 v3023 = bias[v3018];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3024 = iron_to_f32(v3023);
     const float v3025 = fmaf(v3022, v3, v3024);
     const float v3027 = v3025 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3028 = iron_exp2_approx(v3027);
     const float v3030 = 1.0f + v3028;
     const float v3031 = iron_recip_approx(v3030);
     const float v3032 = v3025 * v3031;
-    const __half v3033 = __float2half_rn(v3032);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3033 = iron_f32_to_f16(v3032);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3034 = v3015 * v1;
     const unsigned int v3035 = v3034 + v3018;
     out[v3035] = v3033;
@@ -3259,15 +3293,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3044 = v3042 && v3043;
   if (v3044) {
     const float v3045 = v39.x[106];
-    const __half v3046 = bias[v3041];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3047 = __half2float(v3046);
+    const iron_f16 v3046 = bias[v3041];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3047 = iron_to_f32(v3046);
     const float v3048 = fmaf(v3045, v3, v3047);
     const float v3050 = v3048 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3051 = iron_exp2_approx(v3050);
     const float v3053 = 1.0f + v3051;
     const float v3054 = iron_recip_approx(v3053);
     const float v3055 = v3048 * v3054;
-    const __half v3056 = __float2half_rn(v3055);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3056 = iron_f32_to_f16(v3055);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3057 = v3038 * v1;
     const unsigned int v3058 = v3057 + v3041;
     out[v3058] = v3056;
@@ -3281,15 +3315,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3067 = v3065 && v3066;
   if (v3067) {
     const float v3068 = v39.x[107];
-    const __half v3069 = bias[v3064];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3070 = __half2float(v3069);
+    const iron_f16 v3069 = bias[v3064];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3070 = iron_to_f32(v3069);
     const float v3071 = fmaf(v3068, v3, v3070);
     const float v3073 = v3071 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3074 = iron_exp2_approx(v3073);
     const float v3076 = 1.0f + v3074;
     const float v3077 = iron_recip_approx(v3076);
     const float v3078 = v3071 * v3077;
-    const __half v3079 = __float2half_rn(v3078);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3079 = iron_f32_to_f16(v3078);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3080 = v3061 * v1;
     const unsigned int v3081 = v3080 + v3064;
     out[v3081] = v3079;
@@ -3303,15 +3337,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3090 = v3088 && v3089;
   if (v3090) {
     const float v3091 = v39.x[108];
-    const __half v3092 = bias[v3087];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3093 = __half2float(v3092);
+    const iron_f16 v3092 = bias[v3087];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3093 = iron_to_f32(v3092);
     const float v3094 = fmaf(v3091, v3, v3093);
     const float v3096 = v3094 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3097 = iron_exp2_approx(v3096);
     const float v3099 = 1.0f + v3097;
     const float v3100 = iron_recip_approx(v3099);
     const float v3101 = v3094 * v3100;
-    const __half v3102 = __float2half_rn(v3101);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3102 = iron_f32_to_f16(v3101);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3103 = v3084 * v1;
     const unsigned int v3104 = v3103 + v3087;
     out[v3104] = v3102;
@@ -3325,15 +3359,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3113 = v3111 && v3112;
   if (v3113) {
     const float v3114 = v39.x[109];
-    const __half v3115 = bias[v3110];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3116 = __half2float(v3115);
+    const iron_f16 v3115 = bias[v3110];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3116 = iron_to_f32(v3115);
     const float v3117 = fmaf(v3114, v3, v3116);
     const float v3119 = v3117 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3120 = iron_exp2_approx(v3119);
     const float v3122 = 1.0f + v3120;
     const float v3123 = iron_recip_approx(v3122);
     const float v3124 = v3117 * v3123;
-    const __half v3125 = __float2half_rn(v3124);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3125 = iron_f32_to_f16(v3124);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3126 = v3107 * v1;
     const unsigned int v3127 = v3126 + v3110;
     out[v3127] = v3125;
@@ -3347,15 +3381,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3136 = v3134 && v3135;
   if (v3136) {
     const float v3137 = v39.x[110];
-    const __half v3138 = bias[v3133];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3139 = __half2float(v3138);
+    const iron_f16 v3138 = bias[v3133];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3139 = iron_to_f32(v3138);
     const float v3140 = fmaf(v3137, v3, v3139);
     const float v3142 = v3140 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3143 = iron_exp2_approx(v3142);
     const float v3145 = 1.0f + v3143;
     const float v3146 = iron_recip_approx(v3145);
     const float v3147 = v3140 * v3146;
-    const __half v3148 = __float2half_rn(v3147);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3148 = iron_f32_to_f16(v3147);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3149 = v3130 * v1;
     const unsigned int v3150 = v3149 + v3133;
     out[v3150] = v3148;
@@ -3369,15 +3403,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3159 = v3157 && v3158;
   if (v3159) {
     const float v3160 = v39.x[111];
-    const __half v3161 = bias[v3156];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3162 = __half2float(v3161);
+    const iron_f16 v3161 = bias[v3156];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3162 = iron_to_f32(v3161);
     const float v3163 = fmaf(v3160, v3, v3162);
     const float v3165 = v3163 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3166 = iron_exp2_approx(v3165);
     const float v3168 = 1.0f + v3166;
     const float v3169 = iron_recip_approx(v3168);
     const float v3170 = v3163 * v3169;
-    const __half v3171 = __float2half_rn(v3170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3171 = iron_f32_to_f16(v3170);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3172 = v3153 * v1;
     const unsigned int v3173 = v3172 + v3156;
     out[v3173] = v3171;
@@ -3391,15 +3425,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3182 = v3180 && v3181;
   if (v3182) {
     const float v3183 = v39.x[112];
-    const __half v3184 = bias[v3179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3185 = __half2float(v3184);
+    const iron_f16 v3184 = bias[v3179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3185 = iron_to_f32(v3184);
     const float v3186 = fmaf(v3183, v3, v3185);
     const float v3188 = v3186 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3189 = iron_exp2_approx(v3188);
     const float v3191 = 1.0f + v3189;
     const float v3192 = iron_recip_approx(v3191);
     const float v3193 = v3186 * v3192;
-    const __half v3194 = __float2half_rn(v3193);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3194 = iron_f32_to_f16(v3193);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3195 = v3176 * v1;
     const unsigned int v3196 = v3195 + v3179;
     out[v3196] = v3194;
@@ -3413,15 +3447,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3205 = v3203 && v3204;
   if (v3205) {
     const float v3206 = v39.x[113];
-    const __half v3207 = bias[v3202];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3208 = __half2float(v3207);
+    const iron_f16 v3207 = bias[v3202];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3208 = iron_to_f32(v3207);
     const float v3209 = fmaf(v3206, v3, v3208);
     const float v3211 = v3209 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3212 = iron_exp2_approx(v3211);
     const float v3214 = 1.0f + v3212;
     const float v3215 = iron_recip_approx(v3214);
     const float v3216 = v3209 * v3215;
-    const __half v3217 = __float2half_rn(v3216);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3217 = iron_f32_to_f16(v3216);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3218 = v3199 * v1;
     const unsigned int v3219 = v3218 + v3202;
     out[v3219] = v3217;
@@ -3435,15 +3469,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3228 = v3226 && v3227;
   if (v3228) {
     const float v3229 = v39.x[114];
-    const __half v3230 = bias[v3225];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3231 = __half2float(v3230);
+    const iron_f16 v3230 = bias[v3225];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3231 = iron_to_f32(v3230);
     const float v3232 = fmaf(v3229, v3, v3231);
     const float v3234 = v3232 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3235 = iron_exp2_approx(v3234);
     const float v3237 = 1.0f + v3235;
     const float v3238 = iron_recip_approx(v3237);
     const float v3239 = v3232 * v3238;
-    const __half v3240 = __float2half_rn(v3239);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3240 = iron_f32_to_f16(v3239);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3241 = v3222 * v1;
     const unsigned int v3242 = v3241 + v3225;
     out[v3242] = v3240;
@@ -3457,15 +3491,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3251 = v3249 && v3250;
   if (v3251) {
     const float v3252 = v39.x[115];
-    const __half v3253 = bias[v3248];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3254 = __half2float(v3253);
+    const iron_f16 v3253 = bias[v3248];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3254 = iron_to_f32(v3253);
     const float v3255 = fmaf(v3252, v3, v3254);
     const float v3257 = v3255 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3258 = iron_exp2_approx(v3257);
     const float v3260 = 1.0f + v3258;
     const float v3261 = iron_recip_approx(v3260);
     const float v3262 = v3255 * v3261;
-    const __half v3263 = __float2half_rn(v3262);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3263 = iron_f32_to_f16(v3262);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3264 = v3245 * v1;
     const unsigned int v3265 = v3264 + v3248;
     out[v3265] = v3263;
@@ -3479,15 +3513,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3274 = v3272 && v3273;
   if (v3274) {
     const float v3275 = v39.x[116];
-    const __half v3276 = bias[v3271];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3277 = __half2float(v3276);
+    const iron_f16 v3276 = bias[v3271];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3277 = iron_to_f32(v3276);
     const float v3278 = fmaf(v3275, v3, v3277);
     const float v3280 = v3278 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3281 = iron_exp2_approx(v3280);
     const float v3283 = 1.0f + v3281;
     const float v3284 = iron_recip_approx(v3283);
     const float v3285 = v3278 * v3284;
-    const __half v3286 = __float2half_rn(v3285);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3286 = iron_f32_to_f16(v3285);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3287 = v3268 * v1;
     const unsigned int v3288 = v3287 + v3271;
     out[v3288] = v3286;
@@ -3501,15 +3535,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3297 = v3295 && v3296;
   if (v3297) {
     const float v3298 = v39.x[117];
-    const __half v3299 = bias[v3294];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3300 = __half2float(v3299);
+    const iron_f16 v3299 = bias[v3294];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3300 = iron_to_f32(v3299);
     const float v3301 = fmaf(v3298, v3, v3300);
     const float v3303 = v3301 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3304 = iron_exp2_approx(v3303);
     const float v3306 = 1.0f + v3304;
     const float v3307 = iron_recip_approx(v3306);
     const float v3308 = v3301 * v3307;
-    const __half v3309 = __float2half_rn(v3308);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3309 = iron_f32_to_f16(v3308);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3310 = v3291 * v1;
     const unsigned int v3311 = v3310 + v3294;
     out[v3311] = v3309;
@@ -3523,15 +3557,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3320 = v3318 && v3319;
   if (v3320) {
     const float v3321 = v39.x[118];
-    const __half v3322 = bias[v3317];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3323 = __half2float(v3322);
+    const iron_f16 v3322 = bias[v3317];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3323 = iron_to_f32(v3322);
     const float v3324 = fmaf(v3321, v3, v3323);
     const float v3326 = v3324 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3327 = iron_exp2_approx(v3326);
     const float v3329 = 1.0f + v3327;
     const float v3330 = iron_recip_approx(v3329);
     const float v3331 = v3324 * v3330;
-    const __half v3332 = __float2half_rn(v3331);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3332 = iron_f32_to_f16(v3331);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3333 = v3314 * v1;
     const unsigned int v3334 = v3333 + v3317;
     out[v3334] = v3332;
@@ -3545,15 +3579,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3343 = v3341 && v3342;
   if (v3343) {
     const float v3344 = v39.x[119];
-    const __half v3345 = bias[v3340];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3346 = __half2float(v3345);
+    const iron_f16 v3345 = bias[v3340];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3346 = iron_to_f32(v3345);
     const float v3347 = fmaf(v3344, v3, v3346);
     const float v3349 = v3347 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3350 = iron_exp2_approx(v3349);
     const float v3352 = 1.0f + v3350;
     const float v3353 = iron_recip_approx(v3352);
     const float v3354 = v3347 * v3353;
-    const __half v3355 = __float2half_rn(v3354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3355 = iron_f32_to_f16(v3354);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3356 = v3337 * v1;
     const unsigned int v3357 = v3356 + v3340;
     out[v3357] = v3355;
@@ -3567,15 +3601,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3366 = v3364 && v3365;
   if (v3366) {
     const float v3367 = v39.x[120];
-    const __half v3368 = bias[v3363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3369 = __half2float(v3368);
+    const iron_f16 v3368 = bias[v3363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3369 = iron_to_f32(v3368);
     const float v3370 = fmaf(v3367, v3, v3369);
     const float v3372 = v3370 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3373 = iron_exp2_approx(v3372);
     const float v3375 = 1.0f + v3373;
     const float v3376 = iron_recip_approx(v3375);
     const float v3377 = v3370 * v3376;
-    const __half v3378 = __float2half_rn(v3377);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3378 = iron_f32_to_f16(v3377);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3379 = v3360 * v1;
     const unsigned int v3380 = v3379 + v3363;
     out[v3380] = v3378;
@@ -3589,15 +3623,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3389 = v3387 && v3388;
   if (v3389) {
     const float v3390 = v39.x[121];
-    const __half v3391 = bias[v3386];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3392 = __half2float(v3391);
+    const iron_f16 v3391 = bias[v3386];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3392 = iron_to_f32(v3391);
     const float v3393 = fmaf(v3390, v3, v3392);
     const float v3395 = v3393 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3396 = iron_exp2_approx(v3395);
     const float v3398 = 1.0f + v3396;
     const float v3399 = iron_recip_approx(v3398);
     const float v3400 = v3393 * v3399;
-    const __half v3401 = __float2half_rn(v3400);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3401 = iron_f32_to_f16(v3400);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3402 = v3383 * v1;
     const unsigned int v3403 = v3402 + v3386;
     out[v3403] = v3401;
@@ -3611,15 +3645,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3412 = v3410 && v3411;
   if (v3412) {
     const float v3413 = v39.x[122];
-    const __half v3414 = bias[v3409];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3415 = __half2float(v3414);
+    const iron_f16 v3414 = bias[v3409];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3415 = iron_to_f32(v3414);
     const float v3416 = fmaf(v3413, v3, v3415);
     const float v3418 = v3416 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3419 = iron_exp2_approx(v3418);
     const float v3421 = 1.0f + v3419;
     const float v3422 = iron_recip_approx(v3421);
     const float v3423 = v3416 * v3422;
-    const __half v3424 = __float2half_rn(v3423);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3424 = iron_f32_to_f16(v3423);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3425 = v3406 * v1;
     const unsigned int v3426 = v3425 + v3409;
     out[v3426] = v3424;
@@ -3633,15 +3667,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3435 = v3433 && v3434;
   if (v3435) {
     const float v3436 = v39.x[123];
-    const __half v3437 = bias[v3432];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3438 = __half2float(v3437);
+    const iron_f16 v3437 = bias[v3432];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3438 = iron_to_f32(v3437);
     const float v3439 = fmaf(v3436, v3, v3438);
     const float v3441 = v3439 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3442 = iron_exp2_approx(v3441);
     const float v3444 = 1.0f + v3442;
     const float v3445 = iron_recip_approx(v3444);
     const float v3446 = v3439 * v3445;
-    const __half v3447 = __float2half_rn(v3446);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3447 = iron_f32_to_f16(v3446);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3448 = v3429 * v1;
     const unsigned int v3449 = v3448 + v3432;
     out[v3449] = v3447;
@@ -3655,15 +3689,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3458 = v3456 && v3457;
   if (v3458) {
     const float v3459 = v39.x[124];
-    const __half v3460 = bias[v3455];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3461 = __half2float(v3460);
+    const iron_f16 v3460 = bias[v3455];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3461 = iron_to_f32(v3460);
     const float v3462 = fmaf(v3459, v3, v3461);
     const float v3464 = v3462 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3465 = iron_exp2_approx(v3464);
     const float v3467 = 1.0f + v3465;
     const float v3468 = iron_recip_approx(v3467);
     const float v3469 = v3462 * v3468;
-    const __half v3470 = __float2half_rn(v3469);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3470 = iron_f32_to_f16(v3469);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3471 = v3452 * v1;
     const unsigned int v3472 = v3471 + v3455;
     out[v3472] = v3470;
@@ -3677,15 +3711,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3481 = v3479 && v3480;
   if (v3481) {
     const float v3482 = v39.x[125];
-    const __half v3483 = bias[v3478];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3484 = __half2float(v3483);
+    const iron_f16 v3483 = bias[v3478];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3484 = iron_to_f32(v3483);
     const float v3485 = fmaf(v3482, v3, v3484);
     const float v3487 = v3485 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3488 = iron_exp2_approx(v3487);
     const float v3490 = 1.0f + v3488;
     const float v3491 = iron_recip_approx(v3490);
     const float v3492 = v3485 * v3491;
-    const __half v3493 = __float2half_rn(v3492);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3493 = iron_f32_to_f16(v3492);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3494 = v3475 * v1;
     const unsigned int v3495 = v3494 + v3478;
     out[v3495] = v3493;
@@ -3699,15 +3733,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3504 = v3502 && v3503;
   if (v3504) {
     const float v3505 = v39.x[126];
-    const __half v3506 = bias[v3501];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3507 = __half2float(v3506);
+    const iron_f16 v3506 = bias[v3501];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3507 = iron_to_f32(v3506);
     const float v3508 = fmaf(v3505, v3, v3507);
     const float v3510 = v3508 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3511 = iron_exp2_approx(v3510);
     const float v3513 = 1.0f + v3511;
     const float v3514 = iron_recip_approx(v3513);
     const float v3515 = v3508 * v3514;
-    const __half v3516 = __float2half_rn(v3515);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3516 = iron_f32_to_f16(v3515);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3517 = v3498 * v1;
     const unsigned int v3518 = v3517 + v3501;
     out[v3518] = v3516;
@@ -3721,15 +3755,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_f16(
   const bool v3527 = v3525 && v3526;
   if (v3527) {
     const float v3528 = v39.x[127];
-    const __half v3529 = bias[v3524];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3530 = __half2float(v3529);
+    const iron_f16 v3529 = bias[v3524];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3530 = iron_to_f32(v3529);
     const float v3531 = fmaf(v3528, v3, v3530);
     const float v3533 = v3531 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3534 = iron_exp2_approx(v3533);
     const float v3536 = 1.0f + v3534;
     const float v3537 = iron_recip_approx(v3536);
     const float v3538 = v3531 * v3537;
-    const __half v3539 = __float2half_rn(v3538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3539 = iron_f32_to_f16(v3538);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3540 = v3521 * v1;
     const unsigned int v3541 = v3540 + v3524;
     out[v3541] = v3539;

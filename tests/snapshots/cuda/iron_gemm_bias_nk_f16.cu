@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -158,14 +200,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -181,7 +215,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -200,17 +234,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:71
   const unsigned int v1 = n;
@@ -240,10 +274,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
@@ -720,14 +754,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
           const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
-          const __half v530 = a[v529];
+          const iron_f16 v530 = a[v529];
           const unsigned int v532 = v517 << 6u;
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
           const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -743,14 +777,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
           const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
-          const __half v556 = b[v555];
+          const iron_f16 v556 = b[v555];
           const unsigned int v558 = v543 << 6u;
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
           const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -780,10 +814,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.x[0];
-    const __half v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = __half2float(v624);
+    const iron_f16 v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v625 = iron_to_f32(v624);
     const float v626 = fmaf(v623, v3, v625);
-    const __half v627 = __float2half_rn(v626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v627 = iron_f32_to_f16(v626);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v628 = v616 * v1;
     const unsigned int v629 = v628 + v619;
     out[v629] = v627;
@@ -797,10 +831,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v638 = v636 && v637;
   if (v638) {
     const float v639 = v39.x[1];
-    const __half v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v641 = __half2float(v640);
+    const iron_f16 v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v641 = iron_to_f32(v640);
     const float v642 = fmaf(v639, v3, v641);
-    const __half v643 = __float2half_rn(v642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v643 = iron_f32_to_f16(v642);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v644 = v632 * v1;
     const unsigned int v645 = v644 + v635;
     out[v645] = v643;
@@ -814,10 +848,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v654 = v652 && v653;
   if (v654) {
     const float v655 = v39.x[2];
-    const __half v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v657 = __half2float(v656);
+    const iron_f16 v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v657 = iron_to_f32(v656);
     const float v658 = fmaf(v655, v3, v657);
-    const __half v659 = __float2half_rn(v658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v659 = iron_f32_to_f16(v658);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v660 = v648 * v1;
     const unsigned int v661 = v660 + v651;
     out[v661] = v659;
@@ -831,10 +865,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v670 = v668 && v669;
   if (v670) {
     const float v671 = v39.x[3];
-    const __half v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v673 = __half2float(v672);
+    const iron_f16 v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v673 = iron_to_f32(v672);
     const float v674 = fmaf(v671, v3, v673);
-    const __half v675 = __float2half_rn(v674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v675 = iron_f32_to_f16(v674);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v676 = v664 * v1;
     const unsigned int v677 = v676 + v667;
     out[v677] = v675;
@@ -848,10 +882,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v686 = v684 && v685;
   if (v686) {
     const float v687 = v39.x[4];
-    const __half v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v689 = __half2float(v688);
+    const iron_f16 v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v689 = iron_to_f32(v688);
     const float v690 = fmaf(v687, v3, v689);
-    const __half v691 = __float2half_rn(v690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v691 = iron_f32_to_f16(v690);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v692 = v680 * v1;
     const unsigned int v693 = v692 + v683;
     out[v693] = v691;
@@ -865,10 +899,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v702 = v700 && v701;
   if (v702) {
     const float v703 = v39.x[5];
-    const __half v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v705 = __half2float(v704);
+    const iron_f16 v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v705 = iron_to_f32(v704);
     const float v706 = fmaf(v703, v3, v705);
-    const __half v707 = __float2half_rn(v706);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v707 = iron_f32_to_f16(v706);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v708 = v696 * v1;
     const unsigned int v709 = v708 + v699;
     out[v709] = v707;
@@ -882,10 +916,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v718 = v716 && v717;
   if (v718) {
     const float v719 = v39.x[6];
-    const __half v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v721 = __half2float(v720);
+    const iron_f16 v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v721 = iron_to_f32(v720);
     const float v722 = fmaf(v719, v3, v721);
-    const __half v723 = __float2half_rn(v722);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v723 = iron_f32_to_f16(v722);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v724 = v712 * v1;
     const unsigned int v725 = v724 + v715;
     out[v725] = v723;
@@ -899,10 +933,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v734 = v732 && v733;
   if (v734) {
     const float v735 = v39.x[7];
-    const __half v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v737 = __half2float(v736);
+    const iron_f16 v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v737 = iron_to_f32(v736);
     const float v738 = fmaf(v735, v3, v737);
-    const __half v739 = __float2half_rn(v738);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v739 = iron_f32_to_f16(v738);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v740 = v728 * v1;
     const unsigned int v741 = v740 + v731;
     out[v741] = v739;
@@ -916,10 +950,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v750 = v748 && v749;
   if (v750) {
     const float v751 = v39.x[8];
-    const __half v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v753 = __half2float(v752);
+    const iron_f16 v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v753 = iron_to_f32(v752);
     const float v754 = fmaf(v751, v3, v753);
-    const __half v755 = __float2half_rn(v754);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v755 = iron_f32_to_f16(v754);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v756 = v744 * v1;
     const unsigned int v757 = v756 + v747;
     out[v757] = v755;
@@ -933,10 +967,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v766 = v764 && v765;
   if (v766) {
     const float v767 = v39.x[9];
-    const __half v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v769 = __half2float(v768);
+    const iron_f16 v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v769 = iron_to_f32(v768);
     const float v770 = fmaf(v767, v3, v769);
-    const __half v771 = __float2half_rn(v770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v771 = iron_f32_to_f16(v770);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v772 = v760 * v1;
     const unsigned int v773 = v772 + v763;
     out[v773] = v771;
@@ -950,10 +984,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v782 = v780 && v781;
   if (v782) {
     const float v783 = v39.x[10];
-    const __half v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v785 = __half2float(v784);
+    const iron_f16 v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v785 = iron_to_f32(v784);
     const float v786 = fmaf(v783, v3, v785);
-    const __half v787 = __float2half_rn(v786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v787 = iron_f32_to_f16(v786);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v788 = v776 * v1;
     const unsigned int v789 = v788 + v779;
     out[v789] = v787;
@@ -967,10 +1001,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v798 = v796 && v797;
   if (v798) {
     const float v799 = v39.x[11];
-    const __half v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v801 = __half2float(v800);
+    const iron_f16 v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v801 = iron_to_f32(v800);
     const float v802 = fmaf(v799, v3, v801);
-    const __half v803 = __float2half_rn(v802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v803 = iron_f32_to_f16(v802);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v804 = v792 * v1;
     const unsigned int v805 = v804 + v795;
     out[v805] = v803;
@@ -984,10 +1018,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v814 = v812 && v813;
   if (v814) {
     const float v815 = v39.x[12];
-    const __half v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v817 = __half2float(v816);
+    const iron_f16 v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v817 = iron_to_f32(v816);
     const float v818 = fmaf(v815, v3, v817);
-    const __half v819 = __float2half_rn(v818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v819 = iron_f32_to_f16(v818);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v820 = v808 * v1;
     const unsigned int v821 = v820 + v811;
     out[v821] = v819;
@@ -1001,10 +1035,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v830 = v828 && v829;
   if (v830) {
     const float v831 = v39.x[13];
-    const __half v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v833 = __half2float(v832);
+    const iron_f16 v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v833 = iron_to_f32(v832);
     const float v834 = fmaf(v831, v3, v833);
-    const __half v835 = __float2half_rn(v834);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v835 = iron_f32_to_f16(v834);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v836 = v824 * v1;
     const unsigned int v837 = v836 + v827;
     out[v837] = v835;
@@ -1018,10 +1052,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v846 = v844 && v845;
   if (v846) {
     const float v847 = v39.x[14];
-    const __half v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = __half2float(v848);
+    const iron_f16 v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v849 = iron_to_f32(v848);
     const float v850 = fmaf(v847, v3, v849);
-    const __half v851 = __float2half_rn(v850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v851 = iron_f32_to_f16(v850);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v852 = v840 * v1;
     const unsigned int v853 = v852 + v843;
     out[v853] = v851;
@@ -1035,10 +1069,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v862 = v860 && v861;
   if (v862) {
     const float v863 = v39.x[15];
-    const __half v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v865 = __half2float(v864);
+    const iron_f16 v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v865 = iron_to_f32(v864);
     const float v866 = fmaf(v863, v3, v865);
-    const __half v867 = __float2half_rn(v866);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v867 = iron_f32_to_f16(v866);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v868 = v856 * v1;
     const unsigned int v869 = v868 + v859;
     out[v869] = v867;
@@ -1052,10 +1086,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v878 = v876 && v877;
   if (v878) {
     const float v879 = v39.x[16];
-    const __half v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v881 = __half2float(v880);
+    const iron_f16 v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v881 = iron_to_f32(v880);
     const float v882 = fmaf(v879, v3, v881);
-    const __half v883 = __float2half_rn(v882);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v883 = iron_f32_to_f16(v882);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v884 = v872 * v1;
     const unsigned int v885 = v884 + v875;
     out[v885] = v883;
@@ -1069,10 +1103,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v894 = v892 && v893;
   if (v894) {
     const float v895 = v39.x[17];
-    const __half v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v897 = __half2float(v896);
+    const iron_f16 v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v897 = iron_to_f32(v896);
     const float v898 = fmaf(v895, v3, v897);
-    const __half v899 = __float2half_rn(v898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v899 = iron_f32_to_f16(v898);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v900 = v888 * v1;
     const unsigned int v901 = v900 + v891;
     out[v901] = v899;
@@ -1086,10 +1120,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v910 = v908 && v909;
   if (v910) {
     const float v911 = v39.x[18];
-    const __half v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v913 = __half2float(v912);
+    const iron_f16 v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v913 = iron_to_f32(v912);
     const float v914 = fmaf(v911, v3, v913);
-    const __half v915 = __float2half_rn(v914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v915 = iron_f32_to_f16(v914);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v916 = v904 * v1;
     const unsigned int v917 = v916 + v907;
     out[v917] = v915;
@@ -1103,10 +1137,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v926 = v924 && v925;
   if (v926) {
     const float v927 = v39.x[19];
-    const __half v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = __half2float(v928);
+    const iron_f16 v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v929 = iron_to_f32(v928);
     const float v930 = fmaf(v927, v3, v929);
-    const __half v931 = __float2half_rn(v930);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v931 = iron_f32_to_f16(v930);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v932 = v920 * v1;
     const unsigned int v933 = v932 + v923;
     out[v933] = v931;
@@ -1120,10 +1154,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v942 = v940 && v941;
   if (v942) {
     const float v943 = v39.x[20];
-    const __half v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v945 = __half2float(v944);
+    const iron_f16 v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v945 = iron_to_f32(v944);
     const float v946 = fmaf(v943, v3, v945);
-    const __half v947 = __float2half_rn(v946);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v947 = iron_f32_to_f16(v946);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v948 = v936 * v1;
     const unsigned int v949 = v948 + v939;
     out[v949] = v947;
@@ -1137,10 +1171,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v958 = v956 && v957;
   if (v958) {
     const float v959 = v39.x[21];
-    const __half v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v961 = __half2float(v960);
+    const iron_f16 v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v961 = iron_to_f32(v960);
     const float v962 = fmaf(v959, v3, v961);
-    const __half v963 = __float2half_rn(v962);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v963 = iron_f32_to_f16(v962);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v964 = v952 * v1;
     const unsigned int v965 = v964 + v955;
     out[v965] = v963;
@@ -1154,10 +1188,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v974 = v972 && v973;
   if (v974) {
     const float v975 = v39.x[22];
-    const __half v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v977 = __half2float(v976);
+    const iron_f16 v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v977 = iron_to_f32(v976);
     const float v978 = fmaf(v975, v3, v977);
-    const __half v979 = __float2half_rn(v978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v979 = iron_f32_to_f16(v978);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v980 = v968 * v1;
     const unsigned int v981 = v980 + v971;
     out[v981] = v979;
@@ -1171,10 +1205,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v990 = v988 && v989;
   if (v990) {
     const float v991 = v39.x[23];
-    const __half v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v993 = __half2float(v992);
+    const iron_f16 v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v993 = iron_to_f32(v992);
     const float v994 = fmaf(v991, v3, v993);
-    const __half v995 = __float2half_rn(v994);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v995 = iron_f32_to_f16(v994);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v996 = v984 * v1;
     const unsigned int v997 = v996 + v987;
     out[v997] = v995;
@@ -1188,10 +1222,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1006 = v1004 && v1005;
   if (v1006) {
     const float v1007 = v39.x[24];
-    const __half v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1009 = __half2float(v1008);
+    const iron_f16 v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1009 = iron_to_f32(v1008);
     const float v1010 = fmaf(v1007, v3, v1009);
-    const __half v1011 = __float2half_rn(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1011 = iron_f32_to_f16(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1012 = v1000 * v1;
     const unsigned int v1013 = v1012 + v1003;
     out[v1013] = v1011;
@@ -1205,10 +1239,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1022 = v1020 && v1021;
   if (v1022) {
     const float v1023 = v39.x[25];
-    const __half v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1025 = __half2float(v1024);
+    const iron_f16 v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1025 = iron_to_f32(v1024);
     const float v1026 = fmaf(v1023, v3, v1025);
-    const __half v1027 = __float2half_rn(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1027 = iron_f32_to_f16(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1028 = v1016 * v1;
     const unsigned int v1029 = v1028 + v1019;
     out[v1029] = v1027;
@@ -1222,10 +1256,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1038 = v1036 && v1037;
   if (v1038) {
     const float v1039 = v39.x[26];
-    const __half v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1041 = __half2float(v1040);
+    const iron_f16 v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1041 = iron_to_f32(v1040);
     const float v1042 = fmaf(v1039, v3, v1041);
-    const __half v1043 = __float2half_rn(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1043 = iron_f32_to_f16(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1044 = v1032 * v1;
     const unsigned int v1045 = v1044 + v1035;
     out[v1045] = v1043;
@@ -1239,10 +1273,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1054 = v1052 && v1053;
   if (v1054) {
     const float v1055 = v39.x[27];
-    const __half v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1057 = __half2float(v1056);
+    const iron_f16 v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1057 = iron_to_f32(v1056);
     const float v1058 = fmaf(v1055, v3, v1057);
-    const __half v1059 = __float2half_rn(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1059 = iron_f32_to_f16(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1060 = v1048 * v1;
     const unsigned int v1061 = v1060 + v1051;
     out[v1061] = v1059;
@@ -1256,10 +1290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1070 = v1068 && v1069;
   if (v1070) {
     const float v1071 = v39.x[28];
-    const __half v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1073 = __half2float(v1072);
+    const iron_f16 v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1073 = iron_to_f32(v1072);
     const float v1074 = fmaf(v1071, v3, v1073);
-    const __half v1075 = __float2half_rn(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1075 = iron_f32_to_f16(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1076 = v1064 * v1;
     const unsigned int v1077 = v1076 + v1067;
     out[v1077] = v1075;
@@ -1273,10 +1307,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1086 = v1084 && v1085;
   if (v1086) {
     const float v1087 = v39.x[29];
-    const __half v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1089 = __half2float(v1088);
+    const iron_f16 v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1089 = iron_to_f32(v1088);
     const float v1090 = fmaf(v1087, v3, v1089);
-    const __half v1091 = __float2half_rn(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1091 = iron_f32_to_f16(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1092 = v1080 * v1;
     const unsigned int v1093 = v1092 + v1083;
     out[v1093] = v1091;
@@ -1290,10 +1324,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1102 = v1100 && v1101;
   if (v1102) {
     const float v1103 = v39.x[30];
-    const __half v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1105 = __half2float(v1104);
+    const iron_f16 v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1105 = iron_to_f32(v1104);
     const float v1106 = fmaf(v1103, v3, v1105);
-    const __half v1107 = __float2half_rn(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1107 = iron_f32_to_f16(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1108 = v1096 * v1;
     const unsigned int v1109 = v1108 + v1099;
     out[v1109] = v1107;
@@ -1307,10 +1341,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1118 = v1116 && v1117;
   if (v1118) {
     const float v1119 = v39.x[31];
-    const __half v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1121 = __half2float(v1120);
+    const iron_f16 v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1121 = iron_to_f32(v1120);
     const float v1122 = fmaf(v1119, v3, v1121);
-    const __half v1123 = __float2half_rn(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1123 = iron_f32_to_f16(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1124 = v1112 * v1;
     const unsigned int v1125 = v1124 + v1115;
     out[v1125] = v1123;
@@ -1324,10 +1358,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1134 = v1132 && v1133;
   if (v1134) {
     const float v1135 = v39.x[32];
-    const __half v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1137 = __half2float(v1136);
+    const iron_f16 v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1137 = iron_to_f32(v1136);
     const float v1138 = fmaf(v1135, v3, v1137);
-    const __half v1139 = __float2half_rn(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1139 = iron_f32_to_f16(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1140 = v1128 * v1;
     const unsigned int v1141 = v1140 + v1131;
     out[v1141] = v1139;
@@ -1341,10 +1375,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1150 = v1148 && v1149;
   if (v1150) {
     const float v1151 = v39.x[33];
-    const __half v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1153 = __half2float(v1152);
+    const iron_f16 v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1153 = iron_to_f32(v1152);
     const float v1154 = fmaf(v1151, v3, v1153);
-    const __half v1155 = __float2half_rn(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1155 = iron_f32_to_f16(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1156 = v1144 * v1;
     const unsigned int v1157 = v1156 + v1147;
     out[v1157] = v1155;
@@ -1358,10 +1392,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1166 = v1164 && v1165;
   if (v1166) {
     const float v1167 = v39.x[34];
-    const __half v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1169 = __half2float(v1168);
+    const iron_f16 v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1169 = iron_to_f32(v1168);
     const float v1170 = fmaf(v1167, v3, v1169);
-    const __half v1171 = __float2half_rn(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1171 = iron_f32_to_f16(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1172 = v1160 * v1;
     const unsigned int v1173 = v1172 + v1163;
     out[v1173] = v1171;
@@ -1375,10 +1409,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1182 = v1180 && v1181;
   if (v1182) {
     const float v1183 = v39.x[35];
-    const __half v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = __half2float(v1184);
+    const iron_f16 v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1185 = iron_to_f32(v1184);
     const float v1186 = fmaf(v1183, v3, v1185);
-    const __half v1187 = __float2half_rn(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1187 = iron_f32_to_f16(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1188 = v1176 * v1;
     const unsigned int v1189 = v1188 + v1179;
     out[v1189] = v1187;
@@ -1392,10 +1426,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1198 = v1196 && v1197;
   if (v1198) {
     const float v1199 = v39.x[36];
-    const __half v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1201 = __half2float(v1200);
+    const iron_f16 v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1201 = iron_to_f32(v1200);
     const float v1202 = fmaf(v1199, v3, v1201);
-    const __half v1203 = __float2half_rn(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1203 = iron_f32_to_f16(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1204 = v1192 * v1;
     const unsigned int v1205 = v1204 + v1195;
     out[v1205] = v1203;
@@ -1409,10 +1443,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1214 = v1212 && v1213;
   if (v1214) {
     const float v1215 = v39.x[37];
-    const __half v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1217 = __half2float(v1216);
+    const iron_f16 v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1217 = iron_to_f32(v1216);
     const float v1218 = fmaf(v1215, v3, v1217);
-    const __half v1219 = __float2half_rn(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1219 = iron_f32_to_f16(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1220 = v1208 * v1;
     const unsigned int v1221 = v1220 + v1211;
     out[v1221] = v1219;
@@ -1426,10 +1460,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1230 = v1228 && v1229;
   if (v1230) {
     const float v1231 = v39.x[38];
-    const __half v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1233 = __half2float(v1232);
+    const iron_f16 v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1233 = iron_to_f32(v1232);
     const float v1234 = fmaf(v1231, v3, v1233);
-    const __half v1235 = __float2half_rn(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1235 = iron_f32_to_f16(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1236 = v1224 * v1;
     const unsigned int v1237 = v1236 + v1227;
     out[v1237] = v1235;
@@ -1443,10 +1477,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1246 = v1244 && v1245;
   if (v1246) {
     const float v1247 = v39.x[39];
-    const __half v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1249 = __half2float(v1248);
+    const iron_f16 v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1249 = iron_to_f32(v1248);
     const float v1250 = fmaf(v1247, v3, v1249);
-    const __half v1251 = __float2half_rn(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1251 = iron_f32_to_f16(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1252 = v1240 * v1;
     const unsigned int v1253 = v1252 + v1243;
     out[v1253] = v1251;
@@ -1460,10 +1494,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1262 = v1260 && v1261;
   if (v1262) {
     const float v1263 = v39.x[40];
-    const __half v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = __half2float(v1264);
+    const iron_f16 v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1265 = iron_to_f32(v1264);
     const float v1266 = fmaf(v1263, v3, v1265);
-    const __half v1267 = __float2half_rn(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1267 = iron_f32_to_f16(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1268 = v1256 * v1;
     const unsigned int v1269 = v1268 + v1259;
     out[v1269] = v1267;
@@ -1477,10 +1511,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1278 = v1276 && v1277;
   if (v1278) {
     const float v1279 = v39.x[41];
-    const __half v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1281 = __half2float(v1280);
+    const iron_f16 v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1281 = iron_to_f32(v1280);
     const float v1282 = fmaf(v1279, v3, v1281);
-    const __half v1283 = __float2half_rn(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1283 = iron_f32_to_f16(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1284 = v1272 * v1;
     const unsigned int v1285 = v1284 + v1275;
     out[v1285] = v1283;
@@ -1494,10 +1528,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1294 = v1292 && v1293;
   if (v1294) {
     const float v1295 = v39.x[42];
-    const __half v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1297 = __half2float(v1296);
+    const iron_f16 v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1297 = iron_to_f32(v1296);
     const float v1298 = fmaf(v1295, v3, v1297);
-    const __half v1299 = __float2half_rn(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1299 = iron_f32_to_f16(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1300 = v1288 * v1;
     const unsigned int v1301 = v1300 + v1291;
     out[v1301] = v1299;
@@ -1511,10 +1545,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1310 = v1308 && v1309;
   if (v1310) {
     const float v1311 = v39.x[43];
-    const __half v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1313 = __half2float(v1312);
+    const iron_f16 v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1313 = iron_to_f32(v1312);
     const float v1314 = fmaf(v1311, v3, v1313);
-    const __half v1315 = __float2half_rn(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1315 = iron_f32_to_f16(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1316 = v1304 * v1;
     const unsigned int v1317 = v1316 + v1307;
     out[v1317] = v1315;
@@ -1528,10 +1562,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1326 = v1324 && v1325;
   if (v1326) {
     const float v1327 = v39.x[44];
-    const __half v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1329 = __half2float(v1328);
+    const iron_f16 v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1329 = iron_to_f32(v1328);
     const float v1330 = fmaf(v1327, v3, v1329);
-    const __half v1331 = __float2half_rn(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1331 = iron_f32_to_f16(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1332 = v1320 * v1;
     const unsigned int v1333 = v1332 + v1323;
     out[v1333] = v1331;
@@ -1545,10 +1579,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1342 = v1340 && v1341;
   if (v1342) {
     const float v1343 = v39.x[45];
-    const __half v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1345 = __half2float(v1344);
+    const iron_f16 v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1345 = iron_to_f32(v1344);
     const float v1346 = fmaf(v1343, v3, v1345);
-    const __half v1347 = __float2half_rn(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1347 = iron_f32_to_f16(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1348 = v1336 * v1;
     const unsigned int v1349 = v1348 + v1339;
     out[v1349] = v1347;
@@ -1562,10 +1596,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1358 = v1356 && v1357;
   if (v1358) {
     const float v1359 = v39.x[46];
-    const __half v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1361 = __half2float(v1360);
+    const iron_f16 v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1361 = iron_to_f32(v1360);
     const float v1362 = fmaf(v1359, v3, v1361);
-    const __half v1363 = __float2half_rn(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1363 = iron_f32_to_f16(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1364 = v1352 * v1;
     const unsigned int v1365 = v1364 + v1355;
     out[v1365] = v1363;
@@ -1579,10 +1613,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1374 = v1372 && v1373;
   if (v1374) {
     const float v1375 = v39.x[47];
-    const __half v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1377 = __half2float(v1376);
+    const iron_f16 v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1377 = iron_to_f32(v1376);
     const float v1378 = fmaf(v1375, v3, v1377);
-    const __half v1379 = __float2half_rn(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1379 = iron_f32_to_f16(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1380 = v1368 * v1;
     const unsigned int v1381 = v1380 + v1371;
     out[v1381] = v1379;
@@ -1596,10 +1630,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1390 = v1388 && v1389;
   if (v1390) {
     const float v1391 = v39.x[48];
-    const __half v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1393 = __half2float(v1392);
+    const iron_f16 v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1393 = iron_to_f32(v1392);
     const float v1394 = fmaf(v1391, v3, v1393);
-    const __half v1395 = __float2half_rn(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1395 = iron_f32_to_f16(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1396 = v1384 * v1;
     const unsigned int v1397 = v1396 + v1387;
     out[v1397] = v1395;
@@ -1613,10 +1647,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1406 = v1404 && v1405;
   if (v1406) {
     const float v1407 = v39.x[49];
-    const __half v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1409 = __half2float(v1408);
+    const iron_f16 v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1409 = iron_to_f32(v1408);
     const float v1410 = fmaf(v1407, v3, v1409);
-    const __half v1411 = __float2half_rn(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1411 = iron_f32_to_f16(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1412 = v1400 * v1;
     const unsigned int v1413 = v1412 + v1403;
     out[v1413] = v1411;
@@ -1630,10 +1664,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1422 = v1420 && v1421;
   if (v1422) {
     const float v1423 = v39.x[50];
-    const __half v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1425 = __half2float(v1424);
+    const iron_f16 v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1425 = iron_to_f32(v1424);
     const float v1426 = fmaf(v1423, v3, v1425);
-    const __half v1427 = __float2half_rn(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1427 = iron_f32_to_f16(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1428 = v1416 * v1;
     const unsigned int v1429 = v1428 + v1419;
     out[v1429] = v1427;
@@ -1647,10 +1681,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1438 = v1436 && v1437;
   if (v1438) {
     const float v1439 = v39.x[51];
-    const __half v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1441 = __half2float(v1440);
+    const iron_f16 v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1441 = iron_to_f32(v1440);
     const float v1442 = fmaf(v1439, v3, v1441);
-    const __half v1443 = __float2half_rn(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1443 = iron_f32_to_f16(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1444 = v1432 * v1;
     const unsigned int v1445 = v1444 + v1435;
     out[v1445] = v1443;
@@ -1664,10 +1698,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1454 = v1452 && v1453;
   if (v1454) {
     const float v1455 = v39.x[52];
-    const __half v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1457 = __half2float(v1456);
+    const iron_f16 v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1457 = iron_to_f32(v1456);
     const float v1458 = fmaf(v1455, v3, v1457);
-    const __half v1459 = __float2half_rn(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1459 = iron_f32_to_f16(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1460 = v1448 * v1;
     const unsigned int v1461 = v1460 + v1451;
     out[v1461] = v1459;
@@ -1681,10 +1715,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1470 = v1468 && v1469;
   if (v1470) {
     const float v1471 = v39.x[53];
-    const __half v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1473 = __half2float(v1472);
+    const iron_f16 v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1473 = iron_to_f32(v1472);
     const float v1474 = fmaf(v1471, v3, v1473);
-    const __half v1475 = __float2half_rn(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1475 = iron_f32_to_f16(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1476 = v1464 * v1;
     const unsigned int v1477 = v1476 + v1467;
     out[v1477] = v1475;
@@ -1698,10 +1732,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1486 = v1484 && v1485;
   if (v1486) {
     const float v1487 = v39.x[54];
-    const __half v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1489 = __half2float(v1488);
+    const iron_f16 v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1489 = iron_to_f32(v1488);
     const float v1490 = fmaf(v1487, v3, v1489);
-    const __half v1491 = __float2half_rn(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1491 = iron_f32_to_f16(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1492 = v1480 * v1;
     const unsigned int v1493 = v1492 + v1483;
     out[v1493] = v1491;
@@ -1715,10 +1749,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1502 = v1500 && v1501;
   if (v1502) {
     const float v1503 = v39.x[55];
-    const __half v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1505 = __half2float(v1504);
+    const iron_f16 v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1505 = iron_to_f32(v1504);
     const float v1506 = fmaf(v1503, v3, v1505);
-    const __half v1507 = __float2half_rn(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1507 = iron_f32_to_f16(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1508 = v1496 * v1;
     const unsigned int v1509 = v1508 + v1499;
     out[v1509] = v1507;
@@ -1732,10 +1766,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1518 = v1516 && v1517;
   if (v1518) {
     const float v1519 = v39.x[56];
-    const __half v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = __half2float(v1520);
+    const iron_f16 v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1521 = iron_to_f32(v1520);
     const float v1522 = fmaf(v1519, v3, v1521);
-    const __half v1523 = __float2half_rn(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1523 = iron_f32_to_f16(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1524 = v1512 * v1;
     const unsigned int v1525 = v1524 + v1515;
     out[v1525] = v1523;
@@ -1749,10 +1783,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1534 = v1532 && v1533;
   if (v1534) {
     const float v1535 = v39.x[57];
-    const __half v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1537 = __half2float(v1536);
+    const iron_f16 v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1537 = iron_to_f32(v1536);
     const float v1538 = fmaf(v1535, v3, v1537);
-    const __half v1539 = __float2half_rn(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1539 = iron_f32_to_f16(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1540 = v1528 * v1;
     const unsigned int v1541 = v1540 + v1531;
     out[v1541] = v1539;
@@ -1766,10 +1800,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1550 = v1548 && v1549;
   if (v1550) {
     const float v1551 = v39.x[58];
-    const __half v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1553 = __half2float(v1552);
+    const iron_f16 v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1553 = iron_to_f32(v1552);
     const float v1554 = fmaf(v1551, v3, v1553);
-    const __half v1555 = __float2half_rn(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1555 = iron_f32_to_f16(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1556 = v1544 * v1;
     const unsigned int v1557 = v1556 + v1547;
     out[v1557] = v1555;
@@ -1783,10 +1817,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1566 = v1564 && v1565;
   if (v1566) {
     const float v1567 = v39.x[59];
-    const __half v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1569 = __half2float(v1568);
+    const iron_f16 v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1569 = iron_to_f32(v1568);
     const float v1570 = fmaf(v1567, v3, v1569);
-    const __half v1571 = __float2half_rn(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1571 = iron_f32_to_f16(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1572 = v1560 * v1;
     const unsigned int v1573 = v1572 + v1563;
     out[v1573] = v1571;
@@ -1800,10 +1834,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1582 = v1580 && v1581;
   if (v1582) {
     const float v1583 = v39.x[60];
-    const __half v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1585 = __half2float(v1584);
+    const iron_f16 v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1585 = iron_to_f32(v1584);
     const float v1586 = fmaf(v1583, v3, v1585);
-    const __half v1587 = __float2half_rn(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1587 = iron_f32_to_f16(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1588 = v1576 * v1;
     const unsigned int v1589 = v1588 + v1579;
     out[v1589] = v1587;
@@ -1817,10 +1851,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1598 = v1596 && v1597;
   if (v1598) {
     const float v1599 = v39.x[61];
-    const __half v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = __half2float(v1600);
+    const iron_f16 v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1601 = iron_to_f32(v1600);
     const float v1602 = fmaf(v1599, v3, v1601);
-    const __half v1603 = __float2half_rn(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1603 = iron_f32_to_f16(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1604 = v1592 * v1;
     const unsigned int v1605 = v1604 + v1595;
     out[v1605] = v1603;
@@ -1834,10 +1868,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1614 = v1612 && v1613;
   if (v1614) {
     const float v1615 = v39.x[62];
-    const __half v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1617 = __half2float(v1616);
+    const iron_f16 v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1617 = iron_to_f32(v1616);
     const float v1618 = fmaf(v1615, v3, v1617);
-    const __half v1619 = __float2half_rn(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1619 = iron_f32_to_f16(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1620 = v1608 * v1;
     const unsigned int v1621 = v1620 + v1611;
     out[v1621] = v1619;
@@ -1851,10 +1885,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1630 = v1628 && v1629;
   if (v1630) {
     const float v1631 = v39.x[63];
-    const __half v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1633 = __half2float(v1632);
+    const iron_f16 v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1633 = iron_to_f32(v1632);
     const float v1634 = fmaf(v1631, v3, v1633);
-    const __half v1635 = __float2half_rn(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1635 = iron_f32_to_f16(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1636 = v1624 * v1;
     const unsigned int v1637 = v1636 + v1627;
     out[v1637] = v1635;
@@ -1868,10 +1902,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1646 = v1644 && v1645;
   if (v1646) {
     const float v1647 = v39.x[64];
-    const __half v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1649 = __half2float(v1648);
+    const iron_f16 v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1649 = iron_to_f32(v1648);
     const float v1650 = fmaf(v1647, v3, v1649);
-    const __half v1651 = __float2half_rn(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1651 = iron_f32_to_f16(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1652 = v1640 * v1;
     const unsigned int v1653 = v1652 + v1643;
     out[v1653] = v1651;
@@ -1885,10 +1919,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1662 = v1660 && v1661;
   if (v1662) {
     const float v1663 = v39.x[65];
-    const __half v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1665 = __half2float(v1664);
+    const iron_f16 v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1665 = iron_to_f32(v1664);
     const float v1666 = fmaf(v1663, v3, v1665);
-    const __half v1667 = __float2half_rn(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1667 = iron_f32_to_f16(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1668 = v1656 * v1;
     const unsigned int v1669 = v1668 + v1659;
     out[v1669] = v1667;
@@ -1902,10 +1936,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1678 = v1676 && v1677;
   if (v1678) {
     const float v1679 = v39.x[66];
-    const __half v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1681 = __half2float(v1680);
+    const iron_f16 v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1681 = iron_to_f32(v1680);
     const float v1682 = fmaf(v1679, v3, v1681);
-    const __half v1683 = __float2half_rn(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1683 = iron_f32_to_f16(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1684 = v1672 * v1;
     const unsigned int v1685 = v1684 + v1675;
     out[v1685] = v1683;
@@ -1919,10 +1953,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1694 = v1692 && v1693;
   if (v1694) {
     const float v1695 = v39.x[67];
-    const __half v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1697 = __half2float(v1696);
+    const iron_f16 v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1697 = iron_to_f32(v1696);
     const float v1698 = fmaf(v1695, v3, v1697);
-    const __half v1699 = __float2half_rn(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1699 = iron_f32_to_f16(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1700 = v1688 * v1;
     const unsigned int v1701 = v1700 + v1691;
     out[v1701] = v1699;
@@ -1936,10 +1970,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1710 = v1708 && v1709;
   if (v1710) {
     const float v1711 = v39.x[68];
-    const __half v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1713 = __half2float(v1712);
+    const iron_f16 v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1713 = iron_to_f32(v1712);
     const float v1714 = fmaf(v1711, v3, v1713);
-    const __half v1715 = __float2half_rn(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1715 = iron_f32_to_f16(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1716 = v1704 * v1;
     const unsigned int v1717 = v1716 + v1707;
     out[v1717] = v1715;
@@ -1953,10 +1987,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1726 = v1724 && v1725;
   if (v1726) {
     const float v1727 = v39.x[69];
-    const __half v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1729 = __half2float(v1728);
+    const iron_f16 v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1729 = iron_to_f32(v1728);
     const float v1730 = fmaf(v1727, v3, v1729);
-    const __half v1731 = __float2half_rn(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1731 = iron_f32_to_f16(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1732 = v1720 * v1;
     const unsigned int v1733 = v1732 + v1723;
     out[v1733] = v1731;
@@ -1970,10 +2004,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1742 = v1740 && v1741;
   if (v1742) {
     const float v1743 = v39.x[70];
-    const __half v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1745 = __half2float(v1744);
+    const iron_f16 v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1745 = iron_to_f32(v1744);
     const float v1746 = fmaf(v1743, v3, v1745);
-    const __half v1747 = __float2half_rn(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1747 = iron_f32_to_f16(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1748 = v1736 * v1;
     const unsigned int v1749 = v1748 + v1739;
     out[v1749] = v1747;
@@ -1987,10 +2021,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1758 = v1756 && v1757;
   if (v1758) {
     const float v1759 = v39.x[71];
-    const __half v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1761 = __half2float(v1760);
+    const iron_f16 v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1761 = iron_to_f32(v1760);
     const float v1762 = fmaf(v1759, v3, v1761);
-    const __half v1763 = __float2half_rn(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1763 = iron_f32_to_f16(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1764 = v1752 * v1;
     const unsigned int v1765 = v1764 + v1755;
     out[v1765] = v1763;
@@ -2004,10 +2038,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1774 = v1772 && v1773;
   if (v1774) {
     const float v1775 = v39.x[72];
-    const __half v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1777 = __half2float(v1776);
+    const iron_f16 v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1777 = iron_to_f32(v1776);
     const float v1778 = fmaf(v1775, v3, v1777);
-    const __half v1779 = __float2half_rn(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1779 = iron_f32_to_f16(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1780 = v1768 * v1;
     const unsigned int v1781 = v1780 + v1771;
     out[v1781] = v1779;
@@ -2021,10 +2055,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1790 = v1788 && v1789;
   if (v1790) {
     const float v1791 = v39.x[73];
-    const __half v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1793 = __half2float(v1792);
+    const iron_f16 v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1793 = iron_to_f32(v1792);
     const float v1794 = fmaf(v1791, v3, v1793);
-    const __half v1795 = __float2half_rn(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1795 = iron_f32_to_f16(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1796 = v1784 * v1;
     const unsigned int v1797 = v1796 + v1787;
     out[v1797] = v1795;
@@ -2038,10 +2072,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1806 = v1804 && v1805;
   if (v1806) {
     const float v1807 = v39.x[74];
-    const __half v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1809 = __half2float(v1808);
+    const iron_f16 v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1809 = iron_to_f32(v1808);
     const float v1810 = fmaf(v1807, v3, v1809);
-    const __half v1811 = __float2half_rn(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1811 = iron_f32_to_f16(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1812 = v1800 * v1;
     const unsigned int v1813 = v1812 + v1803;
     out[v1813] = v1811;
@@ -2055,10 +2089,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1822 = v1820 && v1821;
   if (v1822) {
     const float v1823 = v39.x[75];
-    const __half v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1825 = __half2float(v1824);
+    const iron_f16 v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1825 = iron_to_f32(v1824);
     const float v1826 = fmaf(v1823, v3, v1825);
-    const __half v1827 = __float2half_rn(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1827 = iron_f32_to_f16(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1828 = v1816 * v1;
     const unsigned int v1829 = v1828 + v1819;
     out[v1829] = v1827;
@@ -2072,10 +2106,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1838 = v1836 && v1837;
   if (v1838) {
     const float v1839 = v39.x[76];
-    const __half v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1841 = __half2float(v1840);
+    const iron_f16 v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1841 = iron_to_f32(v1840);
     const float v1842 = fmaf(v1839, v3, v1841);
-    const __half v1843 = __float2half_rn(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1843 = iron_f32_to_f16(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1844 = v1832 * v1;
     const unsigned int v1845 = v1844 + v1835;
     out[v1845] = v1843;
@@ -2089,10 +2123,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1854 = v1852 && v1853;
   if (v1854) {
     const float v1855 = v39.x[77];
-    const __half v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = __half2float(v1856);
+    const iron_f16 v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1857 = iron_to_f32(v1856);
     const float v1858 = fmaf(v1855, v3, v1857);
-    const __half v1859 = __float2half_rn(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1859 = iron_f32_to_f16(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1860 = v1848 * v1;
     const unsigned int v1861 = v1860 + v1851;
     out[v1861] = v1859;
@@ -2106,10 +2140,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1870 = v1868 && v1869;
   if (v1870) {
     const float v1871 = v39.x[78];
-    const __half v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1873 = __half2float(v1872);
+    const iron_f16 v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1873 = iron_to_f32(v1872);
     const float v1874 = fmaf(v1871, v3, v1873);
-    const __half v1875 = __float2half_rn(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1875 = iron_f32_to_f16(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1876 = v1864 * v1;
     const unsigned int v1877 = v1876 + v1867;
     out[v1877] = v1875;
@@ -2123,10 +2157,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1886 = v1884 && v1885;
   if (v1886) {
     const float v1887 = v39.x[79];
-    const __half v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1889 = __half2float(v1888);
+    const iron_f16 v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1889 = iron_to_f32(v1888);
     const float v1890 = fmaf(v1887, v3, v1889);
-    const __half v1891 = __float2half_rn(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1891 = iron_f32_to_f16(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1892 = v1880 * v1;
     const unsigned int v1893 = v1892 + v1883;
     out[v1893] = v1891;
@@ -2140,10 +2174,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1902 = v1900 && v1901;
   if (v1902) {
     const float v1903 = v39.x[80];
-    const __half v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1905 = __half2float(v1904);
+    const iron_f16 v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1905 = iron_to_f32(v1904);
     const float v1906 = fmaf(v1903, v3, v1905);
-    const __half v1907 = __float2half_rn(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1907 = iron_f32_to_f16(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1908 = v1896 * v1;
     const unsigned int v1909 = v1908 + v1899;
     out[v1909] = v1907;
@@ -2157,10 +2191,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1918 = v1916 && v1917;
   if (v1918) {
     const float v1919 = v39.x[81];
-    const __half v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1921 = __half2float(v1920);
+    const iron_f16 v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1921 = iron_to_f32(v1920);
     const float v1922 = fmaf(v1919, v3, v1921);
-    const __half v1923 = __float2half_rn(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1923 = iron_f32_to_f16(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1924 = v1912 * v1;
     const unsigned int v1925 = v1924 + v1915;
     out[v1925] = v1923;
@@ -2174,10 +2208,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1934 = v1932 && v1933;
   if (v1934) {
     const float v1935 = v39.x[82];
-    const __half v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = __half2float(v1936);
+    const iron_f16 v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1937 = iron_to_f32(v1936);
     const float v1938 = fmaf(v1935, v3, v1937);
-    const __half v1939 = __float2half_rn(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1939 = iron_f32_to_f16(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1940 = v1928 * v1;
     const unsigned int v1941 = v1940 + v1931;
     out[v1941] = v1939;
@@ -2191,10 +2225,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1950 = v1948 && v1949;
   if (v1950) {
     const float v1951 = v39.x[83];
-    const __half v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1953 = __half2float(v1952);
+    const iron_f16 v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1953 = iron_to_f32(v1952);
     const float v1954 = fmaf(v1951, v3, v1953);
-    const __half v1955 = __float2half_rn(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1955 = iron_f32_to_f16(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1956 = v1944 * v1;
     const unsigned int v1957 = v1956 + v1947;
     out[v1957] = v1955;
@@ -2208,10 +2242,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1966 = v1964 && v1965;
   if (v1966) {
     const float v1967 = v39.x[84];
-    const __half v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1969 = __half2float(v1968);
+    const iron_f16 v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1969 = iron_to_f32(v1968);
     const float v1970 = fmaf(v1967, v3, v1969);
-    const __half v1971 = __float2half_rn(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1971 = iron_f32_to_f16(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1972 = v1960 * v1;
     const unsigned int v1973 = v1972 + v1963;
     out[v1973] = v1971;
@@ -2225,10 +2259,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1982 = v1980 && v1981;
   if (v1982) {
     const float v1983 = v39.x[85];
-    const __half v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1985 = __half2float(v1984);
+    const iron_f16 v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1985 = iron_to_f32(v1984);
     const float v1986 = fmaf(v1983, v3, v1985);
-    const __half v1987 = __float2half_rn(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1987 = iron_f32_to_f16(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1988 = v1976 * v1;
     const unsigned int v1989 = v1988 + v1979;
     out[v1989] = v1987;
@@ -2242,10 +2276,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v1998 = v1996 && v1997;
   if (v1998) {
     const float v1999 = v39.x[86];
-    const __half v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2001 = __half2float(v2000);
+    const iron_f16 v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2001 = iron_to_f32(v2000);
     const float v2002 = fmaf(v1999, v3, v2001);
-    const __half v2003 = __float2half_rn(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2003 = iron_f32_to_f16(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2004 = v1992 * v1;
     const unsigned int v2005 = v2004 + v1995;
     out[v2005] = v2003;
@@ -2259,10 +2293,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2014 = v2012 && v2013;
   if (v2014) {
     const float v2015 = v39.x[87];
-    const __half v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2017 = __half2float(v2016);
+    const iron_f16 v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2017 = iron_to_f32(v2016);
     const float v2018 = fmaf(v2015, v3, v2017);
-    const __half v2019 = __float2half_rn(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2019 = iron_f32_to_f16(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2020 = v2008 * v1;
     const unsigned int v2021 = v2020 + v2011;
     out[v2021] = v2019;
@@ -2276,10 +2310,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2030 = v2028 && v2029;
   if (v2030) {
     const float v2031 = v39.x[88];
-    const __half v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2033 = __half2float(v2032);
+    const iron_f16 v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2033 = iron_to_f32(v2032);
     const float v2034 = fmaf(v2031, v3, v2033);
-    const __half v2035 = __float2half_rn(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2035 = iron_f32_to_f16(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2036 = v2024 * v1;
     const unsigned int v2037 = v2036 + v2027;
     out[v2037] = v2035;
@@ -2293,10 +2327,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2046 = v2044 && v2045;
   if (v2046) {
     const float v2047 = v39.x[89];
-    const __half v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2049 = __half2float(v2048);
+    const iron_f16 v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2049 = iron_to_f32(v2048);
     const float v2050 = fmaf(v2047, v3, v2049);
-    const __half v2051 = __float2half_rn(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2051 = iron_f32_to_f16(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2052 = v2040 * v1;
     const unsigned int v2053 = v2052 + v2043;
     out[v2053] = v2051;
@@ -2310,10 +2344,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2062 = v2060 && v2061;
   if (v2062) {
     const float v2063 = v39.x[90];
-    const __half v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2065 = __half2float(v2064);
+    const iron_f16 v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2065 = iron_to_f32(v2064);
     const float v2066 = fmaf(v2063, v3, v2065);
-    const __half v2067 = __float2half_rn(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2067 = iron_f32_to_f16(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2068 = v2056 * v1;
     const unsigned int v2069 = v2068 + v2059;
     out[v2069] = v2067;
@@ -2327,10 +2361,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2078 = v2076 && v2077;
   if (v2078) {
     const float v2079 = v39.x[91];
-    const __half v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2081 = __half2float(v2080);
+    const iron_f16 v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2081 = iron_to_f32(v2080);
     const float v2082 = fmaf(v2079, v3, v2081);
-    const __half v2083 = __float2half_rn(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2083 = iron_f32_to_f16(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2084 = v2072 * v1;
     const unsigned int v2085 = v2084 + v2075;
     out[v2085] = v2083;
@@ -2344,10 +2378,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2094 = v2092 && v2093;
   if (v2094) {
     const float v2095 = v39.x[92];
-    const __half v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2097 = __half2float(v2096);
+    const iron_f16 v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2097 = iron_to_f32(v2096);
     const float v2098 = fmaf(v2095, v3, v2097);
-    const __half v2099 = __float2half_rn(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2099 = iron_f32_to_f16(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2100 = v2088 * v1;
     const unsigned int v2101 = v2100 + v2091;
     out[v2101] = v2099;
@@ -2361,10 +2395,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2110 = v2108 && v2109;
   if (v2110) {
     const float v2111 = v39.x[93];
-    const __half v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2113 = __half2float(v2112);
+    const iron_f16 v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2113 = iron_to_f32(v2112);
     const float v2114 = fmaf(v2111, v3, v2113);
-    const __half v2115 = __float2half_rn(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2115 = iron_f32_to_f16(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2116 = v2104 * v1;
     const unsigned int v2117 = v2116 + v2107;
     out[v2117] = v2115;
@@ -2378,10 +2412,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2126 = v2124 && v2125;
   if (v2126) {
     const float v2127 = v39.x[94];
-    const __half v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2129 = __half2float(v2128);
+    const iron_f16 v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2129 = iron_to_f32(v2128);
     const float v2130 = fmaf(v2127, v3, v2129);
-    const __half v2131 = __float2half_rn(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2131 = iron_f32_to_f16(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2132 = v2120 * v1;
     const unsigned int v2133 = v2132 + v2123;
     out[v2133] = v2131;
@@ -2395,10 +2429,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2142 = v2140 && v2141;
   if (v2142) {
     const float v2143 = v39.x[95];
-    const __half v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2145 = __half2float(v2144);
+    const iron_f16 v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2145 = iron_to_f32(v2144);
     const float v2146 = fmaf(v2143, v3, v2145);
-    const __half v2147 = __float2half_rn(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2147 = iron_f32_to_f16(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2148 = v2136 * v1;
     const unsigned int v2149 = v2148 + v2139;
     out[v2149] = v2147;
@@ -2412,10 +2446,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2158 = v2156 && v2157;
   if (v2158) {
     const float v2159 = v39.x[96];
-    const __half v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2161 = __half2float(v2160);
+    const iron_f16 v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2161 = iron_to_f32(v2160);
     const float v2162 = fmaf(v2159, v3, v2161);
-    const __half v2163 = __float2half_rn(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2163 = iron_f32_to_f16(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2164 = v2152 * v1;
     const unsigned int v2165 = v2164 + v2155;
     out[v2165] = v2163;
@@ -2429,10 +2463,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2174 = v2172 && v2173;
   if (v2174) {
     const float v2175 = v39.x[97];
-    const __half v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2177 = __half2float(v2176);
+    const iron_f16 v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2177 = iron_to_f32(v2176);
     const float v2178 = fmaf(v2175, v3, v2177);
-    const __half v2179 = __float2half_rn(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2179 = iron_f32_to_f16(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2180 = v2168 * v1;
     const unsigned int v2181 = v2180 + v2171;
     out[v2181] = v2179;
@@ -2446,10 +2480,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2190 = v2188 && v2189;
   if (v2190) {
     const float v2191 = v39.x[98];
-    const __half v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = __half2float(v2192);
+    const iron_f16 v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2193 = iron_to_f32(v2192);
     const float v2194 = fmaf(v2191, v3, v2193);
-    const __half v2195 = __float2half_rn(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2195 = iron_f32_to_f16(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2196 = v2184 * v1;
     const unsigned int v2197 = v2196 + v2187;
     out[v2197] = v2195;
@@ -2463,10 +2497,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2206 = v2204 && v2205;
   if (v2206) {
     const float v2207 = v39.x[99];
-    const __half v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2209 = __half2float(v2208);
+    const iron_f16 v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2209 = iron_to_f32(v2208);
     const float v2210 = fmaf(v2207, v3, v2209);
-    const __half v2211 = __float2half_rn(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2211 = iron_f32_to_f16(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2212 = v2200 * v1;
     const unsigned int v2213 = v2212 + v2203;
     out[v2213] = v2211;
@@ -2480,10 +2514,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2222 = v2220 && v2221;
   if (v2222) {
     const float v2223 = v39.x[100];
-    const __half v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2225 = __half2float(v2224);
+    const iron_f16 v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2225 = iron_to_f32(v2224);
     const float v2226 = fmaf(v2223, v3, v2225);
-    const __half v2227 = __float2half_rn(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2227 = iron_f32_to_f16(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2228 = v2216 * v1;
     const unsigned int v2229 = v2228 + v2219;
     out[v2229] = v2227;
@@ -2497,10 +2531,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2238 = v2236 && v2237;
   if (v2238) {
     const float v2239 = v39.x[101];
-    const __half v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2241 = __half2float(v2240);
+    const iron_f16 v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2241 = iron_to_f32(v2240);
     const float v2242 = fmaf(v2239, v3, v2241);
-    const __half v2243 = __float2half_rn(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2243 = iron_f32_to_f16(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2244 = v2232 * v1;
     const unsigned int v2245 = v2244 + v2235;
     out[v2245] = v2243;
@@ -2514,10 +2548,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2254 = v2252 && v2253;
   if (v2254) {
     const float v2255 = v39.x[102];
-    const __half v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2257 = __half2float(v2256);
+    const iron_f16 v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2257 = iron_to_f32(v2256);
     const float v2258 = fmaf(v2255, v3, v2257);
-    const __half v2259 = __float2half_rn(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2259 = iron_f32_to_f16(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2260 = v2248 * v1;
     const unsigned int v2261 = v2260 + v2251;
     out[v2261] = v2259;
@@ -2531,10 +2565,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2270 = v2268 && v2269;
   if (v2270) {
     const float v2271 = v39.x[103];
-    const __half v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = __half2float(v2272);
+    const iron_f16 v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2273 = iron_to_f32(v2272);
     const float v2274 = fmaf(v2271, v3, v2273);
-    const __half v2275 = __float2half_rn(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2275 = iron_f32_to_f16(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2276 = v2264 * v1;
     const unsigned int v2277 = v2276 + v2267;
     out[v2277] = v2275;
@@ -2548,10 +2582,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2286 = v2284 && v2285;
   if (v2286) {
     const float v2287 = v39.x[104];
-    const __half v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2289 = __half2float(v2288);
+    const iron_f16 v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2289 = iron_to_f32(v2288);
     const float v2290 = fmaf(v2287, v3, v2289);
-    const __half v2291 = __float2half_rn(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2291 = iron_f32_to_f16(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2292 = v2280 * v1;
     const unsigned int v2293 = v2292 + v2283;
     out[v2293] = v2291;
@@ -2565,10 +2599,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2302 = v2300 && v2301;
   if (v2302) {
     const float v2303 = v39.x[105];
-    const __half v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2305 = __half2float(v2304);
+    const iron_f16 v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2305 = iron_to_f32(v2304);
     const float v2306 = fmaf(v2303, v3, v2305);
-    const __half v2307 = __float2half_rn(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2307 = iron_f32_to_f16(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2308 = v2296 * v1;
     const unsigned int v2309 = v2308 + v2299;
     out[v2309] = v2307;
@@ -2582,10 +2616,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2318 = v2316 && v2317;
   if (v2318) {
     const float v2319 = v39.x[106];
-    const __half v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2321 = __half2float(v2320);
+    const iron_f16 v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2321 = iron_to_f32(v2320);
     const float v2322 = fmaf(v2319, v3, v2321);
-    const __half v2323 = __float2half_rn(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2323 = iron_f32_to_f16(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2324 = v2312 * v1;
     const unsigned int v2325 = v2324 + v2315;
     out[v2325] = v2323;
@@ -2599,10 +2633,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2334 = v2332 && v2333;
   if (v2334) {
     const float v2335 = v39.x[107];
-    const __half v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2337 = __half2float(v2336);
+    const iron_f16 v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2337 = iron_to_f32(v2336);
     const float v2338 = fmaf(v2335, v3, v2337);
-    const __half v2339 = __float2half_rn(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2339 = iron_f32_to_f16(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2340 = v2328 * v1;
     const unsigned int v2341 = v2340 + v2331;
     out[v2341] = v2339;
@@ -2616,10 +2650,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2350 = v2348 && v2349;
   if (v2350) {
     const float v2351 = v39.x[108];
-    const __half v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2353 = __half2float(v2352);
+    const iron_f16 v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = iron_to_f32(v2352);
     const float v2354 = fmaf(v2351, v3, v2353);
-    const __half v2355 = __float2half_rn(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2355 = iron_f32_to_f16(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2356 = v2344 * v1;
     const unsigned int v2357 = v2356 + v2347;
     out[v2357] = v2355;
@@ -2633,10 +2667,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2366 = v2364 && v2365;
   if (v2366) {
     const float v2367 = v39.x[109];
-    const __half v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2369 = __half2float(v2368);
+    const iron_f16 v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2369 = iron_to_f32(v2368);
     const float v2370 = fmaf(v2367, v3, v2369);
-    const __half v2371 = __float2half_rn(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2371 = iron_f32_to_f16(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2372 = v2360 * v1;
     const unsigned int v2373 = v2372 + v2363;
     out[v2373] = v2371;
@@ -2650,10 +2684,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2382 = v2380 && v2381;
   if (v2382) {
     const float v2383 = v39.x[110];
-    const __half v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2385 = __half2float(v2384);
+    const iron_f16 v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2385 = iron_to_f32(v2384);
     const float v2386 = fmaf(v2383, v3, v2385);
-    const __half v2387 = __float2half_rn(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2387 = iron_f32_to_f16(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2388 = v2376 * v1;
     const unsigned int v2389 = v2388 + v2379;
     out[v2389] = v2387;
@@ -2667,10 +2701,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2398 = v2396 && v2397;
   if (v2398) {
     const float v2399 = v39.x[111];
-    const __half v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2401 = __half2float(v2400);
+    const iron_f16 v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2401 = iron_to_f32(v2400);
     const float v2402 = fmaf(v2399, v3, v2401);
-    const __half v2403 = __float2half_rn(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2403 = iron_f32_to_f16(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2404 = v2392 * v1;
     const unsigned int v2405 = v2404 + v2395;
     out[v2405] = v2403;
@@ -2684,10 +2718,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2414 = v2412 && v2413;
   if (v2414) {
     const float v2415 = v39.x[112];
-    const __half v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2417 = __half2float(v2416);
+    const iron_f16 v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2417 = iron_to_f32(v2416);
     const float v2418 = fmaf(v2415, v3, v2417);
-    const __half v2419 = __float2half_rn(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2419 = iron_f32_to_f16(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2420 = v2408 * v1;
     const unsigned int v2421 = v2420 + v2411;
     out[v2421] = v2419;
@@ -2701,10 +2735,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2430 = v2428 && v2429;
   if (v2430) {
     const float v2431 = v39.x[113];
-    const __half v2432 = bias[v2427];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2433 = __half2float(v2432);
+    const iron_f16 v2432 = bias[v2427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2433 = iron_to_f32(v2432);
     const float v2434 = fmaf(v2431, v3, v2433);
-    const __half v2435 = __float2half_rn(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2435 = iron_f32_to_f16(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2436 = v2424 * v1;
     const unsigned int v2437 = v2436 + v2427;
     out[v2437] = v2435;
@@ -2718,10 +2752,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2446 = v2444 && v2445;
   if (v2446) {
     const float v2447 = v39.x[114];
-    const __half v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2449 = __half2float(v2448);
+    const iron_f16 v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2449 = iron_to_f32(v2448);
     const float v2450 = fmaf(v2447, v3, v2449);
-    const __half v2451 = __float2half_rn(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2451 = iron_f32_to_f16(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2452 = v2440 * v1;
     const unsigned int v2453 = v2452 + v2443;
     out[v2453] = v2451;
@@ -2735,10 +2769,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2462 = v2460 && v2461;
   if (v2462) {
     const float v2463 = v39.x[115];
-    const __half v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2465 = __half2float(v2464);
+    const iron_f16 v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2465 = iron_to_f32(v2464);
     const float v2466 = fmaf(v2463, v3, v2465);
-    const __half v2467 = __float2half_rn(v2466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2467 = iron_f32_to_f16(v2466);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2468 = v2456 * v1;
     const unsigned int v2469 = v2468 + v2459;
     out[v2469] = v2467;
@@ -2752,10 +2786,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2478 = v2476 && v2477;
   if (v2478) {
     const float v2479 = v39.x[116];
-    const __half v2480 = bias[v2475];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2481 = __half2float(v2480);
+    const iron_f16 v2480 = bias[v2475];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2481 = iron_to_f32(v2480);
     const float v2482 = fmaf(v2479, v3, v2481);
-    const __half v2483 = __float2half_rn(v2482);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2483 = iron_f32_to_f16(v2482);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2484 = v2472 * v1;
     const unsigned int v2485 = v2484 + v2475;
     out[v2485] = v2483;
@@ -2769,10 +2803,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2494 = v2492 && v2493;
   if (v2494) {
     const float v2495 = v39.x[117];
-    const __half v2496 = bias[v2491];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2497 = __half2float(v2496);
+    const iron_f16 v2496 = bias[v2491];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2497 = iron_to_f32(v2496);
     const float v2498 = fmaf(v2495, v3, v2497);
-    const __half v2499 = __float2half_rn(v2498);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2499 = iron_f32_to_f16(v2498);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2500 = v2488 * v1;
     const unsigned int v2501 = v2500 + v2491;
     out[v2501] = v2499;
@@ -2786,10 +2820,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2510 = v2508 && v2509;
   if (v2510) {
     const float v2511 = v39.x[118];
-    const __half v2512 = bias[v2507];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2513 = __half2float(v2512);
+    const iron_f16 v2512 = bias[v2507];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2513 = iron_to_f32(v2512);
     const float v2514 = fmaf(v2511, v3, v2513);
-    const __half v2515 = __float2half_rn(v2514);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2515 = iron_f32_to_f16(v2514);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2516 = v2504 * v1;
     const unsigned int v2517 = v2516 + v2507;
     out[v2517] = v2515;
@@ -2803,10 +2837,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2526 = v2524 && v2525;
   if (v2526) {
     const float v2527 = v39.x[119];
-    const __half v2528 = bias[v2523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = __half2float(v2528);
+    const iron_f16 v2528 = bias[v2523];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2529 = iron_to_f32(v2528);
     const float v2530 = fmaf(v2527, v3, v2529);
-    const __half v2531 = __float2half_rn(v2530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2531 = iron_f32_to_f16(v2530);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2532 = v2520 * v1;
     const unsigned int v2533 = v2532 + v2523;
     out[v2533] = v2531;
@@ -2820,10 +2854,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2542 = v2540 && v2541;
   if (v2542) {
     const float v2543 = v39.x[120];
-    const __half v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2545 = __half2float(v2544);
+    const iron_f16 v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2545 = iron_to_f32(v2544);
     const float v2546 = fmaf(v2543, v3, v2545);
-    const __half v2547 = __float2half_rn(v2546);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2547 = iron_f32_to_f16(v2546);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2548 = v2536 * v1;
     const unsigned int v2549 = v2548 + v2539;
     out[v2549] = v2547;
@@ -2837,10 +2871,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2558 = v2556 && v2557;
   if (v2558) {
     const float v2559 = v39.x[121];
-    const __half v2560 = bias[v2555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2561 = __half2float(v2560);
+    const iron_f16 v2560 = bias[v2555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2561 = iron_to_f32(v2560);
     const float v2562 = fmaf(v2559, v3, v2561);
-    const __half v2563 = __float2half_rn(v2562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2563 = iron_f32_to_f16(v2562);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2564 = v2552 * v1;
     const unsigned int v2565 = v2564 + v2555;
     out[v2565] = v2563;
@@ -2854,10 +2888,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2574 = v2572 && v2573;
   if (v2574) {
     const float v2575 = v39.x[122];
-    const __half v2576 = bias[v2571];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2577 = __half2float(v2576);
+    const iron_f16 v2576 = bias[v2571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2577 = iron_to_f32(v2576);
     const float v2578 = fmaf(v2575, v3, v2577);
-    const __half v2579 = __float2half_rn(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2579 = iron_f32_to_f16(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2580 = v2568 * v1;
     const unsigned int v2581 = v2580 + v2571;
     out[v2581] = v2579;
@@ -2871,10 +2905,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2590 = v2588 && v2589;
   if (v2590) {
     const float v2591 = v39.x[123];
-    const __half v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2593 = __half2float(v2592);
+    const iron_f16 v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2593 = iron_to_f32(v2592);
     const float v2594 = fmaf(v2591, v3, v2593);
-    const __half v2595 = __float2half_rn(v2594);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2595 = iron_f32_to_f16(v2594);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2596 = v2584 * v1;
     const unsigned int v2597 = v2596 + v2587;
     out[v2597] = v2595;
@@ -2888,10 +2922,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2606 = v2604 && v2605;
   if (v2606) {
     const float v2607 = v39.x[124];
-    const __half v2608 = bias[v2603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = __half2float(v2608);
+    const iron_f16 v2608 = bias[v2603];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2609 = iron_to_f32(v2608);
     const float v2610 = fmaf(v2607, v3, v2609);
-    const __half v2611 = __float2half_rn(v2610);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2611 = iron_f32_to_f16(v2610);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2612 = v2600 * v1;
     const unsigned int v2613 = v2612 + v2603;
     out[v2613] = v2611;
@@ -2905,10 +2939,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2622 = v2620 && v2621;
   if (v2622) {
     const float v2623 = v39.x[125];
-    const __half v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2625 = __half2float(v2624);
+    const iron_f16 v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2625 = iron_to_f32(v2624);
     const float v2626 = fmaf(v2623, v3, v2625);
-    const __half v2627 = __float2half_rn(v2626);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2627 = iron_f32_to_f16(v2626);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2628 = v2616 * v1;
     const unsigned int v2629 = v2628 + v2619;
     out[v2629] = v2627;
@@ -2922,10 +2956,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2638 = v2636 && v2637;
   if (v2638) {
     const float v2639 = v39.x[126];
-    const __half v2640 = bias[v2635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2641 = __half2float(v2640);
+    const iron_f16 v2640 = bias[v2635];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2641 = iron_to_f32(v2640);
     const float v2642 = fmaf(v2639, v3, v2641);
-    const __half v2643 = __float2half_rn(v2642);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2643 = iron_f32_to_f16(v2642);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2644 = v2632 * v1;
     const unsigned int v2645 = v2644 + v2635;
     out[v2645] = v2643;
@@ -2939,10 +2973,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_f16(
   const bool v2654 = v2652 && v2653;
   if (v2654) {
     const float v2655 = v39.x[127];
-    const __half v2656 = bias[v2651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2657 = __half2float(v2656);
+    const iron_f16 v2656 = bias[v2651];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2657 = iron_to_f32(v2656);
     const float v2658 = fmaf(v2655, v3, v2657);
-    const __half v2659 = __float2half_rn(v2658);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2659 = iron_f32_to_f16(v2658);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2660 = v2648 * v1;
     const unsigned int v2661 = v2660 + v2651;
     out[v2661] = v2659;

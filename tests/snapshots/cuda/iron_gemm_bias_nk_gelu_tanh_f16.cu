@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -174,14 +216,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -197,7 +231,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -216,17 +250,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:75
   const unsigned int v1 = n;
@@ -256,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
@@ -736,14 +770,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
           const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
-          const __half v530 = a[v529];
+          const iron_f16 v530 = a[v529];
           const unsigned int v532 = v517 << 6u;
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
           const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -759,14 +793,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
           const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
-          const __half v556 = b[v555];
+          const iron_f16 v556 = b[v555];
           const unsigned int v558 = v543 << 6u;
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
           const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -796,8 +830,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.x[0];
-    const __half v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = __half2float(v624);
+    const iron_f16 v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v625 = iron_to_f32(v624);
     const float v626 = fmaf(v623, v3, v625);
     const float v627 = v626 * v626;  // kernels/primitives/activation.hpp:38
     const float v629 = 0.044715f * v626;
@@ -807,7 +841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v635 = 1.0f + v633;
     const float v636 = iron_recip_approx(v635);
     const float v637 = v626 * v636;
-    const __half v638 = __float2half_rn(v637);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v638 = iron_f32_to_f16(v637);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v639 = v616 * v1;
     const unsigned int v640 = v639 + v619;
     out[v640] = v638;
@@ -821,8 +855,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v649 = v647 && v648;
   if (v649) {
     const float v650 = v39.x[1];
-    const __half v651 = bias[v646];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v652 = __half2float(v651);
+    const iron_f16 v651 = bias[v646];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v652 = iron_to_f32(v651);
     const float v653 = fmaf(v650, v3, v652);
     const float v654 = v653 * v653;  // kernels/primitives/activation.hpp:38
     const float v656 = 0.044715f * v653;
@@ -832,7 +866,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v662 = 1.0f + v660;
     const float v663 = iron_recip_approx(v662);
     const float v664 = v653 * v663;
-    const __half v665 = __float2half_rn(v664);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v665 = iron_f32_to_f16(v664);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v666 = v643 * v1;
     const unsigned int v667 = v666 + v646;
     out[v667] = v665;
@@ -846,8 +880,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v676 = v674 && v675;
   if (v676) {
     const float v677 = v39.x[2];
-    const __half v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v679 = __half2float(v678);
+    const iron_f16 v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v679 = iron_to_f32(v678);
     const float v680 = fmaf(v677, v3, v679);
     const float v681 = v680 * v680;  // kernels/primitives/activation.hpp:38
     const float v683 = 0.044715f * v680;
@@ -857,7 +891,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v689 = 1.0f + v687;
     const float v690 = iron_recip_approx(v689);
     const float v691 = v680 * v690;
-    const __half v692 = __float2half_rn(v691);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v692 = iron_f32_to_f16(v691);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v693 = v670 * v1;
     const unsigned int v694 = v693 + v673;
     out[v694] = v692;
@@ -871,8 +905,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v703 = v701 && v702;
   if (v703) {
     const float v704 = v39.x[3];
-    const __half v705 = bias[v700];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v706 = __half2float(v705);
+    const iron_f16 v705 = bias[v700];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v706 = iron_to_f32(v705);
     const float v707 = fmaf(v704, v3, v706);
     const float v708 = v707 * v707;  // kernels/primitives/activation.hpp:38
     const float v710 = 0.044715f * v707;
@@ -882,7 +916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v716 = 1.0f + v714;
     const float v717 = iron_recip_approx(v716);
     const float v718 = v707 * v717;
-    const __half v719 = __float2half_rn(v718);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v719 = iron_f32_to_f16(v718);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v720 = v697 * v1;
     const unsigned int v721 = v720 + v700;
     out[v721] = v719;
@@ -896,8 +930,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v730 = v728 && v729;
   if (v730) {
     const float v731 = v39.x[4];
-    const __half v732 = bias[v727];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v733 = __half2float(v732);
+    const iron_f16 v732 = bias[v727];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v733 = iron_to_f32(v732);
     const float v734 = fmaf(v731, v3, v733);
     const float v735 = v734 * v734;  // kernels/primitives/activation.hpp:38
     const float v737 = 0.044715f * v734;
@@ -907,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v743 = 1.0f + v741;
     const float v744 = iron_recip_approx(v743);
     const float v745 = v734 * v744;
-    const __half v746 = __float2half_rn(v745);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v746 = iron_f32_to_f16(v745);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v747 = v724 * v1;
     const unsigned int v748 = v747 + v727;
     out[v748] = v746;
@@ -921,8 +955,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v757 = v755 && v756;
   if (v757) {
     const float v758 = v39.x[5];
-    const __half v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v760 = __half2float(v759);
+    const iron_f16 v759 = bias[v754];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v760 = iron_to_f32(v759);
     const float v761 = fmaf(v758, v3, v760);
     const float v762 = v761 * v761;  // kernels/primitives/activation.hpp:38
     const float v764 = 0.044715f * v761;
@@ -932,7 +966,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v770 = 1.0f + v768;
     const float v771 = iron_recip_approx(v770);
     const float v772 = v761 * v771;
-    const __half v773 = __float2half_rn(v772);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v773 = iron_f32_to_f16(v772);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v774 = v751 * v1;
     const unsigned int v775 = v774 + v754;
     out[v775] = v773;
@@ -946,8 +980,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v784 = v782 && v783;
   if (v784) {
     const float v785 = v39.x[6];
-    const __half v786 = bias[v781];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v787 = __half2float(v786);
+    const iron_f16 v786 = bias[v781];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v787 = iron_to_f32(v786);
     const float v788 = fmaf(v785, v3, v787);
     const float v789 = v788 * v788;  // kernels/primitives/activation.hpp:38
     const float v791 = 0.044715f * v788;
@@ -957,7 +991,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v797 = 1.0f + v795;
     const float v798 = iron_recip_approx(v797);
     const float v799 = v788 * v798;
-    const __half v800 = __float2half_rn(v799);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v800 = iron_f32_to_f16(v799);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v801 = v778 * v1;
     const unsigned int v802 = v801 + v781;
     out[v802] = v800;
@@ -971,8 +1005,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v811 = v809 && v810;
   if (v811) {
     const float v812 = v39.x[7];
-    const __half v813 = bias[v808];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v814 = __half2float(v813);
+    const iron_f16 v813 = bias[v808];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v814 = iron_to_f32(v813);
     const float v815 = fmaf(v812, v3, v814);
     const float v816 = v815 * v815;  // kernels/primitives/activation.hpp:38
     const float v818 = 0.044715f * v815;
@@ -982,7 +1016,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v824 = 1.0f + v822;
     const float v825 = iron_recip_approx(v824);
     const float v826 = v815 * v825;
-    const __half v827 = __float2half_rn(v826);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v827 = iron_f32_to_f16(v826);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v828 = v805 * v1;
     const unsigned int v829 = v828 + v808;
     out[v829] = v827;
@@ -996,8 +1030,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v838 = v836 && v837;
   if (v838) {
     const float v839 = v39.x[8];
-    const __half v840 = bias[v835];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v841 = __half2float(v840);
+    const iron_f16 v840 = bias[v835];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v841 = iron_to_f32(v840);
     const float v842 = fmaf(v839, v3, v841);
     const float v843 = v842 * v842;  // kernels/primitives/activation.hpp:38
     const float v845 = 0.044715f * v842;
@@ -1007,7 +1041,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v851 = 1.0f + v849;
     const float v852 = iron_recip_approx(v851);
     const float v853 = v842 * v852;
-    const __half v854 = __float2half_rn(v853);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v854 = iron_f32_to_f16(v853);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v855 = v832 * v1;
     const unsigned int v856 = v855 + v835;
     out[v856] = v854;
@@ -1021,8 +1055,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v865 = v863 && v864;
   if (v865) {
     const float v866 = v39.x[9];
-    const __half v867 = bias[v862];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v868 = __half2float(v867);
+    const iron_f16 v867 = bias[v862];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v868 = iron_to_f32(v867);
     const float v869 = fmaf(v866, v3, v868);
     const float v870 = v869 * v869;  // kernels/primitives/activation.hpp:38
     const float v872 = 0.044715f * v869;
@@ -1032,7 +1066,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v878 = 1.0f + v876;
     const float v879 = iron_recip_approx(v878);
     const float v880 = v869 * v879;
-    const __half v881 = __float2half_rn(v880);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v881 = iron_f32_to_f16(v880);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v882 = v859 * v1;
     const unsigned int v883 = v882 + v862;
     out[v883] = v881;
@@ -1046,8 +1080,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v892 = v890 && v891;
   if (v892) {
     const float v893 = v39.x[10];
-    const __half v894 = bias[v889];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v895 = __half2float(v894);
+    const iron_f16 v894 = bias[v889];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v895 = iron_to_f32(v894);
     const float v896 = fmaf(v893, v3, v895);
     const float v897 = v896 * v896;  // kernels/primitives/activation.hpp:38
     const float v899 = 0.044715f * v896;
@@ -1057,7 +1091,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v905 = 1.0f + v903;
     const float v906 = iron_recip_approx(v905);
     const float v907 = v896 * v906;
-    const __half v908 = __float2half_rn(v907);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v908 = iron_f32_to_f16(v907);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v909 = v886 * v1;
     const unsigned int v910 = v909 + v889;
     out[v910] = v908;
@@ -1071,8 +1105,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v919 = v917 && v918;
   if (v919) {
     const float v920 = v39.x[11];
-    const __half v921 = bias[v916];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v922 = __half2float(v921);
+    const iron_f16 v921 = bias[v916];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v922 = iron_to_f32(v921);
     const float v923 = fmaf(v920, v3, v922);
     const float v924 = v923 * v923;  // kernels/primitives/activation.hpp:38
     const float v926 = 0.044715f * v923;
@@ -1082,7 +1116,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v932 = 1.0f + v930;
     const float v933 = iron_recip_approx(v932);
     const float v934 = v923 * v933;
-    const __half v935 = __float2half_rn(v934);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v935 = iron_f32_to_f16(v934);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v936 = v913 * v1;
     const unsigned int v937 = v936 + v916;
     out[v937] = v935;
@@ -1096,8 +1130,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v946 = v944 && v945;
   if (v946) {
     const float v947 = v39.x[12];
-    const __half v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v949 = __half2float(v948);
+    const iron_f16 v948 = bias[v943];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v949 = iron_to_f32(v948);
     const float v950 = fmaf(v947, v3, v949);
     const float v951 = v950 * v950;  // kernels/primitives/activation.hpp:38
     const float v953 = 0.044715f * v950;
@@ -1107,7 +1141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v959 = 1.0f + v957;
     const float v960 = iron_recip_approx(v959);
     const float v961 = v950 * v960;
-    const __half v962 = __float2half_rn(v961);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v962 = iron_f32_to_f16(v961);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v963 = v940 * v1;
     const unsigned int v964 = v963 + v943;
     out[v964] = v962;
@@ -1121,8 +1155,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v973 = v971 && v972;
   if (v973) {
     const float v974 = v39.x[13];
-    const __half v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v976 = __half2float(v975);
+    const iron_f16 v975 = bias[v970];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v976 = iron_to_f32(v975);
     const float v977 = fmaf(v974, v3, v976);
     const float v978 = v977 * v977;  // kernels/primitives/activation.hpp:38
     const float v980 = 0.044715f * v977;
@@ -1132,7 +1166,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v986 = 1.0f + v984;
     const float v987 = iron_recip_approx(v986);
     const float v988 = v977 * v987;
-    const __half v989 = __float2half_rn(v988);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v989 = iron_f32_to_f16(v988);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v990 = v967 * v1;
     const unsigned int v991 = v990 + v970;
     out[v991] = v989;
@@ -1146,8 +1180,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1000 = v998 && v999;
   if (v1000) {
     const float v1001 = v39.x[14];
-    const __half v1002 = bias[v997];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1003 = __half2float(v1002);
+    const iron_f16 v1002 = bias[v997];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1003 = iron_to_f32(v1002);
     const float v1004 = fmaf(v1001, v3, v1003);
     const float v1005 = v1004 * v1004;  // kernels/primitives/activation.hpp:38
     const float v1007 = 0.044715f * v1004;
@@ -1157,7 +1191,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1013 = 1.0f + v1011;
     const float v1014 = iron_recip_approx(v1013);
     const float v1015 = v1004 * v1014;
-    const __half v1016 = __float2half_rn(v1015);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1016 = iron_f32_to_f16(v1015);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1017 = v994 * v1;
     const unsigned int v1018 = v1017 + v997;
     out[v1018] = v1016;
@@ -1171,8 +1205,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1027 = v1025 && v1026;
   if (v1027) {
     const float v1028 = v39.x[15];
-    const __half v1029 = bias[v1024];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1030 = __half2float(v1029);
+    const iron_f16 v1029 = bias[v1024];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1030 = iron_to_f32(v1029);
     const float v1031 = fmaf(v1028, v3, v1030);
     const float v1032 = v1031 * v1031;  // kernels/primitives/activation.hpp:38
     const float v1034 = 0.044715f * v1031;
@@ -1182,7 +1216,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1040 = 1.0f + v1038;
     const float v1041 = iron_recip_approx(v1040);
     const float v1042 = v1031 * v1041;
-    const __half v1043 = __float2half_rn(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1043 = iron_f32_to_f16(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1044 = v1021 * v1;
     const unsigned int v1045 = v1044 + v1024;
     out[v1045] = v1043;
@@ -1196,8 +1230,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1054 = v1052 && v1053;
   if (v1054) {
     const float v1055 = v39.x[16];
-    const __half v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1057 = __half2float(v1056);
+    const iron_f16 v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1057 = iron_to_f32(v1056);
     const float v1058 = fmaf(v1055, v3, v1057);
     const float v1059 = v1058 * v1058;  // kernels/primitives/activation.hpp:38
     const float v1061 = 0.044715f * v1058;
@@ -1207,7 +1241,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1067 = 1.0f + v1065;
     const float v1068 = iron_recip_approx(v1067);
     const float v1069 = v1058 * v1068;
-    const __half v1070 = __float2half_rn(v1069);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1070 = iron_f32_to_f16(v1069);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1071 = v1048 * v1;
     const unsigned int v1072 = v1071 + v1051;
     out[v1072] = v1070;
@@ -1221,8 +1255,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1081 = v1079 && v1080;
   if (v1081) {
     const float v1082 = v39.x[17];
-    const __half v1083 = bias[v1078];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1084 = __half2float(v1083);
+    const iron_f16 v1083 = bias[v1078];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1084 = iron_to_f32(v1083);
     const float v1085 = fmaf(v1082, v3, v1084);
     const float v1086 = v1085 * v1085;  // kernels/primitives/activation.hpp:38
     const float v1088 = 0.044715f * v1085;
@@ -1232,7 +1266,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1094 = 1.0f + v1092;
     const float v1095 = iron_recip_approx(v1094);
     const float v1096 = v1085 * v1095;
-    const __half v1097 = __float2half_rn(v1096);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1097 = iron_f32_to_f16(v1096);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1098 = v1075 * v1;
     const unsigned int v1099 = v1098 + v1078;
     out[v1099] = v1097;
@@ -1246,8 +1280,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1108 = v1106 && v1107;
   if (v1108) {
     const float v1109 = v39.x[18];
-    const __half v1110 = bias[v1105];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1111 = __half2float(v1110);
+    const iron_f16 v1110 = bias[v1105];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1111 = iron_to_f32(v1110);
     const float v1112 = fmaf(v1109, v3, v1111);
     const float v1113 = v1112 * v1112;  // kernels/primitives/activation.hpp:38
     const float v1115 = 0.044715f * v1112;
@@ -1257,7 +1291,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1121 = 1.0f + v1119;
     const float v1122 = iron_recip_approx(v1121);
     const float v1123 = v1112 * v1122;
-    const __half v1124 = __float2half_rn(v1123);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1124 = iron_f32_to_f16(v1123);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1125 = v1102 * v1;
     const unsigned int v1126 = v1125 + v1105;
     out[v1126] = v1124;
@@ -1271,8 +1305,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1135 = v1133 && v1134;
   if (v1135) {
     const float v1136 = v39.x[19];
-    const __half v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1138 = __half2float(v1137);
+    const iron_f16 v1137 = bias[v1132];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1138 = iron_to_f32(v1137);
     const float v1139 = fmaf(v1136, v3, v1138);
     const float v1140 = v1139 * v1139;  // kernels/primitives/activation.hpp:38
     const float v1142 = 0.044715f * v1139;
@@ -1282,7 +1316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1148 = 1.0f + v1146;
     const float v1149 = iron_recip_approx(v1148);
     const float v1150 = v1139 * v1149;
-    const __half v1151 = __float2half_rn(v1150);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1151 = iron_f32_to_f16(v1150);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1152 = v1129 * v1;
     const unsigned int v1153 = v1152 + v1132;
     out[v1153] = v1151;
@@ -1296,8 +1330,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1162 = v1160 && v1161;
   if (v1162) {
     const float v1163 = v39.x[20];
-    const __half v1164 = bias[v1159];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1165 = __half2float(v1164);
+    const iron_f16 v1164 = bias[v1159];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1165 = iron_to_f32(v1164);
     const float v1166 = fmaf(v1163, v3, v1165);
     const float v1167 = v1166 * v1166;  // kernels/primitives/activation.hpp:38
     const float v1169 = 0.044715f * v1166;
@@ -1307,7 +1341,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1175 = 1.0f + v1173;
     const float v1176 = iron_recip_approx(v1175);
     const float v1177 = v1166 * v1176;
-    const __half v1178 = __float2half_rn(v1177);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1178 = iron_f32_to_f16(v1177);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1179 = v1156 * v1;
     const unsigned int v1180 = v1179 + v1159;
     out[v1180] = v1178;
@@ -1321,8 +1355,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1189 = v1187 && v1188;
   if (v1189) {
     const float v1190 = v39.x[21];
-    const __half v1191 = bias[v1186];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1192 = __half2float(v1191);
+    const iron_f16 v1191 = bias[v1186];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1192 = iron_to_f32(v1191);
     const float v1193 = fmaf(v1190, v3, v1192);
     const float v1194 = v1193 * v1193;  // kernels/primitives/activation.hpp:38
     const float v1196 = 0.044715f * v1193;
@@ -1332,7 +1366,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1202 = 1.0f + v1200;
     const float v1203 = iron_recip_approx(v1202);
     const float v1204 = v1193 * v1203;
-    const __half v1205 = __float2half_rn(v1204);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1205 = iron_f32_to_f16(v1204);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1206 = v1183 * v1;
     const unsigned int v1207 = v1206 + v1186;
     out[v1207] = v1205;
@@ -1346,8 +1380,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1216 = v1214 && v1215;
   if (v1216) {
     const float v1217 = v39.x[22];
-    const __half v1218 = bias[v1213];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1219 = __half2float(v1218);
+    const iron_f16 v1218 = bias[v1213];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1219 = iron_to_f32(v1218);
     const float v1220 = fmaf(v1217, v3, v1219);
     const float v1221 = v1220 * v1220;  // kernels/primitives/activation.hpp:38
     const float v1223 = 0.044715f * v1220;
@@ -1357,7 +1391,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1229 = 1.0f + v1227;
     const float v1230 = iron_recip_approx(v1229);
     const float v1231 = v1220 * v1230;
-    const __half v1232 = __float2half_rn(v1231);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1232 = iron_f32_to_f16(v1231);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1233 = v1210 * v1;
     const unsigned int v1234 = v1233 + v1213;
     out[v1234] = v1232;
@@ -1371,8 +1405,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1243 = v1241 && v1242;
   if (v1243) {
     const float v1244 = v39.x[23];
-    const __half v1245 = bias[v1240];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1246 = __half2float(v1245);
+    const iron_f16 v1245 = bias[v1240];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1246 = iron_to_f32(v1245);
     const float v1247 = fmaf(v1244, v3, v1246);
     const float v1248 = v1247 * v1247;  // kernels/primitives/activation.hpp:38
     const float v1250 = 0.044715f * v1247;
@@ -1382,7 +1416,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1256 = 1.0f + v1254;
     const float v1257 = iron_recip_approx(v1256);
     const float v1258 = v1247 * v1257;
-    const __half v1259 = __float2half_rn(v1258);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1259 = iron_f32_to_f16(v1258);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1260 = v1237 * v1;
     const unsigned int v1261 = v1260 + v1240;
     out[v1261] = v1259;
@@ -1396,8 +1430,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1270 = v1268 && v1269;
   if (v1270) {
     const float v1271 = v39.x[24];
-    const __half v1272 = bias[v1267];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1273 = __half2float(v1272);
+    const iron_f16 v1272 = bias[v1267];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1273 = iron_to_f32(v1272);
     const float v1274 = fmaf(v1271, v3, v1273);
     const float v1275 = v1274 * v1274;  // kernels/primitives/activation.hpp:38
     const float v1277 = 0.044715f * v1274;
@@ -1407,7 +1441,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1283 = 1.0f + v1281;
     const float v1284 = iron_recip_approx(v1283);
     const float v1285 = v1274 * v1284;
-    const __half v1286 = __float2half_rn(v1285);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1286 = iron_f32_to_f16(v1285);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1287 = v1264 * v1;
     const unsigned int v1288 = v1287 + v1267;
     out[v1288] = v1286;
@@ -1421,8 +1455,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1297 = v1295 && v1296;
   if (v1297) {
     const float v1298 = v39.x[25];
-    const __half v1299 = bias[v1294];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1300 = __half2float(v1299);
+    const iron_f16 v1299 = bias[v1294];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1300 = iron_to_f32(v1299);
     const float v1301 = fmaf(v1298, v3, v1300);
     const float v1302 = v1301 * v1301;  // kernels/primitives/activation.hpp:38
     const float v1304 = 0.044715f * v1301;
@@ -1432,7 +1466,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1310 = 1.0f + v1308;
     const float v1311 = iron_recip_approx(v1310);
     const float v1312 = v1301 * v1311;
-    const __half v1313 = __float2half_rn(v1312);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1313 = iron_f32_to_f16(v1312);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1314 = v1291 * v1;
     const unsigned int v1315 = v1314 + v1294;
     out[v1315] = v1313;
@@ -1446,8 +1480,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1324 = v1322 && v1323;
   if (v1324) {
     const float v1325 = v39.x[26];
-    const __half v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1327 = __half2float(v1326);
+    const iron_f16 v1326 = bias[v1321];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1327 = iron_to_f32(v1326);
     const float v1328 = fmaf(v1325, v3, v1327);
     const float v1329 = v1328 * v1328;  // kernels/primitives/activation.hpp:38
     const float v1331 = 0.044715f * v1328;
@@ -1457,7 +1491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1337 = 1.0f + v1335;
     const float v1338 = iron_recip_approx(v1337);
     const float v1339 = v1328 * v1338;
-    const __half v1340 = __float2half_rn(v1339);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1340 = iron_f32_to_f16(v1339);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1341 = v1318 * v1;
     const unsigned int v1342 = v1341 + v1321;
     out[v1342] = v1340;
@@ -1471,8 +1505,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1351 = v1349 && v1350;
   if (v1351) {
     const float v1352 = v39.x[27];
-    const __half v1353 = bias[v1348];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1354 = __half2float(v1353);
+    const iron_f16 v1353 = bias[v1348];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1354 = iron_to_f32(v1353);
     const float v1355 = fmaf(v1352, v3, v1354);
     const float v1356 = v1355 * v1355;  // kernels/primitives/activation.hpp:38
     const float v1358 = 0.044715f * v1355;
@@ -1482,7 +1516,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1364 = 1.0f + v1362;
     const float v1365 = iron_recip_approx(v1364);
     const float v1366 = v1355 * v1365;
-    const __half v1367 = __float2half_rn(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1367 = iron_f32_to_f16(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1368 = v1345 * v1;
     const unsigned int v1369 = v1368 + v1348;
     out[v1369] = v1367;
@@ -1496,8 +1530,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1378 = v1376 && v1377;
   if (v1378) {
     const float v1379 = v39.x[28];
-    const __half v1380 = bias[v1375];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1381 = __half2float(v1380);
+    const iron_f16 v1380 = bias[v1375];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1381 = iron_to_f32(v1380);
     const float v1382 = fmaf(v1379, v3, v1381);
     const float v1383 = v1382 * v1382;  // kernels/primitives/activation.hpp:38
     const float v1385 = 0.044715f * v1382;
@@ -1507,7 +1541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1391 = 1.0f + v1389;
     const float v1392 = iron_recip_approx(v1391);
     const float v1393 = v1382 * v1392;
-    const __half v1394 = __float2half_rn(v1393);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1394 = iron_f32_to_f16(v1393);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1395 = v1372 * v1;
     const unsigned int v1396 = v1395 + v1375;
     out[v1396] = v1394;
@@ -1521,8 +1555,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1405 = v1403 && v1404;
   if (v1405) {
     const float v1406 = v39.x[29];
-    const __half v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1408 = __half2float(v1407);
+    const iron_f16 v1407 = bias[v1402];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1408 = iron_to_f32(v1407);
     const float v1409 = fmaf(v1406, v3, v1408);
     const float v1410 = v1409 * v1409;  // kernels/primitives/activation.hpp:38
     const float v1412 = 0.044715f * v1409;
@@ -1532,7 +1566,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1418 = 1.0f + v1416;
     const float v1419 = iron_recip_approx(v1418);
     const float v1420 = v1409 * v1419;
-    const __half v1421 = __float2half_rn(v1420);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1421 = iron_f32_to_f16(v1420);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1422 = v1399 * v1;
     const unsigned int v1423 = v1422 + v1402;
     out[v1423] = v1421;
@@ -1546,8 +1580,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1432 = v1430 && v1431;
   if (v1432) {
     const float v1433 = v39.x[30];
-    const __half v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1435 = __half2float(v1434);
+    const iron_f16 v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1435 = iron_to_f32(v1434);
     const float v1436 = fmaf(v1433, v3, v1435);
     const float v1437 = v1436 * v1436;  // kernels/primitives/activation.hpp:38
     const float v1439 = 0.044715f * v1436;
@@ -1557,7 +1591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1445 = 1.0f + v1443;
     const float v1446 = iron_recip_approx(v1445);
     const float v1447 = v1436 * v1446;
-    const __half v1448 = __float2half_rn(v1447);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1448 = iron_f32_to_f16(v1447);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1449 = v1426 * v1;
     const unsigned int v1450 = v1449 + v1429;
     out[v1450] = v1448;
@@ -1571,8 +1605,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1459 = v1457 && v1458;
   if (v1459) {
     const float v1460 = v39.x[31];
-    const __half v1461 = bias[v1456];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1462 = __half2float(v1461);
+    const iron_f16 v1461 = bias[v1456];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1462 = iron_to_f32(v1461);
     const float v1463 = fmaf(v1460, v3, v1462);
     const float v1464 = v1463 * v1463;  // kernels/primitives/activation.hpp:38
     const float v1466 = 0.044715f * v1463;
@@ -1582,7 +1616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1472 = 1.0f + v1470;
     const float v1473 = iron_recip_approx(v1472);
     const float v1474 = v1463 * v1473;
-    const __half v1475 = __float2half_rn(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1475 = iron_f32_to_f16(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1476 = v1453 * v1;
     const unsigned int v1477 = v1476 + v1456;
     out[v1477] = v1475;
@@ -1596,8 +1630,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1486 = v1484 && v1485;
   if (v1486) {
     const float v1487 = v39.x[32];
-    const __half v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1489 = __half2float(v1488);
+    const iron_f16 v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1489 = iron_to_f32(v1488);
     const float v1490 = fmaf(v1487, v3, v1489);
     const float v1491 = v1490 * v1490;  // kernels/primitives/activation.hpp:38
     const float v1493 = 0.044715f * v1490;
@@ -1607,7 +1641,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1499 = 1.0f + v1497;
     const float v1500 = iron_recip_approx(v1499);
     const float v1501 = v1490 * v1500;
-    const __half v1502 = __float2half_rn(v1501);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1502 = iron_f32_to_f16(v1501);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1503 = v1480 * v1;
     const unsigned int v1504 = v1503 + v1483;
     out[v1504] = v1502;
@@ -1621,8 +1655,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1513 = v1511 && v1512;
   if (v1513) {
     const float v1514 = v39.x[33];
-    const __half v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1516 = __half2float(v1515);
+    const iron_f16 v1515 = bias[v1510];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1516 = iron_to_f32(v1515);
     const float v1517 = fmaf(v1514, v3, v1516);
     const float v1518 = v1517 * v1517;  // kernels/primitives/activation.hpp:38
     const float v1520 = 0.044715f * v1517;
@@ -1632,7 +1666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1526 = 1.0f + v1524;
     const float v1527 = iron_recip_approx(v1526);
     const float v1528 = v1517 * v1527;
-    const __half v1529 = __float2half_rn(v1528);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1529 = iron_f32_to_f16(v1528);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1530 = v1507 * v1;
     const unsigned int v1531 = v1530 + v1510;
     out[v1531] = v1529;
@@ -1646,8 +1680,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1540 = v1538 && v1539;
   if (v1540) {
     const float v1541 = v39.x[34];
-    const __half v1542 = bias[v1537];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1543 = __half2float(v1542);
+    const iron_f16 v1542 = bias[v1537];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1543 = iron_to_f32(v1542);
     const float v1544 = fmaf(v1541, v3, v1543);
     const float v1545 = v1544 * v1544;  // kernels/primitives/activation.hpp:38
     const float v1547 = 0.044715f * v1544;
@@ -1657,7 +1691,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1553 = 1.0f + v1551;
     const float v1554 = iron_recip_approx(v1553);
     const float v1555 = v1544 * v1554;
-    const __half v1556 = __float2half_rn(v1555);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1556 = iron_f32_to_f16(v1555);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1557 = v1534 * v1;
     const unsigned int v1558 = v1557 + v1537;
     out[v1558] = v1556;
@@ -1671,8 +1705,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1567 = v1565 && v1566;
   if (v1567) {
     const float v1568 = v39.x[35];
-    const __half v1569 = bias[v1564];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1570 = __half2float(v1569);
+    const iron_f16 v1569 = bias[v1564];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1570 = iron_to_f32(v1569);
     const float v1571 = fmaf(v1568, v3, v1570);
     const float v1572 = v1571 * v1571;  // kernels/primitives/activation.hpp:38
     const float v1574 = 0.044715f * v1571;
@@ -1682,7 +1716,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1580 = 1.0f + v1578;
     const float v1581 = iron_recip_approx(v1580);
     const float v1582 = v1571 * v1581;
-    const __half v1583 = __float2half_rn(v1582);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1583 = iron_f32_to_f16(v1582);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1584 = v1561 * v1;
     const unsigned int v1585 = v1584 + v1564;
     out[v1585] = v1583;
@@ -1696,8 +1730,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1594 = v1592 && v1593;
   if (v1594) {
     const float v1595 = v39.x[36];
-    const __half v1596 = bias[v1591];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1597 = __half2float(v1596);
+    const iron_f16 v1596 = bias[v1591];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1597 = iron_to_f32(v1596);
     const float v1598 = fmaf(v1595, v3, v1597);
     const float v1599 = v1598 * v1598;  // kernels/primitives/activation.hpp:38
     const float v1601 = 0.044715f * v1598;
@@ -1707,7 +1741,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1607 = 1.0f + v1605;
     const float v1608 = iron_recip_approx(v1607);
     const float v1609 = v1598 * v1608;
-    const __half v1610 = __float2half_rn(v1609);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1610 = iron_f32_to_f16(v1609);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1611 = v1588 * v1;
     const unsigned int v1612 = v1611 + v1591;
     out[v1612] = v1610;
@@ -1721,8 +1755,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1621 = v1619 && v1620;
   if (v1621) {
     const float v1622 = v39.x[37];
-    const __half v1623 = bias[v1618];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1624 = __half2float(v1623);
+    const iron_f16 v1623 = bias[v1618];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1624 = iron_to_f32(v1623);
     const float v1625 = fmaf(v1622, v3, v1624);
     const float v1626 = v1625 * v1625;  // kernels/primitives/activation.hpp:38
     const float v1628 = 0.044715f * v1625;
@@ -1732,7 +1766,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1634 = 1.0f + v1632;
     const float v1635 = iron_recip_approx(v1634);
     const float v1636 = v1625 * v1635;
-    const __half v1637 = __float2half_rn(v1636);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1637 = iron_f32_to_f16(v1636);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1638 = v1615 * v1;
     const unsigned int v1639 = v1638 + v1618;
     out[v1639] = v1637;
@@ -1746,8 +1780,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1648 = v1646 && v1647;
   if (v1648) {
     const float v1649 = v39.x[38];
-    const __half v1650 = bias[v1645];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1651 = __half2float(v1650);
+    const iron_f16 v1650 = bias[v1645];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1651 = iron_to_f32(v1650);
     const float v1652 = fmaf(v1649, v3, v1651);
     const float v1653 = v1652 * v1652;  // kernels/primitives/activation.hpp:38
     const float v1655 = 0.044715f * v1652;
@@ -1757,7 +1791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1661 = 1.0f + v1659;
     const float v1662 = iron_recip_approx(v1661);
     const float v1663 = v1652 * v1662;
-    const __half v1664 = __float2half_rn(v1663);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1664 = iron_f32_to_f16(v1663);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1665 = v1642 * v1;
     const unsigned int v1666 = v1665 + v1645;
     out[v1666] = v1664;
@@ -1771,8 +1805,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1675 = v1673 && v1674;
   if (v1675) {
     const float v1676 = v39.x[39];
-    const __half v1677 = bias[v1672];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1678 = __half2float(v1677);
+    const iron_f16 v1677 = bias[v1672];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1678 = iron_to_f32(v1677);
     const float v1679 = fmaf(v1676, v3, v1678);
     const float v1680 = v1679 * v1679;  // kernels/primitives/activation.hpp:38
     const float v1682 = 0.044715f * v1679;
@@ -1782,7 +1816,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1688 = 1.0f + v1686;
     const float v1689 = iron_recip_approx(v1688);
     const float v1690 = v1679 * v1689;
-    const __half v1691 = __float2half_rn(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1691 = iron_f32_to_f16(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1692 = v1669 * v1;
     const unsigned int v1693 = v1692 + v1672;
     out[v1693] = v1691;
@@ -1796,8 +1830,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1702 = v1700 && v1701;
   if (v1702) {
     const float v1703 = v39.x[40];
-    const __half v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1705 = __half2float(v1704);
+    const iron_f16 v1704 = bias[v1699];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1705 = iron_to_f32(v1704);
     const float v1706 = fmaf(v1703, v3, v1705);
     const float v1707 = v1706 * v1706;  // kernels/primitives/activation.hpp:38
     const float v1709 = 0.044715f * v1706;
@@ -1807,7 +1841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1715 = 1.0f + v1713;
     const float v1716 = iron_recip_approx(v1715);
     const float v1717 = v1706 * v1716;
-    const __half v1718 = __float2half_rn(v1717);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1718 = iron_f32_to_f16(v1717);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1719 = v1696 * v1;
     const unsigned int v1720 = v1719 + v1699;
     out[v1720] = v1718;
@@ -1821,8 +1855,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1729 = v1727 && v1728;
   if (v1729) {
     const float v1730 = v39.x[41];
-    const __half v1731 = bias[v1726];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1732 = __half2float(v1731);
+    const iron_f16 v1731 = bias[v1726];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1732 = iron_to_f32(v1731);
     const float v1733 = fmaf(v1730, v3, v1732);
     const float v1734 = v1733 * v1733;  // kernels/primitives/activation.hpp:38
     const float v1736 = 0.044715f * v1733;
@@ -1832,7 +1866,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1742 = 1.0f + v1740;
     const float v1743 = iron_recip_approx(v1742);
     const float v1744 = v1733 * v1743;
-    const __half v1745 = __float2half_rn(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1745 = iron_f32_to_f16(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1746 = v1723 * v1;
     const unsigned int v1747 = v1746 + v1726;
     out[v1747] = v1745;
@@ -1846,8 +1880,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1756 = v1754 && v1755;
   if (v1756) {
     const float v1757 = v39.x[42];
-    const __half v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1759 = __half2float(v1758);
+    const iron_f16 v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1759 = iron_to_f32(v1758);
     const float v1760 = fmaf(v1757, v3, v1759);
     const float v1761 = v1760 * v1760;  // kernels/primitives/activation.hpp:38
     const float v1763 = 0.044715f * v1760;
@@ -1857,7 +1891,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1769 = 1.0f + v1767;
     const float v1770 = iron_recip_approx(v1769);
     const float v1771 = v1760 * v1770;
-    const __half v1772 = __float2half_rn(v1771);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1772 = iron_f32_to_f16(v1771);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1773 = v1750 * v1;
     const unsigned int v1774 = v1773 + v1753;
     out[v1774] = v1772;
@@ -1871,8 +1905,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1783 = v1781 && v1782;
   if (v1783) {
     const float v1784 = v39.x[43];
-    const __half v1785 = bias[v1780];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1786 = __half2float(v1785);
+    const iron_f16 v1785 = bias[v1780];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1786 = iron_to_f32(v1785);
     const float v1787 = fmaf(v1784, v3, v1786);
     const float v1788 = v1787 * v1787;  // kernels/primitives/activation.hpp:38
     const float v1790 = 0.044715f * v1787;
@@ -1882,7 +1916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1796 = 1.0f + v1794;
     const float v1797 = iron_recip_approx(v1796);
     const float v1798 = v1787 * v1797;
-    const __half v1799 = __float2half_rn(v1798);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1799 = iron_f32_to_f16(v1798);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1800 = v1777 * v1;
     const unsigned int v1801 = v1800 + v1780;
     out[v1801] = v1799;
@@ -1896,8 +1930,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1810 = v1808 && v1809;
   if (v1810) {
     const float v1811 = v39.x[44];
-    const __half v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1813 = __half2float(v1812);
+    const iron_f16 v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1813 = iron_to_f32(v1812);
     const float v1814 = fmaf(v1811, v3, v1813);
     const float v1815 = v1814 * v1814;  // kernels/primitives/activation.hpp:38
     const float v1817 = 0.044715f * v1814;
@@ -1907,7 +1941,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1823 = 1.0f + v1821;
     const float v1824 = iron_recip_approx(v1823);
     const float v1825 = v1814 * v1824;
-    const __half v1826 = __float2half_rn(v1825);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1826 = iron_f32_to_f16(v1825);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1827 = v1804 * v1;
     const unsigned int v1828 = v1827 + v1807;
     out[v1828] = v1826;
@@ -1921,8 +1955,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1837 = v1835 && v1836;
   if (v1837) {
     const float v1838 = v39.x[45];
-    const __half v1839 = bias[v1834];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1840 = __half2float(v1839);
+    const iron_f16 v1839 = bias[v1834];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1840 = iron_to_f32(v1839);
     const float v1841 = fmaf(v1838, v3, v1840);
     const float v1842 = v1841 * v1841;  // kernels/primitives/activation.hpp:38
     const float v1844 = 0.044715f * v1841;
@@ -1932,7 +1966,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1850 = 1.0f + v1848;
     const float v1851 = iron_recip_approx(v1850);
     const float v1852 = v1841 * v1851;
-    const __half v1853 = __float2half_rn(v1852);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1853 = iron_f32_to_f16(v1852);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1854 = v1831 * v1;
     const unsigned int v1855 = v1854 + v1834;
     out[v1855] = v1853;
@@ -1946,8 +1980,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1864 = v1862 && v1863;
   if (v1864) {
     const float v1865 = v39.x[46];
-    const __half v1866 = bias[v1861];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1867 = __half2float(v1866);
+    const iron_f16 v1866 = bias[v1861];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1867 = iron_to_f32(v1866);
     const float v1868 = fmaf(v1865, v3, v1867);
     const float v1869 = v1868 * v1868;  // kernels/primitives/activation.hpp:38
     const float v1871 = 0.044715f * v1868;
@@ -1957,7 +1991,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1877 = 1.0f + v1875;
     const float v1878 = iron_recip_approx(v1877);
     const float v1879 = v1868 * v1878;
-    const __half v1880 = __float2half_rn(v1879);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1880 = iron_f32_to_f16(v1879);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1881 = v1858 * v1;
     const unsigned int v1882 = v1881 + v1861;
     out[v1882] = v1880;
@@ -1971,8 +2005,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1891 = v1889 && v1890;
   if (v1891) {
     const float v1892 = v39.x[47];
-    const __half v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1894 = __half2float(v1893);
+    const iron_f16 v1893 = bias[v1888];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1894 = iron_to_f32(v1893);
     const float v1895 = fmaf(v1892, v3, v1894);
     const float v1896 = v1895 * v1895;  // kernels/primitives/activation.hpp:38
     const float v1898 = 0.044715f * v1895;
@@ -1982,7 +2016,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1904 = 1.0f + v1902;
     const float v1905 = iron_recip_approx(v1904);
     const float v1906 = v1895 * v1905;
-    const __half v1907 = __float2half_rn(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1907 = iron_f32_to_f16(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1908 = v1885 * v1;
     const unsigned int v1909 = v1908 + v1888;
     out[v1909] = v1907;
@@ -1996,8 +2030,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1918 = v1916 && v1917;
   if (v1918) {
     const float v1919 = v39.x[48];
-    const __half v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1921 = __half2float(v1920);
+    const iron_f16 v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1921 = iron_to_f32(v1920);
     const float v1922 = fmaf(v1919, v3, v1921);
     const float v1923 = v1922 * v1922;  // kernels/primitives/activation.hpp:38
     const float v1925 = 0.044715f * v1922;
@@ -2007,7 +2041,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1931 = 1.0f + v1929;
     const float v1932 = iron_recip_approx(v1931);
     const float v1933 = v1922 * v1932;
-    const __half v1934 = __float2half_rn(v1933);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1934 = iron_f32_to_f16(v1933);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1935 = v1912 * v1;
     const unsigned int v1936 = v1935 + v1915;
     out[v1936] = v1934;
@@ -2021,8 +2055,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1945 = v1943 && v1944;
   if (v1945) {
     const float v1946 = v39.x[49];
-    const __half v1947 = bias[v1942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1948 = __half2float(v1947);
+    const iron_f16 v1947 = bias[v1942];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1948 = iron_to_f32(v1947);
     const float v1949 = fmaf(v1946, v3, v1948);
     const float v1950 = v1949 * v1949;  // kernels/primitives/activation.hpp:38
     const float v1952 = 0.044715f * v1949;
@@ -2032,7 +2066,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1958 = 1.0f + v1956;
     const float v1959 = iron_recip_approx(v1958);
     const float v1960 = v1949 * v1959;
-    const __half v1961 = __float2half_rn(v1960);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1961 = iron_f32_to_f16(v1960);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1962 = v1939 * v1;
     const unsigned int v1963 = v1962 + v1942;
     out[v1963] = v1961;
@@ -2046,8 +2080,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1972 = v1970 && v1971;
   if (v1972) {
     const float v1973 = v39.x[50];
-    const __half v1974 = bias[v1969];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1975 = __half2float(v1974);
+    const iron_f16 v1974 = bias[v1969];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1975 = iron_to_f32(v1974);
     const float v1976 = fmaf(v1973, v3, v1975);
     const float v1977 = v1976 * v1976;  // kernels/primitives/activation.hpp:38
     const float v1979 = 0.044715f * v1976;
@@ -2057,7 +2091,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v1985 = 1.0f + v1983;
     const float v1986 = iron_recip_approx(v1985);
     const float v1987 = v1976 * v1986;
-    const __half v1988 = __float2half_rn(v1987);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1988 = iron_f32_to_f16(v1987);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1989 = v1966 * v1;
     const unsigned int v1990 = v1989 + v1969;
     out[v1990] = v1988;
@@ -2071,8 +2105,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v1999 = v1997 && v1998;
   if (v1999) {
     const float v2000 = v39.x[51];
-    const __half v2001 = bias[v1996];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2002 = __half2float(v2001);
+    const iron_f16 v2001 = bias[v1996];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2002 = iron_to_f32(v2001);
     const float v2003 = fmaf(v2000, v3, v2002);
     const float v2004 = v2003 * v2003;  // kernels/primitives/activation.hpp:38
     const float v2006 = 0.044715f * v2003;
@@ -2082,7 +2116,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2012 = 1.0f + v2010;
     const float v2013 = iron_recip_approx(v2012);
     const float v2014 = v2003 * v2013;
-    const __half v2015 = __float2half_rn(v2014);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2015 = iron_f32_to_f16(v2014);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2016 = v1993 * v1;
     const unsigned int v2017 = v2016 + v1996;
     out[v2017] = v2015;
@@ -2096,8 +2130,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2026 = v2024 && v2025;
   if (v2026) {
     const float v2027 = v39.x[52];
-    const __half v2028 = bias[v2023];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2029 = __half2float(v2028);
+    const iron_f16 v2028 = bias[v2023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2029 = iron_to_f32(v2028);
     const float v2030 = fmaf(v2027, v3, v2029);
     const float v2031 = v2030 * v2030;  // kernels/primitives/activation.hpp:38
     const float v2033 = 0.044715f * v2030;
@@ -2107,7 +2141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2039 = 1.0f + v2037;
     const float v2040 = iron_recip_approx(v2039);
     const float v2041 = v2030 * v2040;
-    const __half v2042 = __float2half_rn(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2042 = iron_f32_to_f16(v2041);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2043 = v2020 * v1;
     const unsigned int v2044 = v2043 + v2023;
     out[v2044] = v2042;
@@ -2121,8 +2155,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2053 = v2051 && v2052;
   if (v2053) {
     const float v2054 = v39.x[53];
-    const __half v2055 = bias[v2050];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2056 = __half2float(v2055);
+    const iron_f16 v2055 = bias[v2050];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2056 = iron_to_f32(v2055);
     const float v2057 = fmaf(v2054, v3, v2056);
     const float v2058 = v2057 * v2057;  // kernels/primitives/activation.hpp:38
     const float v2060 = 0.044715f * v2057;
@@ -2132,7 +2166,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2066 = 1.0f + v2064;
     const float v2067 = iron_recip_approx(v2066);
     const float v2068 = v2057 * v2067;
-    const __half v2069 = __float2half_rn(v2068);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2069 = iron_f32_to_f16(v2068);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2070 = v2047 * v1;
     const unsigned int v2071 = v2070 + v2050;
     out[v2071] = v2069;
@@ -2146,8 +2180,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2080 = v2078 && v2079;
   if (v2080) {
     const float v2081 = v39.x[54];
-    const __half v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2083 = __half2float(v2082);
+    const iron_f16 v2082 = bias[v2077];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2083 = iron_to_f32(v2082);
     const float v2084 = fmaf(v2081, v3, v2083);
     const float v2085 = v2084 * v2084;  // kernels/primitives/activation.hpp:38
     const float v2087 = 0.044715f * v2084;
@@ -2157,7 +2191,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2093 = 1.0f + v2091;
     const float v2094 = iron_recip_approx(v2093);
     const float v2095 = v2084 * v2094;
-    const __half v2096 = __float2half_rn(v2095);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2096 = iron_f32_to_f16(v2095);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2097 = v2074 * v1;
     const unsigned int v2098 = v2097 + v2077;
     out[v2098] = v2096;
@@ -2171,8 +2205,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2107 = v2105 && v2106;
   if (v2107) {
     const float v2108 = v39.x[55];
-    const __half v2109 = bias[v2104];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2110 = __half2float(v2109);
+    const iron_f16 v2109 = bias[v2104];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2110 = iron_to_f32(v2109);
     const float v2111 = fmaf(v2108, v3, v2110);
     const float v2112 = v2111 * v2111;  // kernels/primitives/activation.hpp:38
     const float v2114 = 0.044715f * v2111;
@@ -2182,7 +2216,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2120 = 1.0f + v2118;
     const float v2121 = iron_recip_approx(v2120);
     const float v2122 = v2111 * v2121;
-    const __half v2123 = __float2half_rn(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2123 = iron_f32_to_f16(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2124 = v2101 * v1;
     const unsigned int v2125 = v2124 + v2104;
     out[v2125] = v2123;
@@ -2196,8 +2230,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2134 = v2132 && v2133;
   if (v2134) {
     const float v2135 = v39.x[56];
-    const __half v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2137 = __half2float(v2136);
+    const iron_f16 v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2137 = iron_to_f32(v2136);
     const float v2138 = fmaf(v2135, v3, v2137);
     const float v2139 = v2138 * v2138;  // kernels/primitives/activation.hpp:38
     const float v2141 = 0.044715f * v2138;
@@ -2207,7 +2241,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2147 = 1.0f + v2145;
     const float v2148 = iron_recip_approx(v2147);
     const float v2149 = v2138 * v2148;
-    const __half v2150 = __float2half_rn(v2149);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2150 = iron_f32_to_f16(v2149);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2151 = v2128 * v1;
     const unsigned int v2152 = v2151 + v2131;
     out[v2152] = v2150;
@@ -2221,8 +2255,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2161 = v2159 && v2160;
   if (v2161) {
     const float v2162 = v39.x[57];
-    const __half v2163 = bias[v2158];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2164 = __half2float(v2163);
+    const iron_f16 v2163 = bias[v2158];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2164 = iron_to_f32(v2163);
     const float v2165 = fmaf(v2162, v3, v2164);
     const float v2166 = v2165 * v2165;  // kernels/primitives/activation.hpp:38
     const float v2168 = 0.044715f * v2165;
@@ -2232,7 +2266,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2174 = 1.0f + v2172;
     const float v2175 = iron_recip_approx(v2174);
     const float v2176 = v2165 * v2175;
-    const __half v2177 = __float2half_rn(v2176);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2177 = iron_f32_to_f16(v2176);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2178 = v2155 * v1;
     const unsigned int v2179 = v2178 + v2158;
     out[v2179] = v2177;
@@ -2246,8 +2280,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2188 = v2186 && v2187;
   if (v2188) {
     const float v2189 = v39.x[58];
-    const __half v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2191 = __half2float(v2190);
+    const iron_f16 v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2191 = iron_to_f32(v2190);
     const float v2192 = fmaf(v2189, v3, v2191);
     const float v2193 = v2192 * v2192;  // kernels/primitives/activation.hpp:38
     const float v2195 = 0.044715f * v2192;
@@ -2257,7 +2291,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2201 = 1.0f + v2199;
     const float v2202 = iron_recip_approx(v2201);
     const float v2203 = v2192 * v2202;
-    const __half v2204 = __float2half_rn(v2203);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2204 = iron_f32_to_f16(v2203);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2205 = v2182 * v1;
     const unsigned int v2206 = v2205 + v2185;
     out[v2206] = v2204;
@@ -2271,8 +2305,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2215 = v2213 && v2214;
   if (v2215) {
     const float v2216 = v39.x[59];
-    const __half v2217 = bias[v2212];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2218 = __half2float(v2217);
+    const iron_f16 v2217 = bias[v2212];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2218 = iron_to_f32(v2217);
     const float v2219 = fmaf(v2216, v3, v2218);
     const float v2220 = v2219 * v2219;  // kernels/primitives/activation.hpp:38
     const float v2222 = 0.044715f * v2219;
@@ -2282,7 +2316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2228 = 1.0f + v2226;
     const float v2229 = iron_recip_approx(v2228);
     const float v2230 = v2219 * v2229;
-    const __half v2231 = __float2half_rn(v2230);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2231 = iron_f32_to_f16(v2230);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2232 = v2209 * v1;
     const unsigned int v2233 = v2232 + v2212;
     out[v2233] = v2231;
@@ -2296,8 +2330,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2242 = v2240 && v2241;
   if (v2242) {
     const float v2243 = v39.x[60];
-    const __half v2244 = bias[v2239];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2245 = __half2float(v2244);
+    const iron_f16 v2244 = bias[v2239];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2245 = iron_to_f32(v2244);
     const float v2246 = fmaf(v2243, v3, v2245);
     const float v2247 = v2246 * v2246;  // kernels/primitives/activation.hpp:38
     const float v2249 = 0.044715f * v2246;
@@ -2307,7 +2341,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2255 = 1.0f + v2253;
     const float v2256 = iron_recip_approx(v2255);
     const float v2257 = v2246 * v2256;
-    const __half v2258 = __float2half_rn(v2257);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2258 = iron_f32_to_f16(v2257);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2259 = v2236 * v1;
     const unsigned int v2260 = v2259 + v2239;
     out[v2260] = v2258;
@@ -2321,8 +2355,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2269 = v2267 && v2268;
   if (v2269) {
     const float v2270 = v39.x[61];
-    const __half v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2272 = __half2float(v2271);
+    const iron_f16 v2271 = bias[v2266];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2272 = iron_to_f32(v2271);
     const float v2273 = fmaf(v2270, v3, v2272);
     const float v2274 = v2273 * v2273;  // kernels/primitives/activation.hpp:38
     const float v2276 = 0.044715f * v2273;
@@ -2332,7 +2366,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2282 = 1.0f + v2280;
     const float v2283 = iron_recip_approx(v2282);
     const float v2284 = v2273 * v2283;
-    const __half v2285 = __float2half_rn(v2284);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2285 = iron_f32_to_f16(v2284);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2286 = v2263 * v1;
     const unsigned int v2287 = v2286 + v2266;
     out[v2287] = v2285;
@@ -2346,8 +2380,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2296 = v2294 && v2295;
   if (v2296) {
     const float v2297 = v39.x[62];
-    const __half v2298 = bias[v2293];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2299 = __half2float(v2298);
+    const iron_f16 v2298 = bias[v2293];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2299 = iron_to_f32(v2298);
     const float v2300 = fmaf(v2297, v3, v2299);
     const float v2301 = v2300 * v2300;  // kernels/primitives/activation.hpp:38
     const float v2303 = 0.044715f * v2300;
@@ -2357,7 +2391,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2309 = 1.0f + v2307;
     const float v2310 = iron_recip_approx(v2309);
     const float v2311 = v2300 * v2310;
-    const __half v2312 = __float2half_rn(v2311);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2312 = iron_f32_to_f16(v2311);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2313 = v2290 * v1;
     const unsigned int v2314 = v2313 + v2293;
     out[v2314] = v2312;
@@ -2371,8 +2405,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2323 = v2321 && v2322;
   if (v2323) {
     const float v2324 = v39.x[63];
-    const __half v2325 = bias[v2320];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2326 = __half2float(v2325);
+    const iron_f16 v2325 = bias[v2320];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2326 = iron_to_f32(v2325);
     const float v2327 = fmaf(v2324, v3, v2326);
     const float v2328 = v2327 * v2327;  // kernels/primitives/activation.hpp:38
     const float v2330 = 0.044715f * v2327;
@@ -2382,7 +2416,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2336 = 1.0f + v2334;
     const float v2337 = iron_recip_approx(v2336);
     const float v2338 = v2327 * v2337;
-    const __half v2339 = __float2half_rn(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2339 = iron_f32_to_f16(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2340 = v2317 * v1;
     const unsigned int v2341 = v2340 + v2320;
     out[v2341] = v2339;
@@ -2396,8 +2430,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2350 = v2348 && v2349;
   if (v2350) {
     const float v2351 = v39.x[64];
-    const __half v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2353 = __half2float(v2352);
+    const iron_f16 v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2353 = iron_to_f32(v2352);
     const float v2354 = fmaf(v2351, v3, v2353);
     const float v2355 = v2354 * v2354;  // kernels/primitives/activation.hpp:38
     const float v2357 = 0.044715f * v2354;
@@ -2407,7 +2441,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2363 = 1.0f + v2361;
     const float v2364 = iron_recip_approx(v2363);
     const float v2365 = v2354 * v2364;
-    const __half v2366 = __float2half_rn(v2365);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2366 = iron_f32_to_f16(v2365);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2367 = v2344 * v1;
     const unsigned int v2368 = v2367 + v2347;
     out[v2368] = v2366;
@@ -2421,8 +2455,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2377 = v2375 && v2376;
   if (v2377) {
     const float v2378 = v39.x[65];
-    const __half v2379 = bias[v2374];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2380 = __half2float(v2379);
+    const iron_f16 v2379 = bias[v2374];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2380 = iron_to_f32(v2379);
     const float v2381 = fmaf(v2378, v3, v2380);
     const float v2382 = v2381 * v2381;  // kernels/primitives/activation.hpp:38
     const float v2384 = 0.044715f * v2381;
@@ -2432,7 +2466,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2390 = 1.0f + v2388;
     const float v2391 = iron_recip_approx(v2390);
     const float v2392 = v2381 * v2391;
-    const __half v2393 = __float2half_rn(v2392);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2393 = iron_f32_to_f16(v2392);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2394 = v2371 * v1;
     const unsigned int v2395 = v2394 + v2374;
     out[v2395] = v2393;
@@ -2446,8 +2480,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2404 = v2402 && v2403;
   if (v2404) {
     const float v2405 = v39.x[66];
-    const __half v2406 = bias[v2401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2407 = __half2float(v2406);
+    const iron_f16 v2406 = bias[v2401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2407 = iron_to_f32(v2406);
     const float v2408 = fmaf(v2405, v3, v2407);
     const float v2409 = v2408 * v2408;  // kernels/primitives/activation.hpp:38
     const float v2411 = 0.044715f * v2408;
@@ -2457,7 +2491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2417 = 1.0f + v2415;
     const float v2418 = iron_recip_approx(v2417);
     const float v2419 = v2408 * v2418;
-    const __half v2420 = __float2half_rn(v2419);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2420 = iron_f32_to_f16(v2419);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2421 = v2398 * v1;
     const unsigned int v2422 = v2421 + v2401;
     out[v2422] = v2420;
@@ -2471,8 +2505,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2431 = v2429 && v2430;
   if (v2431) {
     const float v2432 = v39.x[67];
-    const __half v2433 = bias[v2428];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2434 = __half2float(v2433);
+    const iron_f16 v2433 = bias[v2428];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2434 = iron_to_f32(v2433);
     const float v2435 = fmaf(v2432, v3, v2434);
     const float v2436 = v2435 * v2435;  // kernels/primitives/activation.hpp:38
     const float v2438 = 0.044715f * v2435;
@@ -2482,7 +2516,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2444 = 1.0f + v2442;
     const float v2445 = iron_recip_approx(v2444);
     const float v2446 = v2435 * v2445;
-    const __half v2447 = __float2half_rn(v2446);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2447 = iron_f32_to_f16(v2446);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2448 = v2425 * v1;
     const unsigned int v2449 = v2448 + v2428;
     out[v2449] = v2447;
@@ -2496,8 +2530,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2458 = v2456 && v2457;
   if (v2458) {
     const float v2459 = v39.x[68];
-    const __half v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2461 = __half2float(v2460);
+    const iron_f16 v2460 = bias[v2455];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2461 = iron_to_f32(v2460);
     const float v2462 = fmaf(v2459, v3, v2461);
     const float v2463 = v2462 * v2462;  // kernels/primitives/activation.hpp:38
     const float v2465 = 0.044715f * v2462;
@@ -2507,7 +2541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2471 = 1.0f + v2469;
     const float v2472 = iron_recip_approx(v2471);
     const float v2473 = v2462 * v2472;
-    const __half v2474 = __float2half_rn(v2473);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2474 = iron_f32_to_f16(v2473);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2475 = v2452 * v1;
     const unsigned int v2476 = v2475 + v2455;
     out[v2476] = v2474;
@@ -2521,8 +2555,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2485 = v2483 && v2484;
   if (v2485) {
     const float v2486 = v39.x[69];
-    const __half v2487 = bias[v2482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2488 = __half2float(v2487);
+    const iron_f16 v2487 = bias[v2482];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2488 = iron_to_f32(v2487);
     const float v2489 = fmaf(v2486, v3, v2488);
     const float v2490 = v2489 * v2489;  // kernels/primitives/activation.hpp:38
     const float v2492 = 0.044715f * v2489;
@@ -2532,7 +2566,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2498 = 1.0f + v2496;
     const float v2499 = iron_recip_approx(v2498);
     const float v2500 = v2489 * v2499;
-    const __half v2501 = __float2half_rn(v2500);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2501 = iron_f32_to_f16(v2500);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2502 = v2479 * v1;
     const unsigned int v2503 = v2502 + v2482;
     out[v2503] = v2501;
@@ -2546,8 +2580,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2512 = v2510 && v2511;
   if (v2512) {
     const float v2513 = v39.x[70];
-    const __half v2514 = bias[v2509];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2515 = __half2float(v2514);
+    const iron_f16 v2514 = bias[v2509];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2515 = iron_to_f32(v2514);
     const float v2516 = fmaf(v2513, v3, v2515);
     const float v2517 = v2516 * v2516;  // kernels/primitives/activation.hpp:38
     const float v2519 = 0.044715f * v2516;
@@ -2557,7 +2591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2525 = 1.0f + v2523;
     const float v2526 = iron_recip_approx(v2525);
     const float v2527 = v2516 * v2526;
-    const __half v2528 = __float2half_rn(v2527);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2528 = iron_f32_to_f16(v2527);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2529 = v2506 * v1;
     const unsigned int v2530 = v2529 + v2509;
     out[v2530] = v2528;
@@ -2571,8 +2605,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2539 = v2537 && v2538;
   if (v2539) {
     const float v2540 = v39.x[71];
-    const __half v2541 = bias[v2536];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2542 = __half2float(v2541);
+    const iron_f16 v2541 = bias[v2536];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2542 = iron_to_f32(v2541);
     const float v2543 = fmaf(v2540, v3, v2542);
     const float v2544 = v2543 * v2543;  // kernels/primitives/activation.hpp:38
     const float v2546 = 0.044715f * v2543;
@@ -2582,7 +2616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2552 = 1.0f + v2550;
     const float v2553 = iron_recip_approx(v2552);
     const float v2554 = v2543 * v2553;
-    const __half v2555 = __float2half_rn(v2554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2555 = iron_f32_to_f16(v2554);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2556 = v2533 * v1;
     const unsigned int v2557 = v2556 + v2536;
     out[v2557] = v2555;
@@ -2596,8 +2630,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2566 = v2564 && v2565;
   if (v2566) {
     const float v2567 = v39.x[72];
-    const __half v2568 = bias[v2563];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2569 = __half2float(v2568);
+    const iron_f16 v2568 = bias[v2563];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2569 = iron_to_f32(v2568);
     const float v2570 = fmaf(v2567, v3, v2569);
     const float v2571 = v2570 * v2570;  // kernels/primitives/activation.hpp:38
     const float v2573 = 0.044715f * v2570;
@@ -2607,7 +2641,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2579 = 1.0f + v2577;
     const float v2580 = iron_recip_approx(v2579);
     const float v2581 = v2570 * v2580;
-    const __half v2582 = __float2half_rn(v2581);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2582 = iron_f32_to_f16(v2581);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2583 = v2560 * v1;
     const unsigned int v2584 = v2583 + v2563;
     out[v2584] = v2582;
@@ -2621,8 +2655,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2593 = v2591 && v2592;
   if (v2593) {
     const float v2594 = v39.x[73];
-    const __half v2595 = bias[v2590];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2596 = __half2float(v2595);
+    const iron_f16 v2595 = bias[v2590];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2596 = iron_to_f32(v2595);
     const float v2597 = fmaf(v2594, v3, v2596);
     const float v2598 = v2597 * v2597;  // kernels/primitives/activation.hpp:38
     const float v2600 = 0.044715f * v2597;
@@ -2632,7 +2666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2606 = 1.0f + v2604;
     const float v2607 = iron_recip_approx(v2606);
     const float v2608 = v2597 * v2607;
-    const __half v2609 = __float2half_rn(v2608);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2609 = iron_f32_to_f16(v2608);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2610 = v2587 * v1;
     const unsigned int v2611 = v2610 + v2590;
     out[v2611] = v2609;
@@ -2646,8 +2680,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2620 = v2618 && v2619;
   if (v2620) {
     const float v2621 = v39.x[74];
-    const __half v2622 = bias[v2617];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2623 = __half2float(v2622);
+    const iron_f16 v2622 = bias[v2617];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2623 = iron_to_f32(v2622);
     const float v2624 = fmaf(v2621, v3, v2623);
     const float v2625 = v2624 * v2624;  // kernels/primitives/activation.hpp:38
     const float v2627 = 0.044715f * v2624;
@@ -2657,7 +2691,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2633 = 1.0f + v2631;
     const float v2634 = iron_recip_approx(v2633);
     const float v2635 = v2624 * v2634;
-    const __half v2636 = __float2half_rn(v2635);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2636 = iron_f32_to_f16(v2635);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2637 = v2614 * v1;
     const unsigned int v2638 = v2637 + v2617;
     out[v2638] = v2636;
@@ -2671,8 +2705,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2647 = v2645 && v2646;
   if (v2647) {
     const float v2648 = v39.x[75];
-    const __half v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2650 = __half2float(v2649);
+    const iron_f16 v2649 = bias[v2644];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2650 = iron_to_f32(v2649);
     const float v2651 = fmaf(v2648, v3, v2650);
     const float v2652 = v2651 * v2651;  // kernels/primitives/activation.hpp:38
     const float v2654 = 0.044715f * v2651;
@@ -2682,7 +2716,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2660 = 1.0f + v2658;
     const float v2661 = iron_recip_approx(v2660);
     const float v2662 = v2651 * v2661;
-    const __half v2663 = __float2half_rn(v2662);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2663 = iron_f32_to_f16(v2662);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2664 = v2641 * v1;
     const unsigned int v2665 = v2664 + v2644;
     out[v2665] = v2663;
@@ -2696,8 +2730,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2674 = v2672 && v2673;
   if (v2674) {
     const float v2675 = v39.x[76];
-    const __half v2676 = bias[v2671];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2677 = __half2float(v2676);
+    const iron_f16 v2676 = bias[v2671];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2677 = iron_to_f32(v2676);
     const float v2678 = fmaf(v2675, v3, v2677);
     const float v2679 = v2678 * v2678;  // kernels/primitives/activation.hpp:38
     const float v2681 = 0.044715f * v2678;
@@ -2707,7 +2741,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2687 = 1.0f + v2685;
     const float v2688 = iron_recip_approx(v2687);
     const float v2689 = v2678 * v2688;
-    const __half v2690 = __float2half_rn(v2689);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2690 = iron_f32_to_f16(v2689);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2691 = v2668 * v1;
     const unsigned int v2692 = v2691 + v2671;
     out[v2692] = v2690;
@@ -2721,8 +2755,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2701 = v2699 && v2700;
   if (v2701) {
     const float v2702 = v39.x[77];
-    const __half v2703 = bias[v2698];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2704 = __half2float(v2703);
+    const iron_f16 v2703 = bias[v2698];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2704 = iron_to_f32(v2703);
     const float v2705 = fmaf(v2702, v3, v2704);
     const float v2706 = v2705 * v2705;  // kernels/primitives/activation.hpp:38
     const float v2708 = 0.044715f * v2705;
@@ -2732,7 +2766,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2714 = 1.0f + v2712;
     const float v2715 = iron_recip_approx(v2714);
     const float v2716 = v2705 * v2715;
-    const __half v2717 = __float2half_rn(v2716);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2717 = iron_f32_to_f16(v2716);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2718 = v2695 * v1;
     const unsigned int v2719 = v2718 + v2698;
     out[v2719] = v2717;
@@ -2746,8 +2780,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2728 = v2726 && v2727;
   if (v2728) {
     const float v2729 = v39.x[78];
-    const __half v2730 = bias[v2725];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2731 = __half2float(v2730);
+    const iron_f16 v2730 = bias[v2725];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2731 = iron_to_f32(v2730);
     const float v2732 = fmaf(v2729, v3, v2731);
     const float v2733 = v2732 * v2732;  // kernels/primitives/activation.hpp:38
     const float v2735 = 0.044715f * v2732;
@@ -2757,7 +2791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2741 = 1.0f + v2739;
     const float v2742 = iron_recip_approx(v2741);
     const float v2743 = v2732 * v2742;
-    const __half v2744 = __float2half_rn(v2743);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2744 = iron_f32_to_f16(v2743);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2745 = v2722 * v1;
     const unsigned int v2746 = v2745 + v2725;
     out[v2746] = v2744;
@@ -2771,8 +2805,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2755 = v2753 && v2754;
   if (v2755) {
     const float v2756 = v39.x[79];
-    const __half v2757 = bias[v2752];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2758 = __half2float(v2757);
+    const iron_f16 v2757 = bias[v2752];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2758 = iron_to_f32(v2757);
     const float v2759 = fmaf(v2756, v3, v2758);
     const float v2760 = v2759 * v2759;  // kernels/primitives/activation.hpp:38
     const float v2762 = 0.044715f * v2759;
@@ -2782,7 +2816,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2768 = 1.0f + v2766;
     const float v2769 = iron_recip_approx(v2768);
     const float v2770 = v2759 * v2769;
-    const __half v2771 = __float2half_rn(v2770);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2771 = iron_f32_to_f16(v2770);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2772 = v2749 * v1;
     const unsigned int v2773 = v2772 + v2752;
     out[v2773] = v2771;
@@ -2796,8 +2830,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2782 = v2780 && v2781;
   if (v2782) {
     const float v2783 = v39.x[80];
-    const __half v2784 = bias[v2779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2785 = __half2float(v2784);
+    const iron_f16 v2784 = bias[v2779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2785 = iron_to_f32(v2784);
     const float v2786 = fmaf(v2783, v3, v2785);
     const float v2787 = v2786 * v2786;  // kernels/primitives/activation.hpp:38
     const float v2789 = 0.044715f * v2786;
@@ -2807,7 +2841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2795 = 1.0f + v2793;
     const float v2796 = iron_recip_approx(v2795);
     const float v2797 = v2786 * v2796;
-    const __half v2798 = __float2half_rn(v2797);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2798 = iron_f32_to_f16(v2797);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2799 = v2776 * v1;
     const unsigned int v2800 = v2799 + v2779;
     out[v2800] = v2798;
@@ -2821,8 +2855,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2809 = v2807 && v2808;
   if (v2809) {
     const float v2810 = v39.x[81];
-    const __half v2811 = bias[v2806];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2812 = __half2float(v2811);
+    const iron_f16 v2811 = bias[v2806];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2812 = iron_to_f32(v2811);
     const float v2813 = fmaf(v2810, v3, v2812);
     const float v2814 = v2813 * v2813;  // kernels/primitives/activation.hpp:38
     const float v2816 = 0.044715f * v2813;
@@ -2832,7 +2866,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2822 = 1.0f + v2820;
     const float v2823 = iron_recip_approx(v2822);
     const float v2824 = v2813 * v2823;
-    const __half v2825 = __float2half_rn(v2824);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2825 = iron_f32_to_f16(v2824);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2826 = v2803 * v1;
     const unsigned int v2827 = v2826 + v2806;
     out[v2827] = v2825;
@@ -2846,8 +2880,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2836 = v2834 && v2835;
   if (v2836) {
     const float v2837 = v39.x[82];
-    const __half v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2839 = __half2float(v2838);
+    const iron_f16 v2838 = bias[v2833];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2839 = iron_to_f32(v2838);
     const float v2840 = fmaf(v2837, v3, v2839);
     const float v2841 = v2840 * v2840;  // kernels/primitives/activation.hpp:38
     const float v2843 = 0.044715f * v2840;
@@ -2857,7 +2891,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2849 = 1.0f + v2847;
     const float v2850 = iron_recip_approx(v2849);
     const float v2851 = v2840 * v2850;
-    const __half v2852 = __float2half_rn(v2851);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2852 = iron_f32_to_f16(v2851);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2853 = v2830 * v1;
     const unsigned int v2854 = v2853 + v2833;
     out[v2854] = v2852;
@@ -2871,8 +2905,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2863 = v2861 && v2862;
   if (v2863) {
     const float v2864 = v39.x[83];
-    const __half v2865 = bias[v2860];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2866 = __half2float(v2865);
+    const iron_f16 v2865 = bias[v2860];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2866 = iron_to_f32(v2865);
     const float v2867 = fmaf(v2864, v3, v2866);
     const float v2868 = v2867 * v2867;  // kernels/primitives/activation.hpp:38
     const float v2870 = 0.044715f * v2867;
@@ -2882,7 +2916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2876 = 1.0f + v2874;
     const float v2877 = iron_recip_approx(v2876);
     const float v2878 = v2867 * v2877;
-    const __half v2879 = __float2half_rn(v2878);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2879 = iron_f32_to_f16(v2878);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2880 = v2857 * v1;
     const unsigned int v2881 = v2880 + v2860;
     out[v2881] = v2879;
@@ -2896,8 +2930,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2890 = v2888 && v2889;
   if (v2890) {
     const float v2891 = v39.x[84];
-    const __half v2892 = bias[v2887];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2893 = __half2float(v2892);
+    const iron_f16 v2892 = bias[v2887];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2893 = iron_to_f32(v2892);
     const float v2894 = fmaf(v2891, v3, v2893);
     const float v2895 = v2894 * v2894;  // kernels/primitives/activation.hpp:38
     const float v2897 = 0.044715f * v2894;
@@ -2907,7 +2941,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2903 = 1.0f + v2901;
     const float v2904 = iron_recip_approx(v2903);
     const float v2905 = v2894 * v2904;
-    const __half v2906 = __float2half_rn(v2905);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2906 = iron_f32_to_f16(v2905);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2907 = v2884 * v1;
     const unsigned int v2908 = v2907 + v2887;
     out[v2908] = v2906;
@@ -2921,8 +2955,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2917 = v2915 && v2916;
   if (v2917) {
     const float v2918 = v39.x[85];
-    const __half v2919 = bias[v2914];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2920 = __half2float(v2919);
+    const iron_f16 v2919 = bias[v2914];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2920 = iron_to_f32(v2919);
     const float v2921 = fmaf(v2918, v3, v2920);
     const float v2922 = v2921 * v2921;  // kernels/primitives/activation.hpp:38
     const float v2924 = 0.044715f * v2921;
@@ -2932,7 +2966,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2930 = 1.0f + v2928;
     const float v2931 = iron_recip_approx(v2930);
     const float v2932 = v2921 * v2931;
-    const __half v2933 = __float2half_rn(v2932);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2933 = iron_f32_to_f16(v2932);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2934 = v2911 * v1;
     const unsigned int v2935 = v2934 + v2914;
     out[v2935] = v2933;
@@ -2946,8 +2980,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2944 = v2942 && v2943;
   if (v2944) {
     const float v2945 = v39.x[86];
-    const __half v2946 = bias[v2941];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2947 = __half2float(v2946);
+    const iron_f16 v2946 = bias[v2941];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2947 = iron_to_f32(v2946);
     const float v2948 = fmaf(v2945, v3, v2947);
     const float v2949 = v2948 * v2948;  // kernels/primitives/activation.hpp:38
     const float v2951 = 0.044715f * v2948;
@@ -2957,7 +2991,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2957 = 1.0f + v2955;
     const float v2958 = iron_recip_approx(v2957);
     const float v2959 = v2948 * v2958;
-    const __half v2960 = __float2half_rn(v2959);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2960 = iron_f32_to_f16(v2959);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2961 = v2938 * v1;
     const unsigned int v2962 = v2961 + v2941;
     out[v2962] = v2960;
@@ -2971,8 +3005,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2971 = v2969 && v2970;
   if (v2971) {
     const float v2972 = v39.x[87];
-    const __half v2973 = bias[v2968];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2974 = __half2float(v2973);
+    const iron_f16 v2973 = bias[v2968];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2974 = iron_to_f32(v2973);
     const float v2975 = fmaf(v2972, v3, v2974);
     const float v2976 = v2975 * v2975;  // kernels/primitives/activation.hpp:38
     const float v2978 = 0.044715f * v2975;
@@ -2982,7 +3016,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v2984 = 1.0f + v2982;
     const float v2985 = iron_recip_approx(v2984);
     const float v2986 = v2975 * v2985;
-    const __half v2987 = __float2half_rn(v2986);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2987 = iron_f32_to_f16(v2986);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2988 = v2965 * v1;
     const unsigned int v2989 = v2988 + v2968;
     out[v2989] = v2987;
@@ -2996,8 +3030,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v2998 = v2996 && v2997;
   if (v2998) {
     const float v2999 = v39.x[88];
-    const __half v3000 = bias[v2995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3001 = __half2float(v3000);
+    const iron_f16 v3000 = bias[v2995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3001 = iron_to_f32(v3000);
     const float v3002 = fmaf(v2999, v3, v3001);
     const float v3003 = v3002 * v3002;  // kernels/primitives/activation.hpp:38
     const float v3005 = 0.044715f * v3002;
@@ -3007,7 +3041,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3011 = 1.0f + v3009;
     const float v3012 = iron_recip_approx(v3011);
     const float v3013 = v3002 * v3012;
-    const __half v3014 = __float2half_rn(v3013);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3014 = iron_f32_to_f16(v3013);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3015 = v2992 * v1;
     const unsigned int v3016 = v3015 + v2995;
     out[v3016] = v3014;
@@ -3021,8 +3055,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3025 = v3023 && v3024;
   if (v3025) {
     const float v3026 = v39.x[89];
-    const __half v3027 = bias[v3022];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3028 = __half2float(v3027);
+    const iron_f16 v3027 = bias[v3022];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3028 = iron_to_f32(v3027);
     const float v3029 = fmaf(v3026, v3, v3028);
     const float v3030 = v3029 * v3029;  // kernels/primitives/activation.hpp:38
     const float v3032 = 0.044715f * v3029;
@@ -3032,7 +3066,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3038 = 1.0f + v3036;
     const float v3039 = iron_recip_approx(v3038);
     const float v3040 = v3029 * v3039;
-    const __half v3041 = __float2half_rn(v3040);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3041 = iron_f32_to_f16(v3040);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3042 = v3019 * v1;
     const unsigned int v3043 = v3042 + v3022;
     out[v3043] = v3041;
@@ -3046,8 +3080,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3052 = v3050 && v3051;
   if (v3052) {
     const float v3053 = v39.x[90];
-    const __half v3054 = bias[v3049];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3055 = __half2float(v3054);
+    const iron_f16 v3054 = bias[v3049];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3055 = iron_to_f32(v3054);
     const float v3056 = fmaf(v3053, v3, v3055);
     const float v3057 = v3056 * v3056;  // kernels/primitives/activation.hpp:38
     const float v3059 = 0.044715f * v3056;
@@ -3057,7 +3091,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3065 = 1.0f + v3063;
     const float v3066 = iron_recip_approx(v3065);
     const float v3067 = v3056 * v3066;
-    const __half v3068 = __float2half_rn(v3067);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3068 = iron_f32_to_f16(v3067);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3069 = v3046 * v1;
     const unsigned int v3070 = v3069 + v3049;
     out[v3070] = v3068;
@@ -3071,8 +3105,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3079 = v3077 && v3078;
   if (v3079) {
     const float v3080 = v39.x[91];
-    const __half v3081 = bias[v3076];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3082 = __half2float(v3081);
+    const iron_f16 v3081 = bias[v3076];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3082 = iron_to_f32(v3081);
     const float v3083 = fmaf(v3080, v3, v3082);
     const float v3084 = v3083 * v3083;  // kernels/primitives/activation.hpp:38
     const float v3086 = 0.044715f * v3083;
@@ -3082,7 +3116,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3092 = 1.0f + v3090;
     const float v3093 = iron_recip_approx(v3092);
     const float v3094 = v3083 * v3093;
-    const __half v3095 = __float2half_rn(v3094);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3095 = iron_f32_to_f16(v3094);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3096 = v3073 * v1;
     const unsigned int v3097 = v3096 + v3076;
     out[v3097] = v3095;
@@ -3096,8 +3130,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3106 = v3104 && v3105;
   if (v3106) {
     const float v3107 = v39.x[92];
-    const __half v3108 = bias[v3103];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3109 = __half2float(v3108);
+    const iron_f16 v3108 = bias[v3103];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3109 = iron_to_f32(v3108);
     const float v3110 = fmaf(v3107, v3, v3109);
     const float v3111 = v3110 * v3110;  // kernels/primitives/activation.hpp:38
     const float v3113 = 0.044715f * v3110;
@@ -3107,7 +3141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3119 = 1.0f + v3117;
     const float v3120 = iron_recip_approx(v3119);
     const float v3121 = v3110 * v3120;
-    const __half v3122 = __float2half_rn(v3121);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3122 = iron_f32_to_f16(v3121);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3123 = v3100 * v1;
     const unsigned int v3124 = v3123 + v3103;
     out[v3124] = v3122;
@@ -3121,8 +3155,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3133 = v3131 && v3132;
   if (v3133) {
     const float v3134 = v39.x[93];
-    const __half v3135 = bias[v3130];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3136 = __half2float(v3135);
+    const iron_f16 v3135 = bias[v3130];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3136 = iron_to_f32(v3135);
     const float v3137 = fmaf(v3134, v3, v3136);
     const float v3138 = v3137 * v3137;  // kernels/primitives/activation.hpp:38
     const float v3140 = 0.044715f * v3137;
@@ -3132,7 +3166,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3146 = 1.0f + v3144;
     const float v3147 = iron_recip_approx(v3146);
     const float v3148 = v3137 * v3147;
-    const __half v3149 = __float2half_rn(v3148);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3149 = iron_f32_to_f16(v3148);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3150 = v3127 * v1;
     const unsigned int v3151 = v3150 + v3130;
     out[v3151] = v3149;
@@ -3146,8 +3180,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3160 = v3158 && v3159;
   if (v3160) {
     const float v3161 = v39.x[94];
-    const __half v3162 = bias[v3157];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3163 = __half2float(v3162);
+    const iron_f16 v3162 = bias[v3157];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3163 = iron_to_f32(v3162);
     const float v3164 = fmaf(v3161, v3, v3163);
     const float v3165 = v3164 * v3164;  // kernels/primitives/activation.hpp:38
     const float v3167 = 0.044715f * v3164;
@@ -3157,7 +3191,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3173 = 1.0f + v3171;
     const float v3174 = iron_recip_approx(v3173);
     const float v3175 = v3164 * v3174;
-    const __half v3176 = __float2half_rn(v3175);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3176 = iron_f32_to_f16(v3175);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3177 = v3154 * v1;
     const unsigned int v3178 = v3177 + v3157;
     out[v3178] = v3176;
@@ -3171,8 +3205,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3187 = v3185 && v3186;
   if (v3187) {
     const float v3188 = v39.x[95];
-    const __half v3189 = bias[v3184];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3190 = __half2float(v3189);
+    const iron_f16 v3189 = bias[v3184];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3190 = iron_to_f32(v3189);
     const float v3191 = fmaf(v3188, v3, v3190);
     const float v3192 = v3191 * v3191;  // kernels/primitives/activation.hpp:38
     const float v3194 = 0.044715f * v3191;
@@ -3182,7 +3216,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3200 = 1.0f + v3198;
     const float v3201 = iron_recip_approx(v3200);
     const float v3202 = v3191 * v3201;
-    const __half v3203 = __float2half_rn(v3202);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3203 = iron_f32_to_f16(v3202);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3204 = v3181 * v1;
     const unsigned int v3205 = v3204 + v3184;
     out[v3205] = v3203;
@@ -3196,8 +3230,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3214 = v3212 && v3213;
   if (v3214) {
     const float v3215 = v39.x[96];
-    const __half v3216 = bias[v3211];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3217 = __half2float(v3216);
+    const iron_f16 v3216 = bias[v3211];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3217 = iron_to_f32(v3216);
     const float v3218 = fmaf(v3215, v3, v3217);
     const float v3219 = v3218 * v3218;  // kernels/primitives/activation.hpp:38
     const float v3221 = 0.044715f * v3218;
@@ -3207,7 +3241,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3227 = 1.0f + v3225;
     const float v3228 = iron_recip_approx(v3227);
     const float v3229 = v3218 * v3228;
-    const __half v3230 = __float2half_rn(v3229);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3230 = iron_f32_to_f16(v3229);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3231 = v3208 * v1;
     const unsigned int v3232 = v3231 + v3211;
     out[v3232] = v3230;
@@ -3221,8 +3255,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3241 = v3239 && v3240;
   if (v3241) {
     const float v3242 = v39.x[97];
-    const __half v3243 = bias[v3238];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3244 = __half2float(v3243);
+    const iron_f16 v3243 = bias[v3238];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3244 = iron_to_f32(v3243);
     const float v3245 = fmaf(v3242, v3, v3244);
     const float v3246 = v3245 * v3245;  // kernels/primitives/activation.hpp:38
     const float v3248 = 0.044715f * v3245;
@@ -3232,7 +3266,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3254 = 1.0f + v3252;
     const float v3255 = iron_recip_approx(v3254);
     const float v3256 = v3245 * v3255;
-    const __half v3257 = __float2half_rn(v3256);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3257 = iron_f32_to_f16(v3256);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3258 = v3235 * v1;
     const unsigned int v3259 = v3258 + v3238;
     out[v3259] = v3257;
@@ -3246,8 +3280,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3268 = v3266 && v3267;
   if (v3268) {
     const float v3269 = v39.x[98];
-    const __half v3270 = bias[v3265];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3271 = __half2float(v3270);
+    const iron_f16 v3270 = bias[v3265];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3271 = iron_to_f32(v3270);
     const float v3272 = fmaf(v3269, v3, v3271);
     const float v3273 = v3272 * v3272;  // kernels/primitives/activation.hpp:38
     const float v3275 = 0.044715f * v3272;
@@ -3257,7 +3291,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3281 = 1.0f + v3279;
     const float v3282 = iron_recip_approx(v3281);
     const float v3283 = v3272 * v3282;
-    const __half v3284 = __float2half_rn(v3283);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3284 = iron_f32_to_f16(v3283);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3285 = v3262 * v1;
     const unsigned int v3286 = v3285 + v3265;
     out[v3286] = v3284;
@@ -3271,8 +3305,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3295 = v3293 && v3294;
   if (v3295) {
     const float v3296 = v39.x[99];
-    const __half v3297 = bias[v3292];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3298 = __half2float(v3297);
+    const iron_f16 v3297 = bias[v3292];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3298 = iron_to_f32(v3297);
     const float v3299 = fmaf(v3296, v3, v3298);
     const float v3300 = v3299 * v3299;  // kernels/primitives/activation.hpp:38
     const float v3302 = 0.044715f * v3299;
@@ -3282,7 +3316,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3308 = 1.0f + v3306;
     const float v3309 = iron_recip_approx(v3308);
     const float v3310 = v3299 * v3309;
-    const __half v3311 = __float2half_rn(v3310);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3311 = iron_f32_to_f16(v3310);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3312 = v3289 * v1;
     const unsigned int v3313 = v3312 + v3292;
     out[v3313] = v3311;
@@ -3296,8 +3330,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3322 = v3320 && v3321;
   if (v3322) {
     const float v3323 = v39.x[100];
-    const __half v3324 = bias[v3319];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3325 = __half2float(v3324);
+    const iron_f16 v3324 = bias[v3319];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3325 = iron_to_f32(v3324);
     const float v3326 = fmaf(v3323, v3, v3325);
     const float v3327 = v3326 * v3326;  // kernels/primitives/activation.hpp:38
     const float v3329 = 0.044715f * v3326;
@@ -3307,7 +3341,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3335 = 1.0f + v3333;
     const float v3336 = iron_recip_approx(v3335);
     const float v3337 = v3326 * v3336;
-    const __half v3338 = __float2half_rn(v3337);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3338 = iron_f32_to_f16(v3337);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3339 = v3316 * v1;
     const unsigned int v3340 = v3339 + v3319;
     out[v3340] = v3338;
@@ -3321,8 +3355,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3349 = v3347 && v3348;
   if (v3349) {
     const float v3350 = v39.x[101];
-    const __half v3351 = bias[v3346];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3352 = __half2float(v3351);
+    const iron_f16 v3351 = bias[v3346];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3352 = iron_to_f32(v3351);
     const float v3353 = fmaf(v3350, v3, v3352);
     const float v3354 = v3353 * v3353;  // kernels/primitives/activation.hpp:38
     const float v3356 = 0.044715f * v3353;
@@ -3332,7 +3366,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3362 = 1.0f + v3360;
     const float v3363 = iron_recip_approx(v3362);
     const float v3364 = v3353 * v3363;
-    const __half v3365 = __float2half_rn(v3364);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3365 = iron_f32_to_f16(v3364);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3366 = v3343 * v1;
     const unsigned int v3367 = v3366 + v3346;
     out[v3367] = v3365;
@@ -3346,8 +3380,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3376 = v3374 && v3375;
   if (v3376) {
     const float v3377 = v39.x[102];
-    const __half v3378 = bias[v3373];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3379 = __half2float(v3378);
+    const iron_f16 v3378 = bias[v3373];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3379 = iron_to_f32(v3378);
     const float v3380 = fmaf(v3377, v3, v3379);
     const float v3381 = v3380 * v3380;  // kernels/primitives/activation.hpp:38
     const float v3383 = 0.044715f * v3380;
@@ -3357,7 +3391,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3389 = 1.0f + v3387;
     const float v3390 = iron_recip_approx(v3389);
     const float v3391 = v3380 * v3390;
-    const __half v3392 = __float2half_rn(v3391);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3392 = iron_f32_to_f16(v3391);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3393 = v3370 * v1;
     const unsigned int v3394 = v3393 + v3373;
     out[v3394] = v3392;
@@ -3371,8 +3405,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3403 = v3401 && v3402;
   if (v3403) {
     const float v3404 = v39.x[103];
-    const __half v3405 = bias[v3400];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3406 = __half2float(v3405);
+    const iron_f16 v3405 = bias[v3400];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3406 = iron_to_f32(v3405);
     const float v3407 = fmaf(v3404, v3, v3406);
     const float v3408 = v3407 * v3407;  // kernels/primitives/activation.hpp:38
     const float v3410 = 0.044715f * v3407;
@@ -3382,7 +3416,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3416 = 1.0f + v3414;
     const float v3417 = iron_recip_approx(v3416);
     const float v3418 = v3407 * v3417;
-    const __half v3419 = __float2half_rn(v3418);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3419 = iron_f32_to_f16(v3418);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3420 = v3397 * v1;
     const unsigned int v3421 = v3420 + v3400;
     out[v3421] = v3419;
@@ -3396,8 +3430,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3430 = v3428 && v3429;
   if (v3430) {
     const float v3431 = v39.x[104];
-    const __half v3432 = bias[v3427];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3433 = __half2float(v3432);
+    const iron_f16 v3432 = bias[v3427];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3433 = iron_to_f32(v3432);
     const float v3434 = fmaf(v3431, v3, v3433);
     const float v3435 = v3434 * v3434;  // kernels/primitives/activation.hpp:38
     const float v3437 = 0.044715f * v3434;
@@ -3407,7 +3441,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3443 = 1.0f + v3441;
     const float v3444 = iron_recip_approx(v3443);
     const float v3445 = v3434 * v3444;
-    const __half v3446 = __float2half_rn(v3445);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3446 = iron_f32_to_f16(v3445);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3447 = v3424 * v1;
     const unsigned int v3448 = v3447 + v3427;
     out[v3448] = v3446;
@@ -3421,8 +3455,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3457 = v3455 && v3456;
   if (v3457) {
     const float v3458 = v39.x[105];
-    const __half v3459 = bias[v3454];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3460 = __half2float(v3459);
+    const iron_f16 v3459 = bias[v3454];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3460 = iron_to_f32(v3459);
     const float v3461 = fmaf(v3458, v3, v3460);
     const float v3462 = v3461 * v3461;  // kernels/primitives/activation.hpp:38
     const float v3464 = 0.044715f * v3461;
@@ -3432,7 +3466,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3470 = 1.0f + v3468;
     const float v3471 = iron_recip_approx(v3470);
     const float v3472 = v3461 * v3471;
-    const __half v3473 = __float2half_rn(v3472);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3473 = iron_f32_to_f16(v3472);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3474 = v3451 * v1;
     const unsigned int v3475 = v3474 + v3454;
     out[v3475] = v3473;
@@ -3446,8 +3480,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3484 = v3482 && v3483;
   if (v3484) {
     const float v3485 = v39.x[106];
-    const __half v3486 = bias[v3481];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3487 = __half2float(v3486);
+    const iron_f16 v3486 = bias[v3481];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3487 = iron_to_f32(v3486);
     const float v3488 = fmaf(v3485, v3, v3487);
     const float v3489 = v3488 * v3488;  // kernels/primitives/activation.hpp:38
     const float v3491 = 0.044715f * v3488;
@@ -3457,7 +3491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3497 = 1.0f + v3495;
     const float v3498 = iron_recip_approx(v3497);
     const float v3499 = v3488 * v3498;
-    const __half v3500 = __float2half_rn(v3499);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3500 = iron_f32_to_f16(v3499);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3501 = v3478 * v1;
     const unsigned int v3502 = v3501 + v3481;
     out[v3502] = v3500;
@@ -3471,8 +3505,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3511 = v3509 && v3510;
   if (v3511) {
     const float v3512 = v39.x[107];
-    const __half v3513 = bias[v3508];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3514 = __half2float(v3513);
+    const iron_f16 v3513 = bias[v3508];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3514 = iron_to_f32(v3513);
     const float v3515 = fmaf(v3512, v3, v3514);
     const float v3516 = v3515 * v3515;  // kernels/primitives/activation.hpp:38
     const float v3518 = 0.044715f * v3515;
@@ -3482,7 +3516,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3524 = 1.0f + v3522;
     const float v3525 = iron_recip_approx(v3524);
     const float v3526 = v3515 * v3525;
-    const __half v3527 = __float2half_rn(v3526);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3527 = iron_f32_to_f16(v3526);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3528 = v3505 * v1;
     const unsigned int v3529 = v3528 + v3508;
     out[v3529] = v3527;
@@ -3496,8 +3530,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3538 = v3536 && v3537;
   if (v3538) {
     const float v3539 = v39.x[108];
-    const __half v3540 = bias[v3535];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3541 = __half2float(v3540);
+    const iron_f16 v3540 = bias[v3535];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3541 = iron_to_f32(v3540);
     const float v3542 = fmaf(v3539, v3, v3541);
     const float v3543 = v3542 * v3542;  // kernels/primitives/activation.hpp:38
     const float v3545 = 0.044715f * v3542;
@@ -3507,7 +3541,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3551 = 1.0f + v3549;
     const float v3552 = iron_recip_approx(v3551);
     const float v3553 = v3542 * v3552;
-    const __half v3554 = __float2half_rn(v3553);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3554 = iron_f32_to_f16(v3553);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3555 = v3532 * v1;
     const unsigned int v3556 = v3555 + v3535;
     out[v3556] = v3554;
@@ -3521,8 +3555,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3565 = v3563 && v3564;
   if (v3565) {
     const float v3566 = v39.x[109];
-    const __half v3567 = bias[v3562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3568 = __half2float(v3567);
+    const iron_f16 v3567 = bias[v3562];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3568 = iron_to_f32(v3567);
     const float v3569 = fmaf(v3566, v3, v3568);
     const float v3570 = v3569 * v3569;  // kernels/primitives/activation.hpp:38
     const float v3572 = 0.044715f * v3569;
@@ -3532,7 +3566,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3578 = 1.0f + v3576;
     const float v3579 = iron_recip_approx(v3578);
     const float v3580 = v3569 * v3579;
-    const __half v3581 = __float2half_rn(v3580);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3581 = iron_f32_to_f16(v3580);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3582 = v3559 * v1;
     const unsigned int v3583 = v3582 + v3562;
     out[v3583] = v3581;
@@ -3546,8 +3580,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3592 = v3590 && v3591;
   if (v3592) {
     const float v3593 = v39.x[110];
-    const __half v3594 = bias[v3589];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3595 = __half2float(v3594);
+    const iron_f16 v3594 = bias[v3589];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3595 = iron_to_f32(v3594);
     const float v3596 = fmaf(v3593, v3, v3595);
     const float v3597 = v3596 * v3596;  // kernels/primitives/activation.hpp:38
     const float v3599 = 0.044715f * v3596;
@@ -3557,7 +3591,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3605 = 1.0f + v3603;
     const float v3606 = iron_recip_approx(v3605);
     const float v3607 = v3596 * v3606;
-    const __half v3608 = __float2half_rn(v3607);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3608 = iron_f32_to_f16(v3607);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3609 = v3586 * v1;
     const unsigned int v3610 = v3609 + v3589;
     out[v3610] = v3608;
@@ -3571,8 +3605,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3619 = v3617 && v3618;
   if (v3619) {
     const float v3620 = v39.x[111];
-    const __half v3621 = bias[v3616];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3622 = __half2float(v3621);
+    const iron_f16 v3621 = bias[v3616];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3622 = iron_to_f32(v3621);
     const float v3623 = fmaf(v3620, v3, v3622);
     const float v3624 = v3623 * v3623;  // kernels/primitives/activation.hpp:38
     const float v3626 = 0.044715f * v3623;
@@ -3582,7 +3616,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3632 = 1.0f + v3630;
     const float v3633 = iron_recip_approx(v3632);
     const float v3634 = v3623 * v3633;
-    const __half v3635 = __float2half_rn(v3634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3635 = iron_f32_to_f16(v3634);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3636 = v3613 * v1;
     const unsigned int v3637 = v3636 + v3616;
     out[v3637] = v3635;
@@ -3596,8 +3630,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3646 = v3644 && v3645;
   if (v3646) {
     const float v3647 = v39.x[112];
-    const __half v3648 = bias[v3643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3649 = __half2float(v3648);
+    const iron_f16 v3648 = bias[v3643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3649 = iron_to_f32(v3648);
     const float v3650 = fmaf(v3647, v3, v3649);
     const float v3651 = v3650 * v3650;  // kernels/primitives/activation.hpp:38
     const float v3653 = 0.044715f * v3650;
@@ -3607,7 +3641,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3659 = 1.0f + v3657;
     const float v3660 = iron_recip_approx(v3659);
     const float v3661 = v3650 * v3660;
-    const __half v3662 = __float2half_rn(v3661);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3662 = iron_f32_to_f16(v3661);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3663 = v3640 * v1;
     const unsigned int v3664 = v3663 + v3643;
     out[v3664] = v3662;
@@ -3621,8 +3655,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3673 = v3671 && v3672;
   if (v3673) {
     const float v3674 = v39.x[113];
-    const __half v3675 = bias[v3670];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3676 = __half2float(v3675);
+    const iron_f16 v3675 = bias[v3670];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3676 = iron_to_f32(v3675);
     const float v3677 = fmaf(v3674, v3, v3676);
     const float v3678 = v3677 * v3677;  // kernels/primitives/activation.hpp:38
     const float v3680 = 0.044715f * v3677;
@@ -3632,7 +3666,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3686 = 1.0f + v3684;
     const float v3687 = iron_recip_approx(v3686);
     const float v3688 = v3677 * v3687;
-    const __half v3689 = __float2half_rn(v3688);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3689 = iron_f32_to_f16(v3688);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3690 = v3667 * v1;
     const unsigned int v3691 = v3690 + v3670;
     out[v3691] = v3689;
@@ -3646,8 +3680,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3700 = v3698 && v3699;
   if (v3700) {
     const float v3701 = v39.x[114];
-    const __half v3702 = bias[v3697];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3703 = __half2float(v3702);
+    const iron_f16 v3702 = bias[v3697];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3703 = iron_to_f32(v3702);
     const float v3704 = fmaf(v3701, v3, v3703);
     const float v3705 = v3704 * v3704;  // kernels/primitives/activation.hpp:38
     const float v3707 = 0.044715f * v3704;
@@ -3657,7 +3691,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3713 = 1.0f + v3711;
     const float v3714 = iron_recip_approx(v3713);
     const float v3715 = v3704 * v3714;
-    const __half v3716 = __float2half_rn(v3715);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3716 = iron_f32_to_f16(v3715);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3717 = v3694 * v1;
     const unsigned int v3718 = v3717 + v3697;
     out[v3718] = v3716;
@@ -3671,8 +3705,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3727 = v3725 && v3726;
   if (v3727) {
     const float v3728 = v39.x[115];
-    const __half v3729 = bias[v3724];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3730 = __half2float(v3729);
+    const iron_f16 v3729 = bias[v3724];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3730 = iron_to_f32(v3729);
     const float v3731 = fmaf(v3728, v3, v3730);
     const float v3732 = v3731 * v3731;  // kernels/primitives/activation.hpp:38
     const float v3734 = 0.044715f * v3731;
@@ -3682,7 +3716,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3740 = 1.0f + v3738;
     const float v3741 = iron_recip_approx(v3740);
     const float v3742 = v3731 * v3741;
-    const __half v3743 = __float2half_rn(v3742);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3743 = iron_f32_to_f16(v3742);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3744 = v3721 * v1;
     const unsigned int v3745 = v3744 + v3724;
     out[v3745] = v3743;
@@ -3696,8 +3730,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3754 = v3752 && v3753;
   if (v3754) {
     const float v3755 = v39.x[116];
-    const __half v3756 = bias[v3751];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3757 = __half2float(v3756);
+    const iron_f16 v3756 = bias[v3751];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3757 = iron_to_f32(v3756);
     const float v3758 = fmaf(v3755, v3, v3757);
     const float v3759 = v3758 * v3758;  // kernels/primitives/activation.hpp:38
     const float v3761 = 0.044715f * v3758;
@@ -3707,7 +3741,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3767 = 1.0f + v3765;
     const float v3768 = iron_recip_approx(v3767);
     const float v3769 = v3758 * v3768;
-    const __half v3770 = __float2half_rn(v3769);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3770 = iron_f32_to_f16(v3769);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3771 = v3748 * v1;
     const unsigned int v3772 = v3771 + v3751;
     out[v3772] = v3770;
@@ -3721,8 +3755,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3781 = v3779 && v3780;
   if (v3781) {
     const float v3782 = v39.x[117];
-    const __half v3783 = bias[v3778];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3784 = __half2float(v3783);
+    const iron_f16 v3783 = bias[v3778];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3784 = iron_to_f32(v3783);
     const float v3785 = fmaf(v3782, v3, v3784);
     const float v3786 = v3785 * v3785;  // kernels/primitives/activation.hpp:38
     const float v3788 = 0.044715f * v3785;
@@ -3732,7 +3766,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3794 = 1.0f + v3792;
     const float v3795 = iron_recip_approx(v3794);
     const float v3796 = v3785 * v3795;
-    const __half v3797 = __float2half_rn(v3796);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3797 = iron_f32_to_f16(v3796);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3798 = v3775 * v1;
     const unsigned int v3799 = v3798 + v3778;
     out[v3799] = v3797;
@@ -3746,8 +3780,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3808 = v3806 && v3807;
   if (v3808) {
     const float v3809 = v39.x[118];
-    const __half v3810 = bias[v3805];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3811 = __half2float(v3810);
+    const iron_f16 v3810 = bias[v3805];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3811 = iron_to_f32(v3810);
     const float v3812 = fmaf(v3809, v3, v3811);
     const float v3813 = v3812 * v3812;  // kernels/primitives/activation.hpp:38
     const float v3815 = 0.044715f * v3812;
@@ -3757,7 +3791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3821 = 1.0f + v3819;
     const float v3822 = iron_recip_approx(v3821);
     const float v3823 = v3812 * v3822;
-    const __half v3824 = __float2half_rn(v3823);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3824 = iron_f32_to_f16(v3823);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3825 = v3802 * v1;
     const unsigned int v3826 = v3825 + v3805;
     out[v3826] = v3824;
@@ -3771,8 +3805,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3835 = v3833 && v3834;
   if (v3835) {
     const float v3836 = v39.x[119];
-    const __half v3837 = bias[v3832];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3838 = __half2float(v3837);
+    const iron_f16 v3837 = bias[v3832];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3838 = iron_to_f32(v3837);
     const float v3839 = fmaf(v3836, v3, v3838);
     const float v3840 = v3839 * v3839;  // kernels/primitives/activation.hpp:38
     const float v3842 = 0.044715f * v3839;
@@ -3782,7 +3816,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3848 = 1.0f + v3846;
     const float v3849 = iron_recip_approx(v3848);
     const float v3850 = v3839 * v3849;
-    const __half v3851 = __float2half_rn(v3850);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3851 = iron_f32_to_f16(v3850);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3852 = v3829 * v1;
     const unsigned int v3853 = v3852 + v3832;
     out[v3853] = v3851;
@@ -3796,8 +3830,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3862 = v3860 && v3861;
   if (v3862) {
     const float v3863 = v39.x[120];
-    const __half v3864 = bias[v3859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3865 = __half2float(v3864);
+    const iron_f16 v3864 = bias[v3859];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3865 = iron_to_f32(v3864);
     const float v3866 = fmaf(v3863, v3, v3865);
     const float v3867 = v3866 * v3866;  // kernels/primitives/activation.hpp:38
     const float v3869 = 0.044715f * v3866;
@@ -3807,7 +3841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3875 = 1.0f + v3873;
     const float v3876 = iron_recip_approx(v3875);
     const float v3877 = v3866 * v3876;
-    const __half v3878 = __float2half_rn(v3877);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3878 = iron_f32_to_f16(v3877);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3879 = v3856 * v1;
     const unsigned int v3880 = v3879 + v3859;
     out[v3880] = v3878;
@@ -3821,8 +3855,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3889 = v3887 && v3888;
   if (v3889) {
     const float v3890 = v39.x[121];
-    const __half v3891 = bias[v3886];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3892 = __half2float(v3891);
+    const iron_f16 v3891 = bias[v3886];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3892 = iron_to_f32(v3891);
     const float v3893 = fmaf(v3890, v3, v3892);
     const float v3894 = v3893 * v3893;  // kernels/primitives/activation.hpp:38
     const float v3896 = 0.044715f * v3893;
@@ -3832,7 +3866,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3902 = 1.0f + v3900;
     const float v3903 = iron_recip_approx(v3902);
     const float v3904 = v3893 * v3903;
-    const __half v3905 = __float2half_rn(v3904);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3905 = iron_f32_to_f16(v3904);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3906 = v3883 * v1;
     const unsigned int v3907 = v3906 + v3886;
     out[v3907] = v3905;
@@ -3846,8 +3880,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3916 = v3914 && v3915;
   if (v3916) {
     const float v3917 = v39.x[122];
-    const __half v3918 = bias[v3913];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3919 = __half2float(v3918);
+    const iron_f16 v3918 = bias[v3913];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3919 = iron_to_f32(v3918);
     const float v3920 = fmaf(v3917, v3, v3919);
     const float v3921 = v3920 * v3920;  // kernels/primitives/activation.hpp:38
     const float v3923 = 0.044715f * v3920;
@@ -3857,7 +3891,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3929 = 1.0f + v3927;
     const float v3930 = iron_recip_approx(v3929);
     const float v3931 = v3920 * v3930;
-    const __half v3932 = __float2half_rn(v3931);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3932 = iron_f32_to_f16(v3931);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3933 = v3910 * v1;
     const unsigned int v3934 = v3933 + v3913;
     out[v3934] = v3932;
@@ -3871,8 +3905,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3943 = v3941 && v3942;
   if (v3943) {
     const float v3944 = v39.x[123];
-    const __half v3945 = bias[v3940];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3946 = __half2float(v3945);
+    const iron_f16 v3945 = bias[v3940];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3946 = iron_to_f32(v3945);
     const float v3947 = fmaf(v3944, v3, v3946);
     const float v3948 = v3947 * v3947;  // kernels/primitives/activation.hpp:38
     const float v3950 = 0.044715f * v3947;
@@ -3882,7 +3916,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3956 = 1.0f + v3954;
     const float v3957 = iron_recip_approx(v3956);
     const float v3958 = v3947 * v3957;
-    const __half v3959 = __float2half_rn(v3958);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3959 = iron_f32_to_f16(v3958);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3960 = v3937 * v1;
     const unsigned int v3961 = v3960 + v3940;
     out[v3961] = v3959;
@@ -3896,8 +3930,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3970 = v3968 && v3969;
   if (v3970) {
     const float v3971 = v39.x[124];
-    const __half v3972 = bias[v3967];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3973 = __half2float(v3972);
+    const iron_f16 v3972 = bias[v3967];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3973 = iron_to_f32(v3972);
     const float v3974 = fmaf(v3971, v3, v3973);
     const float v3975 = v3974 * v3974;  // kernels/primitives/activation.hpp:38
     const float v3977 = 0.044715f * v3974;
@@ -3907,7 +3941,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v3983 = 1.0f + v3981;
     const float v3984 = iron_recip_approx(v3983);
     const float v3985 = v3974 * v3984;
-    const __half v3986 = __float2half_rn(v3985);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3986 = iron_f32_to_f16(v3985);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3987 = v3964 * v1;
     const unsigned int v3988 = v3987 + v3967;
     out[v3988] = v3986;
@@ -3921,8 +3955,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v3997 = v3995 && v3996;
   if (v3997) {
     const float v3998 = v39.x[125];
-    const __half v3999 = bias[v3994];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v4000 = __half2float(v3999);
+    const iron_f16 v3999 = bias[v3994];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v4000 = iron_to_f32(v3999);
     const float v4001 = fmaf(v3998, v3, v4000);
     const float v4002 = v4001 * v4001;  // kernels/primitives/activation.hpp:38
     const float v4004 = 0.044715f * v4001;
@@ -3932,7 +3966,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v4010 = 1.0f + v4008;
     const float v4011 = iron_recip_approx(v4010);
     const float v4012 = v4001 * v4011;
-    const __half v4013 = __float2half_rn(v4012);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v4013 = iron_f32_to_f16(v4012);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v4014 = v3991 * v1;
     const unsigned int v4015 = v4014 + v3994;
     out[v4015] = v4013;
@@ -3946,8 +3980,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v4024 = v4022 && v4023;
   if (v4024) {
     const float v4025 = v39.x[126];
-    const __half v4026 = bias[v4021];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v4027 = __half2float(v4026);
+    const iron_f16 v4026 = bias[v4021];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v4027 = iron_to_f32(v4026);
     const float v4028 = fmaf(v4025, v3, v4027);
     const float v4029 = v4028 * v4028;  // kernels/primitives/activation.hpp:38
     const float v4031 = 0.044715f * v4028;
@@ -3957,7 +3991,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v4037 = 1.0f + v4035;
     const float v4038 = iron_recip_approx(v4037);
     const float v4039 = v4028 * v4038;
-    const __half v4040 = __float2half_rn(v4039);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v4040 = iron_f32_to_f16(v4039);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v4041 = v4018 * v1;
     const unsigned int v4042 = v4041 + v4021;
     out[v4042] = v4040;
@@ -3971,8 +4005,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
   const bool v4051 = v4049 && v4050;
   if (v4051) {
     const float v4052 = v39.x[127];
-    const __half v4053 = bias[v4048];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v4054 = __half2float(v4053);
+    const iron_f16 v4053 = bias[v4048];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v4054 = iron_to_f32(v4053);
     const float v4055 = fmaf(v4052, v3, v4054);
     const float v4056 = v4055 * v4055;  // kernels/primitives/activation.hpp:38
     const float v4058 = 0.044715f * v4055;
@@ -3982,7 +4016,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_f1
     const float v4064 = 1.0f + v4062;
     const float v4065 = iron_recip_approx(v4064);
     const float v4066 = v4055 * v4065;
-    const __half v4067 = __float2half_rn(v4066);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v4067 = iron_f32_to_f16(v4066);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v4068 = v4045 * v1;
     const unsigned int v4069 = v4068 + v4048;
     out[v4069] = v4067;

@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -174,14 +216,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -197,7 +231,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -216,17 +250,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:73
   const unsigned int v1 = n;
@@ -256,10 +290,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
@@ -736,14 +770,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
           const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
-          const __half v530 = a[v529];
+          const iron_f16 v530 = a[v529];
           const unsigned int v532 = v517 << 6u;
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
           const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -759,14 +793,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
           const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
-          const __half v556 = b[v555];
+          const iron_f16 v556 = b[v555];
           const unsigned int v558 = v543 << 6u;
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
           const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -796,15 +830,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.x[0];
-    const __half v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = __half2float(v624);
+    const iron_f16 v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v625 = iron_to_f32(v624);
     const float v626 = fmaf(v623, v3, v625);
     const float v628 = v626 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v629 = iron_exp2_approx(v628);
     const float v631 = 1.0f + v629;
     const float v632 = iron_recip_approx(v631);
     const float v633 = v626 * v632;
-    const __half v634 = __float2half_rn(v633);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v634 = iron_f32_to_f16(v633);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v635 = v616 * v1;
     const unsigned int v636 = v635 + v619;
     out[v636] = v634;
@@ -818,15 +852,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v645 = v643 && v644;
   if (v645) {
     const float v646 = v39.x[1];
-    const __half v647 = bias[v642];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v648 = __half2float(v647);
+    const iron_f16 v647 = bias[v642];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v648 = iron_to_f32(v647);
     const float v649 = fmaf(v646, v3, v648);
     const float v651 = v649 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v652 = iron_exp2_approx(v651);
     const float v654 = 1.0f + v652;
     const float v655 = iron_recip_approx(v654);
     const float v656 = v649 * v655;
-    const __half v657 = __float2half_rn(v656);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v657 = iron_f32_to_f16(v656);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v658 = v639 * v1;
     const unsigned int v659 = v658 + v642;
     out[v659] = v657;
@@ -840,15 +874,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v668 = v666 && v667;
   if (v668) {
     const float v669 = v39.x[2];
-    const __half v670 = bias[v665];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v671 = __half2float(v670);
+    const iron_f16 v670 = bias[v665];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v671 = iron_to_f32(v670);
     const float v672 = fmaf(v669, v3, v671);
     const float v674 = v672 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v675 = iron_exp2_approx(v674);
     const float v677 = 1.0f + v675;
     const float v678 = iron_recip_approx(v677);
     const float v679 = v672 * v678;
-    const __half v680 = __float2half_rn(v679);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v680 = iron_f32_to_f16(v679);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v681 = v662 * v1;
     const unsigned int v682 = v681 + v665;
     out[v682] = v680;
@@ -862,15 +896,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v691 = v689 && v690;
   if (v691) {
     const float v692 = v39.x[3];
-    const __half v693 = bias[v688];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v694 = __half2float(v693);
+    const iron_f16 v693 = bias[v688];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v694 = iron_to_f32(v693);
     const float v695 = fmaf(v692, v3, v694);
     const float v697 = v695 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v698 = iron_exp2_approx(v697);
     const float v700 = 1.0f + v698;
     const float v701 = iron_recip_approx(v700);
     const float v702 = v695 * v701;
-    const __half v703 = __float2half_rn(v702);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v703 = iron_f32_to_f16(v702);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v704 = v685 * v1;
     const unsigned int v705 = v704 + v688;
     out[v705] = v703;
@@ -884,15 +918,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v714 = v712 && v713;
   if (v714) {
     const float v715 = v39.x[4];
-    const __half v716 = bias[v711];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v717 = __half2float(v716);
+    const iron_f16 v716 = bias[v711];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v717 = iron_to_f32(v716);
     const float v718 = fmaf(v715, v3, v717);
     const float v720 = v718 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v721 = iron_exp2_approx(v720);
     const float v723 = 1.0f + v721;
     const float v724 = iron_recip_approx(v723);
     const float v725 = v718 * v724;
-    const __half v726 = __float2half_rn(v725);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v726 = iron_f32_to_f16(v725);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v727 = v708 * v1;
     const unsigned int v728 = v727 + v711;
     out[v728] = v726;
@@ -906,15 +940,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v737 = v735 && v736;
   if (v737) {
     const float v738 = v39.x[5];
-    const __half v739 = bias[v734];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v740 = __half2float(v739);
+    const iron_f16 v739 = bias[v734];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v740 = iron_to_f32(v739);
     const float v741 = fmaf(v738, v3, v740);
     const float v743 = v741 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v744 = iron_exp2_approx(v743);
     const float v746 = 1.0f + v744;
     const float v747 = iron_recip_approx(v746);
     const float v748 = v741 * v747;
-    const __half v749 = __float2half_rn(v748);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v749 = iron_f32_to_f16(v748);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v750 = v731 * v1;
     const unsigned int v751 = v750 + v734;
     out[v751] = v749;
@@ -928,15 +962,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v760 = v758 && v759;
   if (v760) {
     const float v761 = v39.x[6];
-    const __half v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v763 = __half2float(v762);
+    const iron_f16 v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v763 = iron_to_f32(v762);
     const float v764 = fmaf(v761, v3, v763);
     const float v766 = v764 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v767 = iron_exp2_approx(v766);
     const float v769 = 1.0f + v767;
     const float v770 = iron_recip_approx(v769);
     const float v771 = v764 * v770;
-    const __half v772 = __float2half_rn(v771);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v772 = iron_f32_to_f16(v771);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v773 = v754 * v1;
     const unsigned int v774 = v773 + v757;
     out[v774] = v772;
@@ -950,15 +984,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v783 = v781 && v782;
   if (v783) {
     const float v784 = v39.x[7];
-    const __half v785 = bias[v780];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v786 = __half2float(v785);
+    const iron_f16 v785 = bias[v780];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v786 = iron_to_f32(v785);
     const float v787 = fmaf(v784, v3, v786);
     const float v789 = v787 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v790 = iron_exp2_approx(v789);
     const float v792 = 1.0f + v790;
     const float v793 = iron_recip_approx(v792);
     const float v794 = v787 * v793;
-    const __half v795 = __float2half_rn(v794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v795 = iron_f32_to_f16(v794);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v796 = v777 * v1;
     const unsigned int v797 = v796 + v780;
     out[v797] = v795;
@@ -972,15 +1006,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v806 = v804 && v805;
   if (v806) {
     const float v807 = v39.x[8];
-    const __half v808 = bias[v803];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v809 = __half2float(v808);
+    const iron_f16 v808 = bias[v803];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v809 = iron_to_f32(v808);
     const float v810 = fmaf(v807, v3, v809);
     const float v812 = v810 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v813 = iron_exp2_approx(v812);
     const float v815 = 1.0f + v813;
     const float v816 = iron_recip_approx(v815);
     const float v817 = v810 * v816;
-    const __half v818 = __float2half_rn(v817);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v818 = iron_f32_to_f16(v817);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v819 = v800 * v1;
     const unsigned int v820 = v819 + v803;
     out[v820] = v818;
@@ -994,15 +1028,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v829 = v827 && v828;
   if (v829) {
     const float v830 = v39.x[9];
-    const __half v831 = bias[v826];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v832 = __half2float(v831);
+    const iron_f16 v831 = bias[v826];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v832 = iron_to_f32(v831);
     const float v833 = fmaf(v830, v3, v832);
     const float v835 = v833 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v836 = iron_exp2_approx(v835);
     const float v838 = 1.0f + v836;
     const float v839 = iron_recip_approx(v838);
     const float v840 = v833 * v839;
-    const __half v841 = __float2half_rn(v840);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v841 = iron_f32_to_f16(v840);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v842 = v823 * v1;
     const unsigned int v843 = v842 + v826;
     out[v843] = v841;
@@ -1016,15 +1050,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v852 = v850 && v851;
   if (v852) {
     const float v853 = v39.x[10];
-    const __half v854 = bias[v849];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v855 = __half2float(v854);
+    const iron_f16 v854 = bias[v849];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v855 = iron_to_f32(v854);
     const float v856 = fmaf(v853, v3, v855);
     const float v858 = v856 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v859 = iron_exp2_approx(v858);
     const float v861 = 1.0f + v859;
     const float v862 = iron_recip_approx(v861);
     const float v863 = v856 * v862;
-    const __half v864 = __float2half_rn(v863);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v864 = iron_f32_to_f16(v863);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v865 = v846 * v1;
     const unsigned int v866 = v865 + v849;
     out[v866] = v864;
@@ -1038,15 +1072,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v875 = v873 && v874;
   if (v875) {
     const float v876 = v39.x[11];
-    const __half v877 = bias[v872];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v878 = __half2float(v877);
+    const iron_f16 v877 = bias[v872];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v878 = iron_to_f32(v877);
     const float v879 = fmaf(v876, v3, v878);
     const float v881 = v879 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v882 = iron_exp2_approx(v881);
     const float v884 = 1.0f + v882;
     const float v885 = iron_recip_approx(v884);
     const float v886 = v879 * v885;
-    const __half v887 = __float2half_rn(v886);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v887 = iron_f32_to_f16(v886);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v888 = v869 * v1;
     const unsigned int v889 = v888 + v872;
     out[v889] = v887;
@@ -1060,15 +1094,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v898 = v896 && v897;
   if (v898) {
     const float v899 = v39.x[12];
-    const __half v900 = bias[v895];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v901 = __half2float(v900);
+    const iron_f16 v900 = bias[v895];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v901 = iron_to_f32(v900);
     const float v902 = fmaf(v899, v3, v901);
     const float v904 = v902 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v905 = iron_exp2_approx(v904);
     const float v907 = 1.0f + v905;
     const float v908 = iron_recip_approx(v907);
     const float v909 = v902 * v908;
-    const __half v910 = __float2half_rn(v909);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v910 = iron_f32_to_f16(v909);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v911 = v892 * v1;
     const unsigned int v912 = v911 + v895;
     out[v912] = v910;
@@ -1082,15 +1116,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v921 = v919 && v920;
   if (v921) {
     const float v922 = v39.x[13];
-    const __half v923 = bias[v918];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v924 = __half2float(v923);
+    const iron_f16 v923 = bias[v918];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v924 = iron_to_f32(v923);
     const float v925 = fmaf(v922, v3, v924);
     const float v927 = v925 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v928 = iron_exp2_approx(v927);
     const float v930 = 1.0f + v928;
     const float v931 = iron_recip_approx(v930);
     const float v932 = v925 * v931;
-    const __half v933 = __float2half_rn(v932);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v933 = iron_f32_to_f16(v932);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v934 = v915 * v1;
     const unsigned int v935 = v934 + v918;
     out[v935] = v933;
@@ -1104,15 +1138,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v944 = v942 && v943;
   if (v944) {
     const float v945 = v39.x[14];
-    const __half v946 = bias[v941];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v947 = __half2float(v946);
+    const iron_f16 v946 = bias[v941];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v947 = iron_to_f32(v946);
     const float v948 = fmaf(v945, v3, v947);
     const float v950 = v948 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v951 = iron_exp2_approx(v950);
     const float v953 = 1.0f + v951;
     const float v954 = iron_recip_approx(v953);
     const float v955 = v948 * v954;
-    const __half v956 = __float2half_rn(v955);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v956 = iron_f32_to_f16(v955);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v957 = v938 * v1;
     const unsigned int v958 = v957 + v941;
     out[v958] = v956;
@@ -1126,15 +1160,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v967 = v965 && v966;
   if (v967) {
     const float v968 = v39.x[15];
-    const __half v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v970 = __half2float(v969);
+    const iron_f16 v969 = bias[v964];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v970 = iron_to_f32(v969);
     const float v971 = fmaf(v968, v3, v970);
     const float v973 = v971 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v974 = iron_exp2_approx(v973);
     const float v976 = 1.0f + v974;
     const float v977 = iron_recip_approx(v976);
     const float v978 = v971 * v977;
-    const __half v979 = __float2half_rn(v978);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v979 = iron_f32_to_f16(v978);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v980 = v961 * v1;
     const unsigned int v981 = v980 + v964;
     out[v981] = v979;
@@ -1148,15 +1182,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v990 = v988 && v989;
   if (v990) {
     const float v991 = v39.x[16];
-    const __half v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v993 = __half2float(v992);
+    const iron_f16 v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v993 = iron_to_f32(v992);
     const float v994 = fmaf(v991, v3, v993);
     const float v996 = v994 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v997 = iron_exp2_approx(v996);
     const float v999 = 1.0f + v997;
     const float v1000 = iron_recip_approx(v999);
     const float v1001 = v994 * v1000;
-    const __half v1002 = __float2half_rn(v1001);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1002 = iron_f32_to_f16(v1001);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1003 = v984 * v1;
     const unsigned int v1004 = v1003 + v987;
     out[v1004] = v1002;
@@ -1170,15 +1204,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1013 = v1011 && v1012;
   if (v1013) {
     const float v1014 = v39.x[17];
-    const __half v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1016 = __half2float(v1015);
+    const iron_f16 v1015 = bias[v1010];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1016 = iron_to_f32(v1015);
     const float v1017 = fmaf(v1014, v3, v1016);
     const float v1019 = v1017 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1020 = iron_exp2_approx(v1019);
     const float v1022 = 1.0f + v1020;
     const float v1023 = iron_recip_approx(v1022);
     const float v1024 = v1017 * v1023;
-    const __half v1025 = __float2half_rn(v1024);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1025 = iron_f32_to_f16(v1024);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1026 = v1007 * v1;
     const unsigned int v1027 = v1026 + v1010;
     out[v1027] = v1025;
@@ -1192,15 +1226,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1036 = v1034 && v1035;
   if (v1036) {
     const float v1037 = v39.x[18];
-    const __half v1038 = bias[v1033];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1039 = __half2float(v1038);
+    const iron_f16 v1038 = bias[v1033];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1039 = iron_to_f32(v1038);
     const float v1040 = fmaf(v1037, v3, v1039);
     const float v1042 = v1040 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1043 = iron_exp2_approx(v1042);
     const float v1045 = 1.0f + v1043;
     const float v1046 = iron_recip_approx(v1045);
     const float v1047 = v1040 * v1046;
-    const __half v1048 = __float2half_rn(v1047);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1048 = iron_f32_to_f16(v1047);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1049 = v1030 * v1;
     const unsigned int v1050 = v1049 + v1033;
     out[v1050] = v1048;
@@ -1214,15 +1248,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1059 = v1057 && v1058;
   if (v1059) {
     const float v1060 = v39.x[19];
-    const __half v1061 = bias[v1056];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1062 = __half2float(v1061);
+    const iron_f16 v1061 = bias[v1056];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1062 = iron_to_f32(v1061);
     const float v1063 = fmaf(v1060, v3, v1062);
     const float v1065 = v1063 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1066 = iron_exp2_approx(v1065);
     const float v1068 = 1.0f + v1066;
     const float v1069 = iron_recip_approx(v1068);
     const float v1070 = v1063 * v1069;
-    const __half v1071 = __float2half_rn(v1070);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1071 = iron_f32_to_f16(v1070);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1072 = v1053 * v1;
     const unsigned int v1073 = v1072 + v1056;
     out[v1073] = v1071;
@@ -1236,15 +1270,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1082 = v1080 && v1081;
   if (v1082) {
     const float v1083 = v39.x[20];
-    const __half v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1085 = __half2float(v1084);
+    const iron_f16 v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1085 = iron_to_f32(v1084);
     const float v1086 = fmaf(v1083, v3, v1085);
     const float v1088 = v1086 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1089 = iron_exp2_approx(v1088);
     const float v1091 = 1.0f + v1089;
     const float v1092 = iron_recip_approx(v1091);
     const float v1093 = v1086 * v1092;
-    const __half v1094 = __float2half_rn(v1093);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1094 = iron_f32_to_f16(v1093);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1095 = v1076 * v1;
     const unsigned int v1096 = v1095 + v1079;
     out[v1096] = v1094;
@@ -1258,15 +1292,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1105 = v1103 && v1104;
   if (v1105) {
     const float v1106 = v39.x[21];
-    const __half v1107 = bias[v1102];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1108 = __half2float(v1107);
+    const iron_f16 v1107 = bias[v1102];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1108 = iron_to_f32(v1107);
     const float v1109 = fmaf(v1106, v3, v1108);
     const float v1111 = v1109 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1112 = iron_exp2_approx(v1111);
     const float v1114 = 1.0f + v1112;
     const float v1115 = iron_recip_approx(v1114);
     const float v1116 = v1109 * v1115;
-    const __half v1117 = __float2half_rn(v1116);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1117 = iron_f32_to_f16(v1116);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1118 = v1099 * v1;
     const unsigned int v1119 = v1118 + v1102;
     out[v1119] = v1117;
@@ -1280,15 +1314,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1128 = v1126 && v1127;
   if (v1128) {
     const float v1129 = v39.x[22];
-    const __half v1130 = bias[v1125];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1131 = __half2float(v1130);
+    const iron_f16 v1130 = bias[v1125];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1131 = iron_to_f32(v1130);
     const float v1132 = fmaf(v1129, v3, v1131);
     const float v1134 = v1132 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1135 = iron_exp2_approx(v1134);
     const float v1137 = 1.0f + v1135;
     const float v1138 = iron_recip_approx(v1137);
     const float v1139 = v1132 * v1138;
-    const __half v1140 = __float2half_rn(v1139);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1140 = iron_f32_to_f16(v1139);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1141 = v1122 * v1;
     const unsigned int v1142 = v1141 + v1125;
     out[v1142] = v1140;
@@ -1302,15 +1336,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1151 = v1149 && v1150;
   if (v1151) {
     const float v1152 = v39.x[23];
-    const __half v1153 = bias[v1148];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1154 = __half2float(v1153);
+    const iron_f16 v1153 = bias[v1148];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1154 = iron_to_f32(v1153);
     const float v1155 = fmaf(v1152, v3, v1154);
     const float v1157 = v1155 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1158 = iron_exp2_approx(v1157);
     const float v1160 = 1.0f + v1158;
     const float v1161 = iron_recip_approx(v1160);
     const float v1162 = v1155 * v1161;
-    const __half v1163 = __float2half_rn(v1162);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1163 = iron_f32_to_f16(v1162);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1164 = v1145 * v1;
     const unsigned int v1165 = v1164 + v1148;
     out[v1165] = v1163;
@@ -1324,15 +1358,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1174 = v1172 && v1173;
   if (v1174) {
     const float v1175 = v39.x[24];
-    const __half v1176 = bias[v1171];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1177 = __half2float(v1176);
+    const iron_f16 v1176 = bias[v1171];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1177 = iron_to_f32(v1176);
     const float v1178 = fmaf(v1175, v3, v1177);
     const float v1180 = v1178 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1181 = iron_exp2_approx(v1180);
     const float v1183 = 1.0f + v1181;
     const float v1184 = iron_recip_approx(v1183);
     const float v1185 = v1178 * v1184;
-    const __half v1186 = __float2half_rn(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1186 = iron_f32_to_f16(v1185);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1187 = v1168 * v1;
     const unsigned int v1188 = v1187 + v1171;
     out[v1188] = v1186;
@@ -1346,15 +1380,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1197 = v1195 && v1196;
   if (v1197) {
     const float v1198 = v39.x[25];
-    const __half v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1200 = __half2float(v1199);
+    const iron_f16 v1199 = bias[v1194];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1200 = iron_to_f32(v1199);
     const float v1201 = fmaf(v1198, v3, v1200);
     const float v1203 = v1201 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1204 = iron_exp2_approx(v1203);
     const float v1206 = 1.0f + v1204;
     const float v1207 = iron_recip_approx(v1206);
     const float v1208 = v1201 * v1207;
-    const __half v1209 = __float2half_rn(v1208);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1209 = iron_f32_to_f16(v1208);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1210 = v1191 * v1;
     const unsigned int v1211 = v1210 + v1194;
     out[v1211] = v1209;
@@ -1368,15 +1402,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1220 = v1218 && v1219;
   if (v1220) {
     const float v1221 = v39.x[26];
-    const __half v1222 = bias[v1217];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1223 = __half2float(v1222);
+    const iron_f16 v1222 = bias[v1217];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1223 = iron_to_f32(v1222);
     const float v1224 = fmaf(v1221, v3, v1223);
     const float v1226 = v1224 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1227 = iron_exp2_approx(v1226);
     const float v1229 = 1.0f + v1227;
     const float v1230 = iron_recip_approx(v1229);
     const float v1231 = v1224 * v1230;
-    const __half v1232 = __float2half_rn(v1231);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1232 = iron_f32_to_f16(v1231);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1233 = v1214 * v1;
     const unsigned int v1234 = v1233 + v1217;
     out[v1234] = v1232;
@@ -1390,15 +1424,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1243 = v1241 && v1242;
   if (v1243) {
     const float v1244 = v39.x[27];
-    const __half v1245 = bias[v1240];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1246 = __half2float(v1245);
+    const iron_f16 v1245 = bias[v1240];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1246 = iron_to_f32(v1245);
     const float v1247 = fmaf(v1244, v3, v1246);
     const float v1249 = v1247 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1250 = iron_exp2_approx(v1249);
     const float v1252 = 1.0f + v1250;
     const float v1253 = iron_recip_approx(v1252);
     const float v1254 = v1247 * v1253;
-    const __half v1255 = __float2half_rn(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1255 = iron_f32_to_f16(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1256 = v1237 * v1;
     const unsigned int v1257 = v1256 + v1240;
     out[v1257] = v1255;
@@ -1412,15 +1446,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1266 = v1264 && v1265;
   if (v1266) {
     const float v1267 = v39.x[28];
-    const __half v1268 = bias[v1263];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1269 = __half2float(v1268);
+    const iron_f16 v1268 = bias[v1263];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1269 = iron_to_f32(v1268);
     const float v1270 = fmaf(v1267, v3, v1269);
     const float v1272 = v1270 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1273 = iron_exp2_approx(v1272);
     const float v1275 = 1.0f + v1273;
     const float v1276 = iron_recip_approx(v1275);
     const float v1277 = v1270 * v1276;
-    const __half v1278 = __float2half_rn(v1277);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1278 = iron_f32_to_f16(v1277);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1279 = v1260 * v1;
     const unsigned int v1280 = v1279 + v1263;
     out[v1280] = v1278;
@@ -1434,15 +1468,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1289 = v1287 && v1288;
   if (v1289) {
     const float v1290 = v39.x[29];
-    const __half v1291 = bias[v1286];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1292 = __half2float(v1291);
+    const iron_f16 v1291 = bias[v1286];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1292 = iron_to_f32(v1291);
     const float v1293 = fmaf(v1290, v3, v1292);
     const float v1295 = v1293 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1296 = iron_exp2_approx(v1295);
     const float v1298 = 1.0f + v1296;
     const float v1299 = iron_recip_approx(v1298);
     const float v1300 = v1293 * v1299;
-    const __half v1301 = __float2half_rn(v1300);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1301 = iron_f32_to_f16(v1300);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1302 = v1283 * v1;
     const unsigned int v1303 = v1302 + v1286;
     out[v1303] = v1301;
@@ -1456,15 +1490,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1312 = v1310 && v1311;
   if (v1312) {
     const float v1313 = v39.x[30];
-    const __half v1314 = bias[v1309];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1315 = __half2float(v1314);
+    const iron_f16 v1314 = bias[v1309];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1315 = iron_to_f32(v1314);
     const float v1316 = fmaf(v1313, v3, v1315);
     const float v1318 = v1316 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1319 = iron_exp2_approx(v1318);
     const float v1321 = 1.0f + v1319;
     const float v1322 = iron_recip_approx(v1321);
     const float v1323 = v1316 * v1322;
-    const __half v1324 = __float2half_rn(v1323);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1324 = iron_f32_to_f16(v1323);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1325 = v1306 * v1;
     const unsigned int v1326 = v1325 + v1309;
     out[v1326] = v1324;
@@ -1478,15 +1512,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1335 = v1333 && v1334;
   if (v1335) {
     const float v1336 = v39.x[31];
-    const __half v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1338 = __half2float(v1337);
+    const iron_f16 v1337 = bias[v1332];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1338 = iron_to_f32(v1337);
     const float v1339 = fmaf(v1336, v3, v1338);
     const float v1341 = v1339 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1342 = iron_exp2_approx(v1341);
     const float v1344 = 1.0f + v1342;
     const float v1345 = iron_recip_approx(v1344);
     const float v1346 = v1339 * v1345;
-    const __half v1347 = __float2half_rn(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1347 = iron_f32_to_f16(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1348 = v1329 * v1;
     const unsigned int v1349 = v1348 + v1332;
     out[v1349] = v1347;
@@ -1500,15 +1534,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1358 = v1356 && v1357;
   if (v1358) {
     const float v1359 = v39.x[32];
-    const __half v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1361 = __half2float(v1360);
+    const iron_f16 v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1361 = iron_to_f32(v1360);
     const float v1362 = fmaf(v1359, v3, v1361);
     const float v1364 = v1362 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1365 = iron_exp2_approx(v1364);
     const float v1367 = 1.0f + v1365;
     const float v1368 = iron_recip_approx(v1367);
     const float v1369 = v1362 * v1368;
-    const __half v1370 = __float2half_rn(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1370 = iron_f32_to_f16(v1369);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1371 = v1352 * v1;
     const unsigned int v1372 = v1371 + v1355;
     out[v1372] = v1370;
@@ -1522,15 +1556,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1381 = v1379 && v1380;
   if (v1381) {
     const float v1382 = v39.x[33];
-    const __half v1383 = bias[v1378];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1384 = __half2float(v1383);
+    const iron_f16 v1383 = bias[v1378];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1384 = iron_to_f32(v1383);
     const float v1385 = fmaf(v1382, v3, v1384);
     const float v1387 = v1385 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1388 = iron_exp2_approx(v1387);
     const float v1390 = 1.0f + v1388;
     const float v1391 = iron_recip_approx(v1390);
     const float v1392 = v1385 * v1391;
-    const __half v1393 = __float2half_rn(v1392);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1393 = iron_f32_to_f16(v1392);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1394 = v1375 * v1;
     const unsigned int v1395 = v1394 + v1378;
     out[v1395] = v1393;
@@ -1544,15 +1578,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1404 = v1402 && v1403;
   if (v1404) {
     const float v1405 = v39.x[34];
-    const __half v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1407 = __half2float(v1406);
+    const iron_f16 v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1407 = iron_to_f32(v1406);
     const float v1408 = fmaf(v1405, v3, v1407);
     const float v1410 = v1408 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1411 = iron_exp2_approx(v1410);
     const float v1413 = 1.0f + v1411;
     const float v1414 = iron_recip_approx(v1413);
     const float v1415 = v1408 * v1414;
-    const __half v1416 = __float2half_rn(v1415);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1416 = iron_f32_to_f16(v1415);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1417 = v1398 * v1;
     const unsigned int v1418 = v1417 + v1401;
     out[v1418] = v1416;
@@ -1566,15 +1600,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1427 = v1425 && v1426;
   if (v1427) {
     const float v1428 = v39.x[35];
-    const __half v1429 = bias[v1424];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1430 = __half2float(v1429);
+    const iron_f16 v1429 = bias[v1424];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1430 = iron_to_f32(v1429);
     const float v1431 = fmaf(v1428, v3, v1430);
     const float v1433 = v1431 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1434 = iron_exp2_approx(v1433);
     const float v1436 = 1.0f + v1434;
     const float v1437 = iron_recip_approx(v1436);
     const float v1438 = v1431 * v1437;
-    const __half v1439 = __float2half_rn(v1438);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1439 = iron_f32_to_f16(v1438);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1440 = v1421 * v1;
     const unsigned int v1441 = v1440 + v1424;
     out[v1441] = v1439;
@@ -1588,15 +1622,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1450 = v1448 && v1449;
   if (v1450) {
     const float v1451 = v39.x[36];
-    const __half v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1453 = __half2float(v1452);
+    const iron_f16 v1452 = bias[v1447];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1453 = iron_to_f32(v1452);
     const float v1454 = fmaf(v1451, v3, v1453);
     const float v1456 = v1454 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1457 = iron_exp2_approx(v1456);
     const float v1459 = 1.0f + v1457;
     const float v1460 = iron_recip_approx(v1459);
     const float v1461 = v1454 * v1460;
-    const __half v1462 = __float2half_rn(v1461);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1462 = iron_f32_to_f16(v1461);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1463 = v1444 * v1;
     const unsigned int v1464 = v1463 + v1447;
     out[v1464] = v1462;
@@ -1610,15 +1644,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1473 = v1471 && v1472;
   if (v1473) {
     const float v1474 = v39.x[37];
-    const __half v1475 = bias[v1470];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1476 = __half2float(v1475);
+    const iron_f16 v1475 = bias[v1470];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1476 = iron_to_f32(v1475);
     const float v1477 = fmaf(v1474, v3, v1476);
     const float v1479 = v1477 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1480 = iron_exp2_approx(v1479);
     const float v1482 = 1.0f + v1480;
     const float v1483 = iron_recip_approx(v1482);
     const float v1484 = v1477 * v1483;
-    const __half v1485 = __float2half_rn(v1484);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1485 = iron_f32_to_f16(v1484);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1486 = v1467 * v1;
     const unsigned int v1487 = v1486 + v1470;
     out[v1487] = v1485;
@@ -1632,15 +1666,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1496 = v1494 && v1495;
   if (v1496) {
     const float v1497 = v39.x[38];
-    const __half v1498 = bias[v1493];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1499 = __half2float(v1498);
+    const iron_f16 v1498 = bias[v1493];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1499 = iron_to_f32(v1498);
     const float v1500 = fmaf(v1497, v3, v1499);
     const float v1502 = v1500 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1503 = iron_exp2_approx(v1502);
     const float v1505 = 1.0f + v1503;
     const float v1506 = iron_recip_approx(v1505);
     const float v1507 = v1500 * v1506;
-    const __half v1508 = __float2half_rn(v1507);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1508 = iron_f32_to_f16(v1507);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1509 = v1490 * v1;
     const unsigned int v1510 = v1509 + v1493;
     out[v1510] = v1508;
@@ -1654,15 +1688,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1519 = v1517 && v1518;
   if (v1519) {
     const float v1520 = v39.x[39];
-    const __half v1521 = bias[v1516];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1522 = __half2float(v1521);
+    const iron_f16 v1521 = bias[v1516];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1522 = iron_to_f32(v1521);
     const float v1523 = fmaf(v1520, v3, v1522);
     const float v1525 = v1523 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1526 = iron_exp2_approx(v1525);
     const float v1528 = 1.0f + v1526;
     const float v1529 = iron_recip_approx(v1528);
     const float v1530 = v1523 * v1529;
-    const __half v1531 = __float2half_rn(v1530);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1531 = iron_f32_to_f16(v1530);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1532 = v1513 * v1;
     const unsigned int v1533 = v1532 + v1516;
     out[v1533] = v1531;
@@ -1676,15 +1710,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1542 = v1540 && v1541;
   if (v1542) {
     const float v1543 = v39.x[40];
-    const __half v1544 = bias[v1539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1545 = __half2float(v1544);
+    const iron_f16 v1544 = bias[v1539];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1545 = iron_to_f32(v1544);
     const float v1546 = fmaf(v1543, v3, v1545);
     const float v1548 = v1546 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1549 = iron_exp2_approx(v1548);
     const float v1551 = 1.0f + v1549;
     const float v1552 = iron_recip_approx(v1551);
     const float v1553 = v1546 * v1552;
-    const __half v1554 = __float2half_rn(v1553);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1554 = iron_f32_to_f16(v1553);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1555 = v1536 * v1;
     const unsigned int v1556 = v1555 + v1539;
     out[v1556] = v1554;
@@ -1698,15 +1732,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1565 = v1563 && v1564;
   if (v1565) {
     const float v1566 = v39.x[41];
-    const __half v1567 = bias[v1562];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1568 = __half2float(v1567);
+    const iron_f16 v1567 = bias[v1562];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1568 = iron_to_f32(v1567);
     const float v1569 = fmaf(v1566, v3, v1568);
     const float v1571 = v1569 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1572 = iron_exp2_approx(v1571);
     const float v1574 = 1.0f + v1572;
     const float v1575 = iron_recip_approx(v1574);
     const float v1576 = v1569 * v1575;
-    const __half v1577 = __float2half_rn(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1577 = iron_f32_to_f16(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1578 = v1559 * v1;
     const unsigned int v1579 = v1578 + v1562;
     out[v1579] = v1577;
@@ -1720,15 +1754,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1588 = v1586 && v1587;
   if (v1588) {
     const float v1589 = v39.x[42];
-    const __half v1590 = bias[v1585];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1591 = __half2float(v1590);
+    const iron_f16 v1590 = bias[v1585];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1591 = iron_to_f32(v1590);
     const float v1592 = fmaf(v1589, v3, v1591);
     const float v1594 = v1592 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1595 = iron_exp2_approx(v1594);
     const float v1597 = 1.0f + v1595;
     const float v1598 = iron_recip_approx(v1597);
     const float v1599 = v1592 * v1598;
-    const __half v1600 = __float2half_rn(v1599);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1600 = iron_f32_to_f16(v1599);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1601 = v1582 * v1;
     const unsigned int v1602 = v1601 + v1585;
     out[v1602] = v1600;
@@ -1742,15 +1776,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1611 = v1609 && v1610;
   if (v1611) {
     const float v1612 = v39.x[43];
-    const __half v1613 = bias[v1608];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1614 = __half2float(v1613);
+    const iron_f16 v1613 = bias[v1608];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1614 = iron_to_f32(v1613);
     const float v1615 = fmaf(v1612, v3, v1614);
     const float v1617 = v1615 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1618 = iron_exp2_approx(v1617);
     const float v1620 = 1.0f + v1618;
     const float v1621 = iron_recip_approx(v1620);
     const float v1622 = v1615 * v1621;
-    const __half v1623 = __float2half_rn(v1622);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1623 = iron_f32_to_f16(v1622);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1624 = v1605 * v1;
     const unsigned int v1625 = v1624 + v1608;
     out[v1625] = v1623;
@@ -1764,15 +1798,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1634 = v1632 && v1633;
   if (v1634) {
     const float v1635 = v39.x[44];
-    const __half v1636 = bias[v1631];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1637 = __half2float(v1636);
+    const iron_f16 v1636 = bias[v1631];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1637 = iron_to_f32(v1636);
     const float v1638 = fmaf(v1635, v3, v1637);
     const float v1640 = v1638 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1641 = iron_exp2_approx(v1640);
     const float v1643 = 1.0f + v1641;
     const float v1644 = iron_recip_approx(v1643);
     const float v1645 = v1638 * v1644;
-    const __half v1646 = __float2half_rn(v1645);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1646 = iron_f32_to_f16(v1645);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1647 = v1628 * v1;
     const unsigned int v1648 = v1647 + v1631;
     out[v1648] = v1646;
@@ -1786,15 +1820,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1657 = v1655 && v1656;
   if (v1657) {
     const float v1658 = v39.x[45];
-    const __half v1659 = bias[v1654];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1660 = __half2float(v1659);
+    const iron_f16 v1659 = bias[v1654];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1660 = iron_to_f32(v1659);
     const float v1661 = fmaf(v1658, v3, v1660);
     const float v1663 = v1661 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1664 = iron_exp2_approx(v1663);
     const float v1666 = 1.0f + v1664;
     const float v1667 = iron_recip_approx(v1666);
     const float v1668 = v1661 * v1667;
-    const __half v1669 = __float2half_rn(v1668);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1669 = iron_f32_to_f16(v1668);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1670 = v1651 * v1;
     const unsigned int v1671 = v1670 + v1654;
     out[v1671] = v1669;
@@ -1808,15 +1842,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1680 = v1678 && v1679;
   if (v1680) {
     const float v1681 = v39.x[46];
-    const __half v1682 = bias[v1677];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1683 = __half2float(v1682);
+    const iron_f16 v1682 = bias[v1677];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1683 = iron_to_f32(v1682);
     const float v1684 = fmaf(v1681, v3, v1683);
     const float v1686 = v1684 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1687 = iron_exp2_approx(v1686);
     const float v1689 = 1.0f + v1687;
     const float v1690 = iron_recip_approx(v1689);
     const float v1691 = v1684 * v1690;
-    const __half v1692 = __float2half_rn(v1691);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1692 = iron_f32_to_f16(v1691);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1693 = v1674 * v1;
     const unsigned int v1694 = v1693 + v1677;
     out[v1694] = v1692;
@@ -1830,15 +1864,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1703 = v1701 && v1702;
   if (v1703) {
     const float v1704 = v39.x[47];
-    const __half v1705 = bias[v1700];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1706 = __half2float(v1705);
+    const iron_f16 v1705 = bias[v1700];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1706 = iron_to_f32(v1705);
     const float v1707 = fmaf(v1704, v3, v1706);
     const float v1709 = v1707 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1710 = iron_exp2_approx(v1709);
     const float v1712 = 1.0f + v1710;
     const float v1713 = iron_recip_approx(v1712);
     const float v1714 = v1707 * v1713;
-    const __half v1715 = __float2half_rn(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1715 = iron_f32_to_f16(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1716 = v1697 * v1;
     const unsigned int v1717 = v1716 + v1700;
     out[v1717] = v1715;
@@ -1852,15 +1886,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1726 = v1724 && v1725;
   if (v1726) {
     const float v1727 = v39.x[48];
-    const __half v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1729 = __half2float(v1728);
+    const iron_f16 v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1729 = iron_to_f32(v1728);
     const float v1730 = fmaf(v1727, v3, v1729);
     const float v1732 = v1730 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1733 = iron_exp2_approx(v1732);
     const float v1735 = 1.0f + v1733;
     const float v1736 = iron_recip_approx(v1735);
     const float v1737 = v1730 * v1736;
-    const __half v1738 = __float2half_rn(v1737);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1738 = iron_f32_to_f16(v1737);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1739 = v1720 * v1;
     const unsigned int v1740 = v1739 + v1723;
     out[v1740] = v1738;
@@ -1874,15 +1908,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1749 = v1747 && v1748;
   if (v1749) {
     const float v1750 = v39.x[49];
-    const __half v1751 = bias[v1746];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1752 = __half2float(v1751);
+    const iron_f16 v1751 = bias[v1746];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1752 = iron_to_f32(v1751);
     const float v1753 = fmaf(v1750, v3, v1752);
     const float v1755 = v1753 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1756 = iron_exp2_approx(v1755);
     const float v1758 = 1.0f + v1756;
     const float v1759 = iron_recip_approx(v1758);
     const float v1760 = v1753 * v1759;
-    const __half v1761 = __float2half_rn(v1760);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1761 = iron_f32_to_f16(v1760);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1762 = v1743 * v1;
     const unsigned int v1763 = v1762 + v1746;
     out[v1763] = v1761;
@@ -1896,15 +1930,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1772 = v1770 && v1771;
   if (v1772) {
     const float v1773 = v39.x[50];
-    const __half v1774 = bias[v1769];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1775 = __half2float(v1774);
+    const iron_f16 v1774 = bias[v1769];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1775 = iron_to_f32(v1774);
     const float v1776 = fmaf(v1773, v3, v1775);
     const float v1778 = v1776 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1779 = iron_exp2_approx(v1778);
     const float v1781 = 1.0f + v1779;
     const float v1782 = iron_recip_approx(v1781);
     const float v1783 = v1776 * v1782;
-    const __half v1784 = __float2half_rn(v1783);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1784 = iron_f32_to_f16(v1783);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1785 = v1766 * v1;
     const unsigned int v1786 = v1785 + v1769;
     out[v1786] = v1784;
@@ -1918,15 +1952,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1795 = v1793 && v1794;
   if (v1795) {
     const float v1796 = v39.x[51];
-    const __half v1797 = bias[v1792];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1798 = __half2float(v1797);
+    const iron_f16 v1797 = bias[v1792];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1798 = iron_to_f32(v1797);
     const float v1799 = fmaf(v1796, v3, v1798);
     const float v1801 = v1799 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1802 = iron_exp2_approx(v1801);
     const float v1804 = 1.0f + v1802;
     const float v1805 = iron_recip_approx(v1804);
     const float v1806 = v1799 * v1805;
-    const __half v1807 = __float2half_rn(v1806);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1807 = iron_f32_to_f16(v1806);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1808 = v1789 * v1;
     const unsigned int v1809 = v1808 + v1792;
     out[v1809] = v1807;
@@ -1940,15 +1974,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1818 = v1816 && v1817;
   if (v1818) {
     const float v1819 = v39.x[52];
-    const __half v1820 = bias[v1815];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1821 = __half2float(v1820);
+    const iron_f16 v1820 = bias[v1815];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1821 = iron_to_f32(v1820);
     const float v1822 = fmaf(v1819, v3, v1821);
     const float v1824 = v1822 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1825 = iron_exp2_approx(v1824);
     const float v1827 = 1.0f + v1825;
     const float v1828 = iron_recip_approx(v1827);
     const float v1829 = v1822 * v1828;
-    const __half v1830 = __float2half_rn(v1829);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1830 = iron_f32_to_f16(v1829);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1831 = v1812 * v1;
     const unsigned int v1832 = v1831 + v1815;
     out[v1832] = v1830;
@@ -1962,15 +1996,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1841 = v1839 && v1840;
   if (v1841) {
     const float v1842 = v39.x[53];
-    const __half v1843 = bias[v1838];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1844 = __half2float(v1843);
+    const iron_f16 v1843 = bias[v1838];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1844 = iron_to_f32(v1843);
     const float v1845 = fmaf(v1842, v3, v1844);
     const float v1847 = v1845 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1848 = iron_exp2_approx(v1847);
     const float v1850 = 1.0f + v1848;
     const float v1851 = iron_recip_approx(v1850);
     const float v1852 = v1845 * v1851;
-    const __half v1853 = __float2half_rn(v1852);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1853 = iron_f32_to_f16(v1852);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1854 = v1835 * v1;
     const unsigned int v1855 = v1854 + v1838;
     out[v1855] = v1853;
@@ -1984,15 +2018,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1864 = v1862 && v1863;
   if (v1864) {
     const float v1865 = v39.x[54];
-    const __half v1866 = bias[v1861];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1867 = __half2float(v1866);
+    const iron_f16 v1866 = bias[v1861];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1867 = iron_to_f32(v1866);
     const float v1868 = fmaf(v1865, v3, v1867);
     const float v1870 = v1868 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1871 = iron_exp2_approx(v1870);
     const float v1873 = 1.0f + v1871;
     const float v1874 = iron_recip_approx(v1873);
     const float v1875 = v1868 * v1874;
-    const __half v1876 = __float2half_rn(v1875);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1876 = iron_f32_to_f16(v1875);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1877 = v1858 * v1;
     const unsigned int v1878 = v1877 + v1861;
     out[v1878] = v1876;
@@ -2006,15 +2040,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1887 = v1885 && v1886;
   if (v1887) {
     const float v1888 = v39.x[55];
-    const __half v1889 = bias[v1884];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1890 = __half2float(v1889);
+    const iron_f16 v1889 = bias[v1884];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1890 = iron_to_f32(v1889);
     const float v1891 = fmaf(v1888, v3, v1890);
     const float v1893 = v1891 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1894 = iron_exp2_approx(v1893);
     const float v1896 = 1.0f + v1894;
     const float v1897 = iron_recip_approx(v1896);
     const float v1898 = v1891 * v1897;
-    const __half v1899 = __float2half_rn(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1899 = iron_f32_to_f16(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1900 = v1881 * v1;
     const unsigned int v1901 = v1900 + v1884;
     out[v1901] = v1899;
@@ -2028,15 +2062,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1910 = v1908 && v1909;
   if (v1910) {
     const float v1911 = v39.x[56];
-    const __half v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1913 = __half2float(v1912);
+    const iron_f16 v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1913 = iron_to_f32(v1912);
     const float v1914 = fmaf(v1911, v3, v1913);
     const float v1916 = v1914 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1917 = iron_exp2_approx(v1916);
     const float v1919 = 1.0f + v1917;
     const float v1920 = iron_recip_approx(v1919);
     const float v1921 = v1914 * v1920;
-    const __half v1922 = __float2half_rn(v1921);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1922 = iron_f32_to_f16(v1921);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1923 = v1904 * v1;
     const unsigned int v1924 = v1923 + v1907;
     out[v1924] = v1922;
@@ -2050,15 +2084,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1933 = v1931 && v1932;
   if (v1933) {
     const float v1934 = v39.x[57];
-    const __half v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1936 = __half2float(v1935);
+    const iron_f16 v1935 = bias[v1930];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1936 = iron_to_f32(v1935);
     const float v1937 = fmaf(v1934, v3, v1936);
     const float v1939 = v1937 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1940 = iron_exp2_approx(v1939);
     const float v1942 = 1.0f + v1940;
     const float v1943 = iron_recip_approx(v1942);
     const float v1944 = v1937 * v1943;
-    const __half v1945 = __float2half_rn(v1944);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1945 = iron_f32_to_f16(v1944);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1946 = v1927 * v1;
     const unsigned int v1947 = v1946 + v1930;
     out[v1947] = v1945;
@@ -2072,15 +2106,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1956 = v1954 && v1955;
   if (v1956) {
     const float v1957 = v39.x[58];
-    const __half v1958 = bias[v1953];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1959 = __half2float(v1958);
+    const iron_f16 v1958 = bias[v1953];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1959 = iron_to_f32(v1958);
     const float v1960 = fmaf(v1957, v3, v1959);
     const float v1962 = v1960 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1963 = iron_exp2_approx(v1962);
     const float v1965 = 1.0f + v1963;
     const float v1966 = iron_recip_approx(v1965);
     const float v1967 = v1960 * v1966;
-    const __half v1968 = __float2half_rn(v1967);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1968 = iron_f32_to_f16(v1967);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1969 = v1950 * v1;
     const unsigned int v1970 = v1969 + v1953;
     out[v1970] = v1968;
@@ -2094,15 +2128,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v1979 = v1977 && v1978;
   if (v1979) {
     const float v1980 = v39.x[59];
-    const __half v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1982 = __half2float(v1981);
+    const iron_f16 v1981 = bias[v1976];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1982 = iron_to_f32(v1981);
     const float v1983 = fmaf(v1980, v3, v1982);
     const float v1985 = v1983 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v1986 = iron_exp2_approx(v1985);
     const float v1988 = 1.0f + v1986;
     const float v1989 = iron_recip_approx(v1988);
     const float v1990 = v1983 * v1989;
-    const __half v1991 = __float2half_rn(v1990);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v1991 = iron_f32_to_f16(v1990);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v1992 = v1973 * v1;
     const unsigned int v1993 = v1992 + v1976;
     out[v1993] = v1991;
@@ -2116,15 +2150,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2002 = v2000 && v2001;
   if (v2002) {
     const float v2003 = v39.x[60];
-    const __half v2004 = bias[v1999];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2005 = __half2float(v2004);
+    const iron_f16 v2004 = bias[v1999];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2005 = iron_to_f32(v2004);
     const float v2006 = fmaf(v2003, v3, v2005);
     const float v2008 = v2006 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2009 = iron_exp2_approx(v2008);
     const float v2011 = 1.0f + v2009;
     const float v2012 = iron_recip_approx(v2011);
     const float v2013 = v2006 * v2012;
-    const __half v2014 = __float2half_rn(v2013);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2014 = iron_f32_to_f16(v2013);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2015 = v1996 * v1;
     const unsigned int v2016 = v2015 + v1999;
     out[v2016] = v2014;
@@ -2138,15 +2172,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2025 = v2023 && v2024;
   if (v2025) {
     const float v2026 = v39.x[61];
-    const __half v2027 = bias[v2022];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2028 = __half2float(v2027);
+    const iron_f16 v2027 = bias[v2022];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2028 = iron_to_f32(v2027);
     const float v2029 = fmaf(v2026, v3, v2028);
     const float v2031 = v2029 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2032 = iron_exp2_approx(v2031);
     const float v2034 = 1.0f + v2032;
     const float v2035 = iron_recip_approx(v2034);
     const float v2036 = v2029 * v2035;
-    const __half v2037 = __float2half_rn(v2036);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2037 = iron_f32_to_f16(v2036);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2038 = v2019 * v1;
     const unsigned int v2039 = v2038 + v2022;
     out[v2039] = v2037;
@@ -2160,15 +2194,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2048 = v2046 && v2047;
   if (v2048) {
     const float v2049 = v39.x[62];
-    const __half v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2051 = __half2float(v2050);
+    const iron_f16 v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2051 = iron_to_f32(v2050);
     const float v2052 = fmaf(v2049, v3, v2051);
     const float v2054 = v2052 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2055 = iron_exp2_approx(v2054);
     const float v2057 = 1.0f + v2055;
     const float v2058 = iron_recip_approx(v2057);
     const float v2059 = v2052 * v2058;
-    const __half v2060 = __float2half_rn(v2059);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2060 = iron_f32_to_f16(v2059);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2061 = v2042 * v1;
     const unsigned int v2062 = v2061 + v2045;
     out[v2062] = v2060;
@@ -2182,15 +2216,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2071 = v2069 && v2070;
   if (v2071) {
     const float v2072 = v39.x[63];
-    const __half v2073 = bias[v2068];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2074 = __half2float(v2073);
+    const iron_f16 v2073 = bias[v2068];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2074 = iron_to_f32(v2073);
     const float v2075 = fmaf(v2072, v3, v2074);
     const float v2077 = v2075 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2078 = iron_exp2_approx(v2077);
     const float v2080 = 1.0f + v2078;
     const float v2081 = iron_recip_approx(v2080);
     const float v2082 = v2075 * v2081;
-    const __half v2083 = __float2half_rn(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2083 = iron_f32_to_f16(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2084 = v2065 * v1;
     const unsigned int v2085 = v2084 + v2068;
     out[v2085] = v2083;
@@ -2204,15 +2238,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2094 = v2092 && v2093;
   if (v2094) {
     const float v2095 = v39.x[64];
-    const __half v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2097 = __half2float(v2096);
+    const iron_f16 v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2097 = iron_to_f32(v2096);
     const float v2098 = fmaf(v2095, v3, v2097);
     const float v2100 = v2098 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2101 = iron_exp2_approx(v2100);
     const float v2103 = 1.0f + v2101;
     const float v2104 = iron_recip_approx(v2103);
     const float v2105 = v2098 * v2104;
-    const __half v2106 = __float2half_rn(v2105);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2106 = iron_f32_to_f16(v2105);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2107 = v2088 * v1;
     const unsigned int v2108 = v2107 + v2091;
     out[v2108] = v2106;
@@ -2226,15 +2260,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2117 = v2115 && v2116;
   if (v2117) {
     const float v2118 = v39.x[65];
-    const __half v2119 = bias[v2114];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2120 = __half2float(v2119);
+    const iron_f16 v2119 = bias[v2114];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2120 = iron_to_f32(v2119);
     const float v2121 = fmaf(v2118, v3, v2120);
     const float v2123 = v2121 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2124 = iron_exp2_approx(v2123);
     const float v2126 = 1.0f + v2124;
     const float v2127 = iron_recip_approx(v2126);
     const float v2128 = v2121 * v2127;
-    const __half v2129 = __float2half_rn(v2128);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2129 = iron_f32_to_f16(v2128);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2130 = v2111 * v1;
     const unsigned int v2131 = v2130 + v2114;
     out[v2131] = v2129;
@@ -2248,15 +2282,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2140 = v2138 && v2139;
   if (v2140) {
     const float v2141 = v39.x[66];
-    const __half v2142 = bias[v2137];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2143 = __half2float(v2142);
+    const iron_f16 v2142 = bias[v2137];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2143 = iron_to_f32(v2142);
     const float v2144 = fmaf(v2141, v3, v2143);
     const float v2146 = v2144 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2147 = iron_exp2_approx(v2146);
     const float v2149 = 1.0f + v2147;
     const float v2150 = iron_recip_approx(v2149);
     const float v2151 = v2144 * v2150;
-    const __half v2152 = __float2half_rn(v2151);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2152 = iron_f32_to_f16(v2151);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2153 = v2134 * v1;
     const unsigned int v2154 = v2153 + v2137;
     out[v2154] = v2152;
@@ -2270,15 +2304,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2163 = v2161 && v2162;
   if (v2163) {
     const float v2164 = v39.x[67];
-    const __half v2165 = bias[v2160];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2166 = __half2float(v2165);
+    const iron_f16 v2165 = bias[v2160];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2166 = iron_to_f32(v2165);
     const float v2167 = fmaf(v2164, v3, v2166);
     const float v2169 = v2167 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2170 = iron_exp2_approx(v2169);
     const float v2172 = 1.0f + v2170;
     const float v2173 = iron_recip_approx(v2172);
     const float v2174 = v2167 * v2173;
-    const __half v2175 = __float2half_rn(v2174);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2175 = iron_f32_to_f16(v2174);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2176 = v2157 * v1;
     const unsigned int v2177 = v2176 + v2160;
     out[v2177] = v2175;
@@ -2292,15 +2326,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2186 = v2184 && v2185;
   if (v2186) {
     const float v2187 = v39.x[68];
-    const __half v2188 = bias[v2183];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2189 = __half2float(v2188);
+    const iron_f16 v2188 = bias[v2183];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2189 = iron_to_f32(v2188);
     const float v2190 = fmaf(v2187, v3, v2189);
     const float v2192 = v2190 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2193 = iron_exp2_approx(v2192);
     const float v2195 = 1.0f + v2193;
     const float v2196 = iron_recip_approx(v2195);
     const float v2197 = v2190 * v2196;
-    const __half v2198 = __float2half_rn(v2197);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2198 = iron_f32_to_f16(v2197);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2199 = v2180 * v1;
     const unsigned int v2200 = v2199 + v2183;
     out[v2200] = v2198;
@@ -2314,15 +2348,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2209 = v2207 && v2208;
   if (v2209) {
     const float v2210 = v39.x[69];
-    const __half v2211 = bias[v2206];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2212 = __half2float(v2211);
+    const iron_f16 v2211 = bias[v2206];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2212 = iron_to_f32(v2211);
     const float v2213 = fmaf(v2210, v3, v2212);
     const float v2215 = v2213 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2216 = iron_exp2_approx(v2215);
     const float v2218 = 1.0f + v2216;
     const float v2219 = iron_recip_approx(v2218);
     const float v2220 = v2213 * v2219;
-    const __half v2221 = __float2half_rn(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2221 = iron_f32_to_f16(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2222 = v2203 * v1;
     const unsigned int v2223 = v2222 + v2206;
     out[v2223] = v2221;
@@ -2336,15 +2370,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2232 = v2230 && v2231;
   if (v2232) {
     const float v2233 = v39.x[70];
-    const __half v2234 = bias[v2229];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2235 = __half2float(v2234);
+    const iron_f16 v2234 = bias[v2229];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2235 = iron_to_f32(v2234);
     const float v2236 = fmaf(v2233, v3, v2235);
     const float v2238 = v2236 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2239 = iron_exp2_approx(v2238);
     const float v2241 = 1.0f + v2239;
     const float v2242 = iron_recip_approx(v2241);
     const float v2243 = v2236 * v2242;
-    const __half v2244 = __float2half_rn(v2243);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2244 = iron_f32_to_f16(v2243);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2245 = v2226 * v1;
     const unsigned int v2246 = v2245 + v2229;
     out[v2246] = v2244;
@@ -2358,15 +2392,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2255 = v2253 && v2254;
   if (v2255) {
     const float v2256 = v39.x[71];
-    const __half v2257 = bias[v2252];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2258 = __half2float(v2257);
+    const iron_f16 v2257 = bias[v2252];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2258 = iron_to_f32(v2257);
     const float v2259 = fmaf(v2256, v3, v2258);
     const float v2261 = v2259 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2262 = iron_exp2_approx(v2261);
     const float v2264 = 1.0f + v2262;
     const float v2265 = iron_recip_approx(v2264);
     const float v2266 = v2259 * v2265;
-    const __half v2267 = __float2half_rn(v2266);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2267 = iron_f32_to_f16(v2266);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2268 = v2249 * v1;
     const unsigned int v2269 = v2268 + v2252;
     out[v2269] = v2267;
@@ -2380,15 +2414,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2278 = v2276 && v2277;
   if (v2278) {
     const float v2279 = v39.x[72];
-    const __half v2280 = bias[v2275];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2281 = __half2float(v2280);
+    const iron_f16 v2280 = bias[v2275];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2281 = iron_to_f32(v2280);
     const float v2282 = fmaf(v2279, v3, v2281);
     const float v2284 = v2282 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2285 = iron_exp2_approx(v2284);
     const float v2287 = 1.0f + v2285;
     const float v2288 = iron_recip_approx(v2287);
     const float v2289 = v2282 * v2288;
-    const __half v2290 = __float2half_rn(v2289);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2290 = iron_f32_to_f16(v2289);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2291 = v2272 * v1;
     const unsigned int v2292 = v2291 + v2275;
     out[v2292] = v2290;
@@ -2402,15 +2436,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2301 = v2299 && v2300;
   if (v2301) {
     const float v2302 = v39.x[73];
-    const __half v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2304 = __half2float(v2303);
+    const iron_f16 v2303 = bias[v2298];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2304 = iron_to_f32(v2303);
     const float v2305 = fmaf(v2302, v3, v2304);
     const float v2307 = v2305 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2308 = iron_exp2_approx(v2307);
     const float v2310 = 1.0f + v2308;
     const float v2311 = iron_recip_approx(v2310);
     const float v2312 = v2305 * v2311;
-    const __half v2313 = __float2half_rn(v2312);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2313 = iron_f32_to_f16(v2312);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2314 = v2295 * v1;
     const unsigned int v2315 = v2314 + v2298;
     out[v2315] = v2313;
@@ -2424,15 +2458,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2324 = v2322 && v2323;
   if (v2324) {
     const float v2325 = v39.x[74];
-    const __half v2326 = bias[v2321];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2327 = __half2float(v2326);
+    const iron_f16 v2326 = bias[v2321];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2327 = iron_to_f32(v2326);
     const float v2328 = fmaf(v2325, v3, v2327);
     const float v2330 = v2328 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2331 = iron_exp2_approx(v2330);
     const float v2333 = 1.0f + v2331;
     const float v2334 = iron_recip_approx(v2333);
     const float v2335 = v2328 * v2334;
-    const __half v2336 = __float2half_rn(v2335);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2336 = iron_f32_to_f16(v2335);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2337 = v2318 * v1;
     const unsigned int v2338 = v2337 + v2321;
     out[v2338] = v2336;
@@ -2446,15 +2480,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2347 = v2345 && v2346;
   if (v2347) {
     const float v2348 = v39.x[75];
-    const __half v2349 = bias[v2344];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2350 = __half2float(v2349);
+    const iron_f16 v2349 = bias[v2344];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2350 = iron_to_f32(v2349);
     const float v2351 = fmaf(v2348, v3, v2350);
     const float v2353 = v2351 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2354 = iron_exp2_approx(v2353);
     const float v2356 = 1.0f + v2354;
     const float v2357 = iron_recip_approx(v2356);
     const float v2358 = v2351 * v2357;
-    const __half v2359 = __float2half_rn(v2358);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2359 = iron_f32_to_f16(v2358);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2360 = v2341 * v1;
     const unsigned int v2361 = v2360 + v2344;
     out[v2361] = v2359;
@@ -2468,15 +2502,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2370 = v2368 && v2369;
   if (v2370) {
     const float v2371 = v39.x[76];
-    const __half v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2373 = __half2float(v2372);
+    const iron_f16 v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2373 = iron_to_f32(v2372);
     const float v2374 = fmaf(v2371, v3, v2373);
     const float v2376 = v2374 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2377 = iron_exp2_approx(v2376);
     const float v2379 = 1.0f + v2377;
     const float v2380 = iron_recip_approx(v2379);
     const float v2381 = v2374 * v2380;
-    const __half v2382 = __float2half_rn(v2381);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2382 = iron_f32_to_f16(v2381);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2383 = v2364 * v1;
     const unsigned int v2384 = v2383 + v2367;
     out[v2384] = v2382;
@@ -2490,15 +2524,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2393 = v2391 && v2392;
   if (v2393) {
     const float v2394 = v39.x[77];
-    const __half v2395 = bias[v2390];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2396 = __half2float(v2395);
+    const iron_f16 v2395 = bias[v2390];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2396 = iron_to_f32(v2395);
     const float v2397 = fmaf(v2394, v3, v2396);
     const float v2399 = v2397 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2400 = iron_exp2_approx(v2399);
     const float v2402 = 1.0f + v2400;
     const float v2403 = iron_recip_approx(v2402);
     const float v2404 = v2397 * v2403;
-    const __half v2405 = __float2half_rn(v2404);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2405 = iron_f32_to_f16(v2404);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2406 = v2387 * v1;
     const unsigned int v2407 = v2406 + v2390;
     out[v2407] = v2405;
@@ -2512,15 +2546,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2416 = v2414 && v2415;
   if (v2416) {
     const float v2417 = v39.x[78];
-    const __half v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2419 = __half2float(v2418);
+    const iron_f16 v2418 = bias[v2413];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2419 = iron_to_f32(v2418);
     const float v2420 = fmaf(v2417, v3, v2419);
     const float v2422 = v2420 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2423 = iron_exp2_approx(v2422);
     const float v2425 = 1.0f + v2423;
     const float v2426 = iron_recip_approx(v2425);
     const float v2427 = v2420 * v2426;
-    const __half v2428 = __float2half_rn(v2427);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2428 = iron_f32_to_f16(v2427);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2429 = v2410 * v1;
     const unsigned int v2430 = v2429 + v2413;
     out[v2430] = v2428;
@@ -2534,15 +2568,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2439 = v2437 && v2438;
   if (v2439) {
     const float v2440 = v39.x[79];
-    const __half v2441 = bias[v2436];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2442 = __half2float(v2441);
+    const iron_f16 v2441 = bias[v2436];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2442 = iron_to_f32(v2441);
     const float v2443 = fmaf(v2440, v3, v2442);
     const float v2445 = v2443 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2446 = iron_exp2_approx(v2445);
     const float v2448 = 1.0f + v2446;
     const float v2449 = iron_recip_approx(v2448);
     const float v2450 = v2443 * v2449;
-    const __half v2451 = __float2half_rn(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2451 = iron_f32_to_f16(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2452 = v2433 * v1;
     const unsigned int v2453 = v2452 + v2436;
     out[v2453] = v2451;
@@ -2556,15 +2590,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2462 = v2460 && v2461;
   if (v2462) {
     const float v2463 = v39.x[80];
-    const __half v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2465 = __half2float(v2464);
+    const iron_f16 v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2465 = iron_to_f32(v2464);
     const float v2466 = fmaf(v2463, v3, v2465);
     const float v2468 = v2466 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2469 = iron_exp2_approx(v2468);
     const float v2471 = 1.0f + v2469;
     const float v2472 = iron_recip_approx(v2471);
     const float v2473 = v2466 * v2472;
-    const __half v2474 = __float2half_rn(v2473);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2474 = iron_f32_to_f16(v2473);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2475 = v2456 * v1;
     const unsigned int v2476 = v2475 + v2459;
     out[v2476] = v2474;
@@ -2578,15 +2612,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2485 = v2483 && v2484;
   if (v2485) {
     const float v2486 = v39.x[81];
-    const __half v2487 = bias[v2482];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2488 = __half2float(v2487);
+    const iron_f16 v2487 = bias[v2482];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2488 = iron_to_f32(v2487);
     const float v2489 = fmaf(v2486, v3, v2488);
     const float v2491 = v2489 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2492 = iron_exp2_approx(v2491);
     const float v2494 = 1.0f + v2492;
     const float v2495 = iron_recip_approx(v2494);
     const float v2496 = v2489 * v2495;
-    const __half v2497 = __float2half_rn(v2496);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2497 = iron_f32_to_f16(v2496);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2498 = v2479 * v1;
     const unsigned int v2499 = v2498 + v2482;
     out[v2499] = v2497;
@@ -2600,15 +2634,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2508 = v2506 && v2507;
   if (v2508) {
     const float v2509 = v39.x[82];
-    const __half v2510 = bias[v2505];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2511 = __half2float(v2510);
+    const iron_f16 v2510 = bias[v2505];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2511 = iron_to_f32(v2510);
     const float v2512 = fmaf(v2509, v3, v2511);
     const float v2514 = v2512 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2515 = iron_exp2_approx(v2514);
     const float v2517 = 1.0f + v2515;
     const float v2518 = iron_recip_approx(v2517);
     const float v2519 = v2512 * v2518;
-    const __half v2520 = __float2half_rn(v2519);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2520 = iron_f32_to_f16(v2519);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2521 = v2502 * v1;
     const unsigned int v2522 = v2521 + v2505;
     out[v2522] = v2520;
@@ -2622,15 +2656,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2531 = v2529 && v2530;
   if (v2531) {
     const float v2532 = v39.x[83];
-    const __half v2533 = bias[v2528];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2534 = __half2float(v2533);
+    const iron_f16 v2533 = bias[v2528];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2534 = iron_to_f32(v2533);
     const float v2535 = fmaf(v2532, v3, v2534);
     const float v2537 = v2535 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2538 = iron_exp2_approx(v2537);
     const float v2540 = 1.0f + v2538;
     const float v2541 = iron_recip_approx(v2540);
     const float v2542 = v2535 * v2541;
-    const __half v2543 = __float2half_rn(v2542);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2543 = iron_f32_to_f16(v2542);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2544 = v2525 * v1;
     const unsigned int v2545 = v2544 + v2528;
     out[v2545] = v2543;
@@ -2644,15 +2678,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2554 = v2552 && v2553;
   if (v2554) {
     const float v2555 = v39.x[84];
-    const __half v2556 = bias[v2551];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2557 = __half2float(v2556);
+    const iron_f16 v2556 = bias[v2551];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2557 = iron_to_f32(v2556);
     const float v2558 = fmaf(v2555, v3, v2557);
     const float v2560 = v2558 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2561 = iron_exp2_approx(v2560);
     const float v2563 = 1.0f + v2561;
     const float v2564 = iron_recip_approx(v2563);
     const float v2565 = v2558 * v2564;
-    const __half v2566 = __float2half_rn(v2565);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2566 = iron_f32_to_f16(v2565);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2567 = v2548 * v1;
     const unsigned int v2568 = v2567 + v2551;
     out[v2568] = v2566;
@@ -2666,15 +2700,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2577 = v2575 && v2576;
   if (v2577) {
     const float v2578 = v39.x[85];
-    const __half v2579 = bias[v2574];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2580 = __half2float(v2579);
+    const iron_f16 v2579 = bias[v2574];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2580 = iron_to_f32(v2579);
     const float v2581 = fmaf(v2578, v3, v2580);
     const float v2583 = v2581 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2584 = iron_exp2_approx(v2583);
     const float v2586 = 1.0f + v2584;
     const float v2587 = iron_recip_approx(v2586);
     const float v2588 = v2581 * v2587;
-    const __half v2589 = __float2half_rn(v2588);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2589 = iron_f32_to_f16(v2588);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2590 = v2571 * v1;
     const unsigned int v2591 = v2590 + v2574;
     out[v2591] = v2589;
@@ -2688,15 +2722,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2600 = v2598 && v2599;
   if (v2600) {
     const float v2601 = v39.x[86];
-    const __half v2602 = bias[v2597];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2603 = __half2float(v2602);
+    const iron_f16 v2602 = bias[v2597];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2603 = iron_to_f32(v2602);
     const float v2604 = fmaf(v2601, v3, v2603);
     const float v2606 = v2604 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2607 = iron_exp2_approx(v2606);
     const float v2609 = 1.0f + v2607;
     const float v2610 = iron_recip_approx(v2609);
     const float v2611 = v2604 * v2610;
-    const __half v2612 = __float2half_rn(v2611);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2612 = iron_f32_to_f16(v2611);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2613 = v2594 * v1;
     const unsigned int v2614 = v2613 + v2597;
     out[v2614] = v2612;
@@ -2710,15 +2744,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2623 = v2621 && v2622;
   if (v2623) {
     const float v2624 = v39.x[87];
-    const __half v2625 = bias[v2620];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2626 = __half2float(v2625);
+    const iron_f16 v2625 = bias[v2620];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2626 = iron_to_f32(v2625);
     const float v2627 = fmaf(v2624, v3, v2626);
     const float v2629 = v2627 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2630 = iron_exp2_approx(v2629);
     const float v2632 = 1.0f + v2630;
     const float v2633 = iron_recip_approx(v2632);
     const float v2634 = v2627 * v2633;
-    const __half v2635 = __float2half_rn(v2634);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2635 = iron_f32_to_f16(v2634);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2636 = v2617 * v1;
     const unsigned int v2637 = v2636 + v2620;
     out[v2637] = v2635;
@@ -2732,15 +2766,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2646 = v2644 && v2645;
   if (v2646) {
     const float v2647 = v39.x[88];
-    const __half v2648 = bias[v2643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2649 = __half2float(v2648);
+    const iron_f16 v2648 = bias[v2643];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2649 = iron_to_f32(v2648);
     const float v2650 = fmaf(v2647, v3, v2649);
     const float v2652 = v2650 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2653 = iron_exp2_approx(v2652);
     const float v2655 = 1.0f + v2653;
     const float v2656 = iron_recip_approx(v2655);
     const float v2657 = v2650 * v2656;
-    const __half v2658 = __float2half_rn(v2657);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2658 = iron_f32_to_f16(v2657);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2659 = v2640 * v1;
     const unsigned int v2660 = v2659 + v2643;
     out[v2660] = v2658;
@@ -2754,15 +2788,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2669 = v2667 && v2668;
   if (v2669) {
     const float v2670 = v39.x[89];
-    const __half v2671 = bias[v2666];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2672 = __half2float(v2671);
+    const iron_f16 v2671 = bias[v2666];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2672 = iron_to_f32(v2671);
     const float v2673 = fmaf(v2670, v3, v2672);
     const float v2675 = v2673 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2676 = iron_exp2_approx(v2675);
     const float v2678 = 1.0f + v2676;
     const float v2679 = iron_recip_approx(v2678);
     const float v2680 = v2673 * v2679;
-    const __half v2681 = __float2half_rn(v2680);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2681 = iron_f32_to_f16(v2680);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2682 = v2663 * v1;
     const unsigned int v2683 = v2682 + v2666;
     out[v2683] = v2681;
@@ -2776,15 +2810,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2692 = v2690 && v2691;
   if (v2692) {
     const float v2693 = v39.x[90];
-    const __half v2694 = bias[v2689];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2695 = __half2float(v2694);
+    const iron_f16 v2694 = bias[v2689];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2695 = iron_to_f32(v2694);
     const float v2696 = fmaf(v2693, v3, v2695);
     const float v2698 = v2696 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2699 = iron_exp2_approx(v2698);
     const float v2701 = 1.0f + v2699;
     const float v2702 = iron_recip_approx(v2701);
     const float v2703 = v2696 * v2702;
-    const __half v2704 = __float2half_rn(v2703);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2704 = iron_f32_to_f16(v2703);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2705 = v2686 * v1;
     const unsigned int v2706 = v2705 + v2689;
     out[v2706] = v2704;
@@ -2798,15 +2832,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2715 = v2713 && v2714;
   if (v2715) {
     const float v2716 = v39.x[91];
-    const __half v2717 = bias[v2712];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2718 = __half2float(v2717);
+    const iron_f16 v2717 = bias[v2712];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2718 = iron_to_f32(v2717);
     const float v2719 = fmaf(v2716, v3, v2718);
     const float v2721 = v2719 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2722 = iron_exp2_approx(v2721);
     const float v2724 = 1.0f + v2722;
     const float v2725 = iron_recip_approx(v2724);
     const float v2726 = v2719 * v2725;
-    const __half v2727 = __float2half_rn(v2726);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2727 = iron_f32_to_f16(v2726);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2728 = v2709 * v1;
     const unsigned int v2729 = v2728 + v2712;
     out[v2729] = v2727;
@@ -2820,15 +2854,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2738 = v2736 && v2737;
   if (v2738) {
     const float v2739 = v39.x[92];
-    const __half v2740 = bias[v2735];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2741 = __half2float(v2740);
+    const iron_f16 v2740 = bias[v2735];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2741 = iron_to_f32(v2740);
     const float v2742 = fmaf(v2739, v3, v2741);
     const float v2744 = v2742 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2745 = iron_exp2_approx(v2744);
     const float v2747 = 1.0f + v2745;
     const float v2748 = iron_recip_approx(v2747);
     const float v2749 = v2742 * v2748;
-    const __half v2750 = __float2half_rn(v2749);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2750 = iron_f32_to_f16(v2749);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2751 = v2732 * v1;
     const unsigned int v2752 = v2751 + v2735;
     out[v2752] = v2750;
@@ -2842,15 +2876,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2761 = v2759 && v2760;
   if (v2761) {
     const float v2762 = v39.x[93];
-    const __half v2763 = bias[v2758];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2764 = __half2float(v2763);
+    const iron_f16 v2763 = bias[v2758];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2764 = iron_to_f32(v2763);
     const float v2765 = fmaf(v2762, v3, v2764);
     const float v2767 = v2765 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2768 = iron_exp2_approx(v2767);
     const float v2770 = 1.0f + v2768;
     const float v2771 = iron_recip_approx(v2770);
     const float v2772 = v2765 * v2771;
-    const __half v2773 = __float2half_rn(v2772);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2773 = iron_f32_to_f16(v2772);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2774 = v2755 * v1;
     const unsigned int v2775 = v2774 + v2758;
     out[v2775] = v2773;
@@ -2864,15 +2898,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2784 = v2782 && v2783;
   if (v2784) {
     const float v2785 = v39.x[94];
-    const __half v2786 = bias[v2781];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2787 = __half2float(v2786);
+    const iron_f16 v2786 = bias[v2781];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2787 = iron_to_f32(v2786);
     const float v2788 = fmaf(v2785, v3, v2787);
     const float v2790 = v2788 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2791 = iron_exp2_approx(v2790);
     const float v2793 = 1.0f + v2791;
     const float v2794 = iron_recip_approx(v2793);
     const float v2795 = v2788 * v2794;
-    const __half v2796 = __float2half_rn(v2795);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2796 = iron_f32_to_f16(v2795);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2797 = v2778 * v1;
     const unsigned int v2798 = v2797 + v2781;
     out[v2798] = v2796;
@@ -2886,15 +2920,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2807 = v2805 && v2806;
   if (v2807) {
     const float v2808 = v39.x[95];
-    const __half v2809 = bias[v2804];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2810 = __half2float(v2809);
+    const iron_f16 v2809 = bias[v2804];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2810 = iron_to_f32(v2809);
     const float v2811 = fmaf(v2808, v3, v2810);
     const float v2813 = v2811 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2814 = iron_exp2_approx(v2813);
     const float v2816 = 1.0f + v2814;
     const float v2817 = iron_recip_approx(v2816);
     const float v2818 = v2811 * v2817;
-    const __half v2819 = __float2half_rn(v2818);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2819 = iron_f32_to_f16(v2818);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2820 = v2801 * v1;
     const unsigned int v2821 = v2820 + v2804;
     out[v2821] = v2819;
@@ -2908,15 +2942,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2830 = v2828 && v2829;
   if (v2830) {
     const float v2831 = v39.x[96];
-    const __half v2832 = bias[v2827];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2833 = __half2float(v2832);
+    const iron_f16 v2832 = bias[v2827];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2833 = iron_to_f32(v2832);
     const float v2834 = fmaf(v2831, v3, v2833);
     const float v2836 = v2834 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2837 = iron_exp2_approx(v2836);
     const float v2839 = 1.0f + v2837;
     const float v2840 = iron_recip_approx(v2839);
     const float v2841 = v2834 * v2840;
-    const __half v2842 = __float2half_rn(v2841);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2842 = iron_f32_to_f16(v2841);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2843 = v2824 * v1;
     const unsigned int v2844 = v2843 + v2827;
     out[v2844] = v2842;
@@ -2930,15 +2964,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2853 = v2851 && v2852;
   if (v2853) {
     const float v2854 = v39.x[97];
-    const __half v2855 = bias[v2850];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2856 = __half2float(v2855);
+    const iron_f16 v2855 = bias[v2850];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2856 = iron_to_f32(v2855);
     const float v2857 = fmaf(v2854, v3, v2856);
     const float v2859 = v2857 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2860 = iron_exp2_approx(v2859);
     const float v2862 = 1.0f + v2860;
     const float v2863 = iron_recip_approx(v2862);
     const float v2864 = v2857 * v2863;
-    const __half v2865 = __float2half_rn(v2864);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2865 = iron_f32_to_f16(v2864);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2866 = v2847 * v1;
     const unsigned int v2867 = v2866 + v2850;
     out[v2867] = v2865;
@@ -2952,15 +2986,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2876 = v2874 && v2875;
   if (v2876) {
     const float v2877 = v39.x[98];
-    const __half v2878 = bias[v2873];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2879 = __half2float(v2878);
+    const iron_f16 v2878 = bias[v2873];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2879 = iron_to_f32(v2878);
     const float v2880 = fmaf(v2877, v3, v2879);
     const float v2882 = v2880 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2883 = iron_exp2_approx(v2882);
     const float v2885 = 1.0f + v2883;
     const float v2886 = iron_recip_approx(v2885);
     const float v2887 = v2880 * v2886;
-    const __half v2888 = __float2half_rn(v2887);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2888 = iron_f32_to_f16(v2887);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2889 = v2870 * v1;
     const unsigned int v2890 = v2889 + v2873;
     out[v2890] = v2888;
@@ -2974,15 +3008,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2899 = v2897 && v2898;
   if (v2899) {
     const float v2900 = v39.x[99];
-    const __half v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2902 = __half2float(v2901);
+    const iron_f16 v2901 = bias[v2896];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2902 = iron_to_f32(v2901);
     const float v2903 = fmaf(v2900, v3, v2902);
     const float v2905 = v2903 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2906 = iron_exp2_approx(v2905);
     const float v2908 = 1.0f + v2906;
     const float v2909 = iron_recip_approx(v2908);
     const float v2910 = v2903 * v2909;
-    const __half v2911 = __float2half_rn(v2910);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2911 = iron_f32_to_f16(v2910);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2912 = v2893 * v1;
     const unsigned int v2913 = v2912 + v2896;
     out[v2913] = v2911;
@@ -2996,15 +3030,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2922 = v2920 && v2921;
   if (v2922) {
     const float v2923 = v39.x[100];
-    const __half v2924 = bias[v2919];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2925 = __half2float(v2924);
+    const iron_f16 v2924 = bias[v2919];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2925 = iron_to_f32(v2924);
     const float v2926 = fmaf(v2923, v3, v2925);
     const float v2928 = v2926 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2929 = iron_exp2_approx(v2928);
     const float v2931 = 1.0f + v2929;
     const float v2932 = iron_recip_approx(v2931);
     const float v2933 = v2926 * v2932;
-    const __half v2934 = __float2half_rn(v2933);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2934 = iron_f32_to_f16(v2933);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2935 = v2916 * v1;
     const unsigned int v2936 = v2935 + v2919;
     out[v2936] = v2934;
@@ -3018,15 +3052,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2945 = v2943 && v2944;
   if (v2945) {
     const float v2946 = v39.x[101];
-    const __half v2947 = bias[v2942];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2948 = __half2float(v2947);
+    const iron_f16 v2947 = bias[v2942];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2948 = iron_to_f32(v2947);
     const float v2949 = fmaf(v2946, v3, v2948);
     const float v2951 = v2949 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2952 = iron_exp2_approx(v2951);
     const float v2954 = 1.0f + v2952;
     const float v2955 = iron_recip_approx(v2954);
     const float v2956 = v2949 * v2955;
-    const __half v2957 = __float2half_rn(v2956);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2957 = iron_f32_to_f16(v2956);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2958 = v2939 * v1;
     const unsigned int v2959 = v2958 + v2942;
     out[v2959] = v2957;
@@ -3040,15 +3074,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2968 = v2966 && v2967;
   if (v2968) {
     const float v2969 = v39.x[102];
-    const __half v2970 = bias[v2965];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2971 = __half2float(v2970);
+    const iron_f16 v2970 = bias[v2965];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2971 = iron_to_f32(v2970);
     const float v2972 = fmaf(v2969, v3, v2971);
     const float v2974 = v2972 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2975 = iron_exp2_approx(v2974);
     const float v2977 = 1.0f + v2975;
     const float v2978 = iron_recip_approx(v2977);
     const float v2979 = v2972 * v2978;
-    const __half v2980 = __float2half_rn(v2979);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v2980 = iron_f32_to_f16(v2979);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v2981 = v2962 * v1;
     const unsigned int v2982 = v2981 + v2965;
     out[v2982] = v2980;
@@ -3062,15 +3096,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v2991 = v2989 && v2990;
   if (v2991) {
     const float v2992 = v39.x[103];
-    const __half v2993 = bias[v2988];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2994 = __half2float(v2993);
+    const iron_f16 v2993 = bias[v2988];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2994 = iron_to_f32(v2993);
     const float v2995 = fmaf(v2992, v3, v2994);
     const float v2997 = v2995 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v2998 = iron_exp2_approx(v2997);
     const float v3000 = 1.0f + v2998;
     const float v3001 = iron_recip_approx(v3000);
     const float v3002 = v2995 * v3001;
-    const __half v3003 = __float2half_rn(v3002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3003 = iron_f32_to_f16(v3002);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3004 = v2985 * v1;
     const unsigned int v3005 = v3004 + v2988;
     out[v3005] = v3003;
@@ -3084,15 +3118,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3014 = v3012 && v3013;
   if (v3014) {
     const float v3015 = v39.x[104];
-    const __half v3016 = bias[v3011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3017 = __half2float(v3016);
+    const iron_f16 v3016 = bias[v3011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3017 = iron_to_f32(v3016);
     const float v3018 = fmaf(v3015, v3, v3017);
     const float v3020 = v3018 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3021 = iron_exp2_approx(v3020);
     const float v3023 = 1.0f + v3021;
     const float v3024 = iron_recip_approx(v3023);
     const float v3025 = v3018 * v3024;
-    const __half v3026 = __float2half_rn(v3025);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3026 = iron_f32_to_f16(v3025);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3027 = v3008 * v1;
     const unsigned int v3028 = v3027 + v3011;
     out[v3028] = v3026;
@@ -3106,15 +3140,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3037 = v3035 && v3036;
   if (v3037) {
     const float v3038 = v39.x[105];
-    const __half v3039 = bias[v3034];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3040 = __half2float(v3039);
+    const iron_f16 v3039 = bias[v3034];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3040 = iron_to_f32(v3039);
     const float v3041 = fmaf(v3038, v3, v3040);
     const float v3043 = v3041 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3044 = iron_exp2_approx(v3043);
     const float v3046 = 1.0f + v3044;
     const float v3047 = iron_recip_approx(v3046);
     const float v3048 = v3041 * v3047;
-    const __half v3049 = __float2half_rn(v3048);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3049 = iron_f32_to_f16(v3048);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3050 = v3031 * v1;
     const unsigned int v3051 = v3050 + v3034;
     out[v3051] = v3049;
@@ -3128,15 +3162,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3060 = v3058 && v3059;
   if (v3060) {
     const float v3061 = v39.x[106];
-    const __half v3062 = bias[v3057];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3063 = __half2float(v3062);
+    const iron_f16 v3062 = bias[v3057];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3063 = iron_to_f32(v3062);
     const float v3064 = fmaf(v3061, v3, v3063);
     const float v3066 = v3064 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3067 = iron_exp2_approx(v3066);
     const float v3069 = 1.0f + v3067;
     const float v3070 = iron_recip_approx(v3069);
     const float v3071 = v3064 * v3070;
-    const __half v3072 = __float2half_rn(v3071);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3072 = iron_f32_to_f16(v3071);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3073 = v3054 * v1;
     const unsigned int v3074 = v3073 + v3057;
     out[v3074] = v3072;
@@ -3150,15 +3184,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3083 = v3081 && v3082;
   if (v3083) {
     const float v3084 = v39.x[107];
-    const __half v3085 = bias[v3080];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3086 = __half2float(v3085);
+    const iron_f16 v3085 = bias[v3080];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3086 = iron_to_f32(v3085);
     const float v3087 = fmaf(v3084, v3, v3086);
     const float v3089 = v3087 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3090 = iron_exp2_approx(v3089);
     const float v3092 = 1.0f + v3090;
     const float v3093 = iron_recip_approx(v3092);
     const float v3094 = v3087 * v3093;
-    const __half v3095 = __float2half_rn(v3094);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3095 = iron_f32_to_f16(v3094);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3096 = v3077 * v1;
     const unsigned int v3097 = v3096 + v3080;
     out[v3097] = v3095;
@@ -3172,15 +3206,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3106 = v3104 && v3105;
   if (v3106) {
     const float v3107 = v39.x[108];
-    const __half v3108 = bias[v3103];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3109 = __half2float(v3108);
+    const iron_f16 v3108 = bias[v3103];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3109 = iron_to_f32(v3108);
     const float v3110 = fmaf(v3107, v3, v3109);
     const float v3112 = v3110 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3113 = iron_exp2_approx(v3112);
     const float v3115 = 1.0f + v3113;
     const float v3116 = iron_recip_approx(v3115);
     const float v3117 = v3110 * v3116;
-    const __half v3118 = __float2half_rn(v3117);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3118 = iron_f32_to_f16(v3117);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3119 = v3100 * v1;
     const unsigned int v3120 = v3119 + v3103;
     out[v3120] = v3118;
@@ -3194,15 +3228,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3129 = v3127 && v3128;
   if (v3129) {
     const float v3130 = v39.x[109];
-    const __half v3131 = bias[v3126];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3132 = __half2float(v3131);
+    const iron_f16 v3131 = bias[v3126];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3132 = iron_to_f32(v3131);
     const float v3133 = fmaf(v3130, v3, v3132);
     const float v3135 = v3133 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3136 = iron_exp2_approx(v3135);
     const float v3138 = 1.0f + v3136;
     const float v3139 = iron_recip_approx(v3138);
     const float v3140 = v3133 * v3139;
-    const __half v3141 = __float2half_rn(v3140);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3141 = iron_f32_to_f16(v3140);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3142 = v3123 * v1;
     const unsigned int v3143 = v3142 + v3126;
     out[v3143] = v3141;
@@ -3216,15 +3250,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3152 = v3150 && v3151;
   if (v3152) {
     const float v3153 = v39.x[110];
-    const __half v3154 = bias[v3149];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3155 = __half2float(v3154);
+    const iron_f16 v3154 = bias[v3149];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3155 = iron_to_f32(v3154);
     const float v3156 = fmaf(v3153, v3, v3155);
     const float v3158 = v3156 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3159 = iron_exp2_approx(v3158);
     const float v3161 = 1.0f + v3159;
     const float v3162 = iron_recip_approx(v3161);
     const float v3163 = v3156 * v3162;
-    const __half v3164 = __float2half_rn(v3163);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3164 = iron_f32_to_f16(v3163);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3165 = v3146 * v1;
     const unsigned int v3166 = v3165 + v3149;
     out[v3166] = v3164;
@@ -3238,15 +3272,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3175 = v3173 && v3174;
   if (v3175) {
     const float v3176 = v39.x[111];
-    const __half v3177 = bias[v3172];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3178 = __half2float(v3177);
+    const iron_f16 v3177 = bias[v3172];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3178 = iron_to_f32(v3177);
     const float v3179 = fmaf(v3176, v3, v3178);
     const float v3181 = v3179 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3182 = iron_exp2_approx(v3181);
     const float v3184 = 1.0f + v3182;
     const float v3185 = iron_recip_approx(v3184);
     const float v3186 = v3179 * v3185;
-    const __half v3187 = __float2half_rn(v3186);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3187 = iron_f32_to_f16(v3186);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3188 = v3169 * v1;
     const unsigned int v3189 = v3188 + v3172;
     out[v3189] = v3187;
@@ -3260,15 +3294,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3198 = v3196 && v3197;
   if (v3198) {
     const float v3199 = v39.x[112];
-    const __half v3200 = bias[v3195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3201 = __half2float(v3200);
+    const iron_f16 v3200 = bias[v3195];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3201 = iron_to_f32(v3200);
     const float v3202 = fmaf(v3199, v3, v3201);
     const float v3204 = v3202 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3205 = iron_exp2_approx(v3204);
     const float v3207 = 1.0f + v3205;
     const float v3208 = iron_recip_approx(v3207);
     const float v3209 = v3202 * v3208;
-    const __half v3210 = __float2half_rn(v3209);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3210 = iron_f32_to_f16(v3209);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3211 = v3192 * v1;
     const unsigned int v3212 = v3211 + v3195;
     out[v3212] = v3210;
@@ -3282,15 +3316,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3221 = v3219 && v3220;
   if (v3221) {
     const float v3222 = v39.x[113];
-    const __half v3223 = bias[v3218];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3224 = __half2float(v3223);
+    const iron_f16 v3223 = bias[v3218];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3224 = iron_to_f32(v3223);
     const float v3225 = fmaf(v3222, v3, v3224);
     const float v3227 = v3225 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3228 = iron_exp2_approx(v3227);
     const float v3230 = 1.0f + v3228;
     const float v3231 = iron_recip_approx(v3230);
     const float v3232 = v3225 * v3231;
-    const __half v3233 = __float2half_rn(v3232);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3233 = iron_f32_to_f16(v3232);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3234 = v3215 * v1;
     const unsigned int v3235 = v3234 + v3218;
     out[v3235] = v3233;
@@ -3304,15 +3338,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3244 = v3242 && v3243;
   if (v3244) {
     const float v3245 = v39.x[114];
-    const __half v3246 = bias[v3241];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3247 = __half2float(v3246);
+    const iron_f16 v3246 = bias[v3241];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3247 = iron_to_f32(v3246);
     const float v3248 = fmaf(v3245, v3, v3247);
     const float v3250 = v3248 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3251 = iron_exp2_approx(v3250);
     const float v3253 = 1.0f + v3251;
     const float v3254 = iron_recip_approx(v3253);
     const float v3255 = v3248 * v3254;
-    const __half v3256 = __float2half_rn(v3255);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3256 = iron_f32_to_f16(v3255);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3257 = v3238 * v1;
     const unsigned int v3258 = v3257 + v3241;
     out[v3258] = v3256;
@@ -3326,15 +3360,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3267 = v3265 && v3266;
   if (v3267) {
     const float v3268 = v39.x[115];
-    const __half v3269 = bias[v3264];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3270 = __half2float(v3269);
+    const iron_f16 v3269 = bias[v3264];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3270 = iron_to_f32(v3269);
     const float v3271 = fmaf(v3268, v3, v3270);
     const float v3273 = v3271 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3274 = iron_exp2_approx(v3273);
     const float v3276 = 1.0f + v3274;
     const float v3277 = iron_recip_approx(v3276);
     const float v3278 = v3271 * v3277;
-    const __half v3279 = __float2half_rn(v3278);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3279 = iron_f32_to_f16(v3278);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3280 = v3261 * v1;
     const unsigned int v3281 = v3280 + v3264;
     out[v3281] = v3279;
@@ -3348,15 +3382,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3290 = v3288 && v3289;
   if (v3290) {
     const float v3291 = v39.x[116];
-    const __half v3292 = bias[v3287];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3293 = __half2float(v3292);
+    const iron_f16 v3292 = bias[v3287];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3293 = iron_to_f32(v3292);
     const float v3294 = fmaf(v3291, v3, v3293);
     const float v3296 = v3294 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3297 = iron_exp2_approx(v3296);
     const float v3299 = 1.0f + v3297;
     const float v3300 = iron_recip_approx(v3299);
     const float v3301 = v3294 * v3300;
-    const __half v3302 = __float2half_rn(v3301);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3302 = iron_f32_to_f16(v3301);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3303 = v3284 * v1;
     const unsigned int v3304 = v3303 + v3287;
     out[v3304] = v3302;
@@ -3370,15 +3404,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3313 = v3311 && v3312;
   if (v3313) {
     const float v3314 = v39.x[117];
-    const __half v3315 = bias[v3310];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3316 = __half2float(v3315);
+    const iron_f16 v3315 = bias[v3310];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3316 = iron_to_f32(v3315);
     const float v3317 = fmaf(v3314, v3, v3316);
     const float v3319 = v3317 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3320 = iron_exp2_approx(v3319);
     const float v3322 = 1.0f + v3320;
     const float v3323 = iron_recip_approx(v3322);
     const float v3324 = v3317 * v3323;
-    const __half v3325 = __float2half_rn(v3324);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3325 = iron_f32_to_f16(v3324);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3326 = v3307 * v1;
     const unsigned int v3327 = v3326 + v3310;
     out[v3327] = v3325;
@@ -3392,15 +3426,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3336 = v3334 && v3335;
   if (v3336) {
     const float v3337 = v39.x[118];
-    const __half v3338 = bias[v3333];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3339 = __half2float(v3338);
+    const iron_f16 v3338 = bias[v3333];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3339 = iron_to_f32(v3338);
     const float v3340 = fmaf(v3337, v3, v3339);
     const float v3342 = v3340 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3343 = iron_exp2_approx(v3342);
     const float v3345 = 1.0f + v3343;
     const float v3346 = iron_recip_approx(v3345);
     const float v3347 = v3340 * v3346;
-    const __half v3348 = __float2half_rn(v3347);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3348 = iron_f32_to_f16(v3347);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3349 = v3330 * v1;
     const unsigned int v3350 = v3349 + v3333;
     out[v3350] = v3348;
@@ -3414,15 +3448,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3359 = v3357 && v3358;
   if (v3359) {
     const float v3360 = v39.x[119];
-    const __half v3361 = bias[v3356];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3362 = __half2float(v3361);
+    const iron_f16 v3361 = bias[v3356];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3362 = iron_to_f32(v3361);
     const float v3363 = fmaf(v3360, v3, v3362);
     const float v3365 = v3363 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3366 = iron_exp2_approx(v3365);
     const float v3368 = 1.0f + v3366;
     const float v3369 = iron_recip_approx(v3368);
     const float v3370 = v3363 * v3369;
-    const __half v3371 = __float2half_rn(v3370);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3371 = iron_f32_to_f16(v3370);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3372 = v3353 * v1;
     const unsigned int v3373 = v3372 + v3356;
     out[v3373] = v3371;
@@ -3436,15 +3470,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3382 = v3380 && v3381;
   if (v3382) {
     const float v3383 = v39.x[120];
-    const __half v3384 = bias[v3379];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3385 = __half2float(v3384);
+    const iron_f16 v3384 = bias[v3379];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3385 = iron_to_f32(v3384);
     const float v3386 = fmaf(v3383, v3, v3385);
     const float v3388 = v3386 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3389 = iron_exp2_approx(v3388);
     const float v3391 = 1.0f + v3389;
     const float v3392 = iron_recip_approx(v3391);
     const float v3393 = v3386 * v3392;
-    const __half v3394 = __float2half_rn(v3393);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3394 = iron_f32_to_f16(v3393);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3395 = v3376 * v1;
     const unsigned int v3396 = v3395 + v3379;
     out[v3396] = v3394;
@@ -3458,15 +3492,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3405 = v3403 && v3404;
   if (v3405) {
     const float v3406 = v39.x[121];
-    const __half v3407 = bias[v3402];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3408 = __half2float(v3407);
+    const iron_f16 v3407 = bias[v3402];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3408 = iron_to_f32(v3407);
     const float v3409 = fmaf(v3406, v3, v3408);
     const float v3411 = v3409 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3412 = iron_exp2_approx(v3411);
     const float v3414 = 1.0f + v3412;
     const float v3415 = iron_recip_approx(v3414);
     const float v3416 = v3409 * v3415;
-    const __half v3417 = __float2half_rn(v3416);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3417 = iron_f32_to_f16(v3416);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3418 = v3399 * v1;
     const unsigned int v3419 = v3418 + v3402;
     out[v3419] = v3417;
@@ -3480,15 +3514,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3428 = v3426 && v3427;
   if (v3428) {
     const float v3429 = v39.x[122];
-    const __half v3430 = bias[v3425];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3431 = __half2float(v3430);
+    const iron_f16 v3430 = bias[v3425];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3431 = iron_to_f32(v3430);
     const float v3432 = fmaf(v3429, v3, v3431);
     const float v3434 = v3432 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3435 = iron_exp2_approx(v3434);
     const float v3437 = 1.0f + v3435;
     const float v3438 = iron_recip_approx(v3437);
     const float v3439 = v3432 * v3438;
-    const __half v3440 = __float2half_rn(v3439);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3440 = iron_f32_to_f16(v3439);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3441 = v3422 * v1;
     const unsigned int v3442 = v3441 + v3425;
     out[v3442] = v3440;
@@ -3502,15 +3536,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3451 = v3449 && v3450;
   if (v3451) {
     const float v3452 = v39.x[123];
-    const __half v3453 = bias[v3448];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3454 = __half2float(v3453);
+    const iron_f16 v3453 = bias[v3448];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3454 = iron_to_f32(v3453);
     const float v3455 = fmaf(v3452, v3, v3454);
     const float v3457 = v3455 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3458 = iron_exp2_approx(v3457);
     const float v3460 = 1.0f + v3458;
     const float v3461 = iron_recip_approx(v3460);
     const float v3462 = v3455 * v3461;
-    const __half v3463 = __float2half_rn(v3462);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3463 = iron_f32_to_f16(v3462);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3464 = v3445 * v1;
     const unsigned int v3465 = v3464 + v3448;
     out[v3465] = v3463;
@@ -3524,15 +3558,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3474 = v3472 && v3473;
   if (v3474) {
     const float v3475 = v39.x[124];
-    const __half v3476 = bias[v3471];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3477 = __half2float(v3476);
+    const iron_f16 v3476 = bias[v3471];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3477 = iron_to_f32(v3476);
     const float v3478 = fmaf(v3475, v3, v3477);
     const float v3480 = v3478 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3481 = iron_exp2_approx(v3480);
     const float v3483 = 1.0f + v3481;
     const float v3484 = iron_recip_approx(v3483);
     const float v3485 = v3478 * v3484;
-    const __half v3486 = __float2half_rn(v3485);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3486 = iron_f32_to_f16(v3485);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3487 = v3468 * v1;
     const unsigned int v3488 = v3487 + v3471;
     out[v3488] = v3486;
@@ -3546,15 +3580,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3497 = v3495 && v3496;
   if (v3497) {
     const float v3498 = v39.x[125];
-    const __half v3499 = bias[v3494];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3500 = __half2float(v3499);
+    const iron_f16 v3499 = bias[v3494];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3500 = iron_to_f32(v3499);
     const float v3501 = fmaf(v3498, v3, v3500);
     const float v3503 = v3501 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3504 = iron_exp2_approx(v3503);
     const float v3506 = 1.0f + v3504;
     const float v3507 = iron_recip_approx(v3506);
     const float v3508 = v3501 * v3507;
-    const __half v3509 = __float2half_rn(v3508);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3509 = iron_f32_to_f16(v3508);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3510 = v3491 * v1;
     const unsigned int v3511 = v3510 + v3494;
     out[v3511] = v3509;
@@ -3568,15 +3602,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3520 = v3518 && v3519;
   if (v3520) {
     const float v3521 = v39.x[126];
-    const __half v3522 = bias[v3517];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3523 = __half2float(v3522);
+    const iron_f16 v3522 = bias[v3517];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3523 = iron_to_f32(v3522);
     const float v3524 = fmaf(v3521, v3, v3523);
     const float v3526 = v3524 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3527 = iron_exp2_approx(v3526);
     const float v3529 = 1.0f + v3527;
     const float v3530 = iron_recip_approx(v3529);
     const float v3531 = v3524 * v3530;
-    const __half v3532 = __float2half_rn(v3531);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3532 = iron_f32_to_f16(v3531);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3533 = v3514 * v1;
     const unsigned int v3534 = v3533 + v3517;
     out[v3534] = v3532;
@@ -3590,15 +3624,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_f16(
   const bool v3543 = v3541 && v3542;
   if (v3543) {
     const float v3544 = v39.x[127];
-    const __half v3545 = bias[v3540];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v3546 = __half2float(v3545);
+    const iron_f16 v3545 = bias[v3540];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v3546 = iron_to_f32(v3545);
     const float v3547 = fmaf(v3544, v3, v3546);
     const float v3549 = v3547 * (-1.442695f);  // kernels/primitives/activation.hpp:28
     const float v3550 = iron_exp2_approx(v3549);
     const float v3552 = 1.0f + v3550;
     const float v3553 = iron_recip_approx(v3552);
     const float v3554 = v3547 * v3553;
-    const __half v3555 = __float2half_rn(v3554);  // kernels/gemm/gemm_epilogue.cpp:67
+    const iron_f16 v3555 = iron_f32_to_f16(v3554);  // kernels/gemm/gemm_epilogue.cpp:67
     const unsigned int v3556 = v3537 * v1;
     const unsigned int v3557 = v3556 + v3540;
     out[v3557] = v3555;

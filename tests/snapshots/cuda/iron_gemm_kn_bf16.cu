@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   b: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   a: input bf16 tensor, as const iron_bf16* __restrict__
+//   b: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -157,14 +199,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -180,7 +214,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -199,16 +233,16 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
-    const __nv_bfloat16* __restrict__ a,
-    const __nv_bfloat16* __restrict__ b,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ a,
+    const iron_bf16* __restrict__ b,
+    iron_bf16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __nv_bfloat16* const shm0 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 49152);
+  iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm.cpp:50
   const unsigned int v1 = n;
@@ -238,10 +272,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2bfloat16_rn(0.0f));
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:134
@@ -849,14 +883,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           const unsigned int v518 = v512 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v520 = v518 + v503;
           const unsigned int v521 = v520 + v511;
-          const __nv_bfloat16 v522 = a[v521];
+          const iron_bf16 v522 = a[v521];
           const unsigned int v524 = v509 << 6u;
           const unsigned int v525 = v524 + v511;
           shm0[(v525 ^ (((v525 >> 6u) & 7u) << 3u))] = v522;
         } else {
           const unsigned int v527 = v509 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v528 = v527 + v511;
-          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm0[(v528 ^ (((v528 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
@@ -872,14 +906,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           const unsigned int v544 = v538 * v1;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v546 = v544 + v28;
           const unsigned int v547 = v546 + v537;
-          const __nv_bfloat16 v548 = b[v547];
+          const iron_bf16 v548 = b[v547];
           const unsigned int v550 = v535 << 7u;
           const unsigned int v551 = v550 + v537;
           shm1[(v551 ^ (((v551 >> 7u) & 7u) << 3u))] = v548;
         } else {
           const unsigned int v553 = v535 << 7u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v554 = v553 + v537;
-          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = __float2bfloat16_rn(0.0f);
+          shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -910,7 +944,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v606) {
     const float v607 = v39.x[0];
     const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v609 = __float2bfloat16_rn(v608);
+    const iron_bf16 v609 = iron_f32_to_bf16(v608);
     const unsigned int v610 = v600 * v1;
     const unsigned int v611 = v610 + v603;
     out[v611] = v609;
@@ -925,7 +959,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v620) {
     const float v621 = v39.x[1];
     const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v623 = __float2bfloat16_rn(v622);
+    const iron_bf16 v623 = iron_f32_to_bf16(v622);
     const unsigned int v624 = v614 * v1;
     const unsigned int v625 = v624 + v617;
     out[v625] = v623;
@@ -940,7 +974,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v634) {
     const float v635 = v39.x[2];
     const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v637 = __float2bfloat16_rn(v636);
+    const iron_bf16 v637 = iron_f32_to_bf16(v636);
     const unsigned int v638 = v628 * v1;
     const unsigned int v639 = v638 + v631;
     out[v639] = v637;
@@ -955,7 +989,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v648) {
     const float v649 = v39.x[3];
     const float v650 = v649 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v651 = __float2bfloat16_rn(v650);
+    const iron_bf16 v651 = iron_f32_to_bf16(v650);
     const unsigned int v652 = v642 * v1;
     const unsigned int v653 = v652 + v645;
     out[v653] = v651;
@@ -970,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v662) {
     const float v663 = v39.x[4];
     const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v665 = __float2bfloat16_rn(v664);
+    const iron_bf16 v665 = iron_f32_to_bf16(v664);
     const unsigned int v666 = v656 * v1;
     const unsigned int v667 = v666 + v659;
     out[v667] = v665;
@@ -985,7 +1019,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v676) {
     const float v677 = v39.x[5];
     const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v679 = __float2bfloat16_rn(v678);
+    const iron_bf16 v679 = iron_f32_to_bf16(v678);
     const unsigned int v680 = v670 * v1;
     const unsigned int v681 = v680 + v673;
     out[v681] = v679;
@@ -1000,7 +1034,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v690) {
     const float v691 = v39.x[6];
     const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v693 = __float2bfloat16_rn(v692);
+    const iron_bf16 v693 = iron_f32_to_bf16(v692);
     const unsigned int v694 = v684 * v1;
     const unsigned int v695 = v694 + v687;
     out[v695] = v693;
@@ -1015,7 +1049,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v704) {
     const float v705 = v39.x[7];
     const float v706 = v705 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v707 = __float2bfloat16_rn(v706);
+    const iron_bf16 v707 = iron_f32_to_bf16(v706);
     const unsigned int v708 = v698 * v1;
     const unsigned int v709 = v708 + v701;
     out[v709] = v707;
@@ -1030,7 +1064,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v718) {
     const float v719 = v39.x[8];
     const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v721 = __float2bfloat16_rn(v720);
+    const iron_bf16 v721 = iron_f32_to_bf16(v720);
     const unsigned int v722 = v712 * v1;
     const unsigned int v723 = v722 + v715;
     out[v723] = v721;
@@ -1045,7 +1079,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v732) {
     const float v733 = v39.x[9];
     const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v735 = __float2bfloat16_rn(v734);
+    const iron_bf16 v735 = iron_f32_to_bf16(v734);
     const unsigned int v736 = v726 * v1;
     const unsigned int v737 = v736 + v729;
     out[v737] = v735;
@@ -1060,7 +1094,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v746) {
     const float v747 = v39.x[10];
     const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v749 = __float2bfloat16_rn(v748);
+    const iron_bf16 v749 = iron_f32_to_bf16(v748);
     const unsigned int v750 = v740 * v1;
     const unsigned int v751 = v750 + v743;
     out[v751] = v749;
@@ -1075,7 +1109,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v760) {
     const float v761 = v39.x[11];
     const float v762 = v761 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v763 = __float2bfloat16_rn(v762);
+    const iron_bf16 v763 = iron_f32_to_bf16(v762);
     const unsigned int v764 = v754 * v1;
     const unsigned int v765 = v764 + v757;
     out[v765] = v763;
@@ -1090,7 +1124,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v774) {
     const float v775 = v39.x[12];
     const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v777 = __float2bfloat16_rn(v776);
+    const iron_bf16 v777 = iron_f32_to_bf16(v776);
     const unsigned int v778 = v768 * v1;
     const unsigned int v779 = v778 + v771;
     out[v779] = v777;
@@ -1105,7 +1139,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v788) {
     const float v789 = v39.x[13];
     const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v791 = __float2bfloat16_rn(v790);
+    const iron_bf16 v791 = iron_f32_to_bf16(v790);
     const unsigned int v792 = v782 * v1;
     const unsigned int v793 = v792 + v785;
     out[v793] = v791;
@@ -1120,7 +1154,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v802) {
     const float v803 = v39.x[14];
     const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v805 = __float2bfloat16_rn(v804);
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
     const unsigned int v806 = v796 * v1;
     const unsigned int v807 = v806 + v799;
     out[v807] = v805;
@@ -1135,7 +1169,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v816) {
     const float v817 = v39.x[15];
     const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v819 = __float2bfloat16_rn(v818);
+    const iron_bf16 v819 = iron_f32_to_bf16(v818);
     const unsigned int v820 = v810 * v1;
     const unsigned int v821 = v820 + v813;
     out[v821] = v819;
@@ -1150,7 +1184,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v830) {
     const float v831 = v39.x[16];
     const float v832 = v831 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v833 = __float2bfloat16_rn(v832);
+    const iron_bf16 v833 = iron_f32_to_bf16(v832);
     const unsigned int v834 = v824 * v1;
     const unsigned int v835 = v834 + v827;
     out[v835] = v833;
@@ -1165,7 +1199,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v844) {
     const float v845 = v39.x[17];
     const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v847 = __float2bfloat16_rn(v846);
+    const iron_bf16 v847 = iron_f32_to_bf16(v846);
     const unsigned int v848 = v838 * v1;
     const unsigned int v849 = v848 + v841;
     out[v849] = v847;
@@ -1180,7 +1214,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v858) {
     const float v859 = v39.x[18];
     const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v861 = __float2bfloat16_rn(v860);
+    const iron_bf16 v861 = iron_f32_to_bf16(v860);
     const unsigned int v862 = v852 * v1;
     const unsigned int v863 = v862 + v855;
     out[v863] = v861;
@@ -1195,7 +1229,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v872) {
     const float v873 = v39.x[19];
     const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v875 = __float2bfloat16_rn(v874);
+    const iron_bf16 v875 = iron_f32_to_bf16(v874);
     const unsigned int v876 = v866 * v1;
     const unsigned int v877 = v876 + v869;
     out[v877] = v875;
@@ -1210,7 +1244,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v886) {
     const float v887 = v39.x[20];
     const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v889 = __float2bfloat16_rn(v888);
+    const iron_bf16 v889 = iron_f32_to_bf16(v888);
     const unsigned int v890 = v880 * v1;
     const unsigned int v891 = v890 + v883;
     out[v891] = v889;
@@ -1225,7 +1259,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v900) {
     const float v901 = v39.x[21];
     const float v902 = v901 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v903 = __float2bfloat16_rn(v902);
+    const iron_bf16 v903 = iron_f32_to_bf16(v902);
     const unsigned int v904 = v894 * v1;
     const unsigned int v905 = v904 + v897;
     out[v905] = v903;
@@ -1240,7 +1274,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v914) {
     const float v915 = v39.x[22];
     const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v917 = __float2bfloat16_rn(v916);
+    const iron_bf16 v917 = iron_f32_to_bf16(v916);
     const unsigned int v918 = v908 * v1;
     const unsigned int v919 = v918 + v911;
     out[v919] = v917;
@@ -1255,7 +1289,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v928) {
     const float v929 = v39.x[23];
     const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v931 = __float2bfloat16_rn(v930);
+    const iron_bf16 v931 = iron_f32_to_bf16(v930);
     const unsigned int v932 = v922 * v1;
     const unsigned int v933 = v932 + v925;
     out[v933] = v931;
@@ -1270,7 +1304,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v942) {
     const float v943 = v39.x[24];
     const float v944 = v943 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v945 = __float2bfloat16_rn(v944);
+    const iron_bf16 v945 = iron_f32_to_bf16(v944);
     const unsigned int v946 = v936 * v1;
     const unsigned int v947 = v946 + v939;
     out[v947] = v945;
@@ -1285,7 +1319,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v956) {
     const float v957 = v39.x[25];
     const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v959 = __float2bfloat16_rn(v958);
+    const iron_bf16 v959 = iron_f32_to_bf16(v958);
     const unsigned int v960 = v950 * v1;
     const unsigned int v961 = v960 + v953;
     out[v961] = v959;
@@ -1300,7 +1334,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v970) {
     const float v971 = v39.x[26];
     const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v973 = __float2bfloat16_rn(v972);
+    const iron_bf16 v973 = iron_f32_to_bf16(v972);
     const unsigned int v974 = v964 * v1;
     const unsigned int v975 = v974 + v967;
     out[v975] = v973;
@@ -1315,7 +1349,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v984) {
     const float v985 = v39.x[27];
     const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v987 = __float2bfloat16_rn(v986);
+    const iron_bf16 v987 = iron_f32_to_bf16(v986);
     const unsigned int v988 = v978 * v1;
     const unsigned int v989 = v988 + v981;
     out[v989] = v987;
@@ -1330,7 +1364,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v998) {
     const float v999 = v39.x[28];
     const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1001 = __float2bfloat16_rn(v1000);
+    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
     const unsigned int v1002 = v992 * v1;
     const unsigned int v1003 = v1002 + v995;
     out[v1003] = v1001;
@@ -1345,7 +1379,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1012) {
     const float v1013 = v39.x[29];
     const float v1014 = v1013 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1015 = __float2bfloat16_rn(v1014);
+    const iron_bf16 v1015 = iron_f32_to_bf16(v1014);
     const unsigned int v1016 = v1006 * v1;
     const unsigned int v1017 = v1016 + v1009;
     out[v1017] = v1015;
@@ -1360,7 +1394,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1026) {
     const float v1027 = v39.x[30];
     const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1029 = __float2bfloat16_rn(v1028);
+    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
     const unsigned int v1030 = v1020 * v1;
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1029;
@@ -1375,7 +1409,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1040) {
     const float v1041 = v39.x[31];
     const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1043 = __float2bfloat16_rn(v1042);
+    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
     const unsigned int v1044 = v1034 * v1;
     const unsigned int v1045 = v1044 + v1037;
     out[v1045] = v1043;
@@ -1390,7 +1424,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1054) {
     const float v1055 = v39.x[32];
     const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1057 = __float2bfloat16_rn(v1056);
+    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
     const unsigned int v1058 = v1048 * v1;
     const unsigned int v1059 = v1058 + v1051;
     out[v1059] = v1057;
@@ -1405,7 +1439,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1068) {
     const float v1069 = v39.x[33];
     const float v1070 = v1069 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1071 = __float2bfloat16_rn(v1070);
+    const iron_bf16 v1071 = iron_f32_to_bf16(v1070);
     const unsigned int v1072 = v1062 * v1;
     const unsigned int v1073 = v1072 + v1065;
     out[v1073] = v1071;
@@ -1420,7 +1454,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1082) {
     const float v1083 = v39.x[34];
     const float v1084 = v1083 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1085 = __float2bfloat16_rn(v1084);
+    const iron_bf16 v1085 = iron_f32_to_bf16(v1084);
     const unsigned int v1086 = v1076 * v1;
     const unsigned int v1087 = v1086 + v1079;
     out[v1087] = v1085;
@@ -1435,7 +1469,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1096) {
     const float v1097 = v39.x[35];
     const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1099 = __float2bfloat16_rn(v1098);
+    const iron_bf16 v1099 = iron_f32_to_bf16(v1098);
     const unsigned int v1100 = v1090 * v1;
     const unsigned int v1101 = v1100 + v1093;
     out[v1101] = v1099;
@@ -1450,7 +1484,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1110) {
     const float v1111 = v39.x[36];
     const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1113 = __float2bfloat16_rn(v1112);
+    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
     const unsigned int v1114 = v1104 * v1;
     const unsigned int v1115 = v1114 + v1107;
     out[v1115] = v1113;
@@ -1465,7 +1499,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1124) {
     const float v1125 = v39.x[37];
     const float v1126 = v1125 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1127 = __float2bfloat16_rn(v1126);
+    const iron_bf16 v1127 = iron_f32_to_bf16(v1126);
     const unsigned int v1128 = v1118 * v1;
     const unsigned int v1129 = v1128 + v1121;
     out[v1129] = v1127;
@@ -1480,7 +1514,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1138) {
     const float v1139 = v39.x[38];
     const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1141 = __float2bfloat16_rn(v1140);
+    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     const unsigned int v1142 = v1132 * v1;
     const unsigned int v1143 = v1142 + v1135;
     out[v1143] = v1141;
@@ -1495,7 +1529,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1152) {
     const float v1153 = v39.x[39];
     const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1155 = __float2bfloat16_rn(v1154);
+    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
     const unsigned int v1156 = v1146 * v1;
     const unsigned int v1157 = v1156 + v1149;
     out[v1157] = v1155;
@@ -1510,7 +1544,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1166) {
     const float v1167 = v39.x[40];
     const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1169 = __float2bfloat16_rn(v1168);
+    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
     const unsigned int v1170 = v1160 * v1;
     const unsigned int v1171 = v1170 + v1163;
     out[v1171] = v1169;
@@ -1525,7 +1559,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1180) {
     const float v1181 = v39.x[41];
     const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1183 = __float2bfloat16_rn(v1182);
+    const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
     const unsigned int v1184 = v1174 * v1;
     const unsigned int v1185 = v1184 + v1177;
     out[v1185] = v1183;
@@ -1540,7 +1574,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1194) {
     const float v1195 = v39.x[42];
     const float v1196 = v1195 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1197 = __float2bfloat16_rn(v1196);
+    const iron_bf16 v1197 = iron_f32_to_bf16(v1196);
     const unsigned int v1198 = v1188 * v1;
     const unsigned int v1199 = v1198 + v1191;
     out[v1199] = v1197;
@@ -1555,7 +1589,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1208) {
     const float v1209 = v39.x[43];
     const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1211 = __float2bfloat16_rn(v1210);
+    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
     const unsigned int v1212 = v1202 * v1;
     const unsigned int v1213 = v1212 + v1205;
     out[v1213] = v1211;
@@ -1570,7 +1604,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1222) {
     const float v1223 = v39.x[44];
     const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1225 = __float2bfloat16_rn(v1224);
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
     const unsigned int v1226 = v1216 * v1;
     const unsigned int v1227 = v1226 + v1219;
     out[v1227] = v1225;
@@ -1585,7 +1619,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1236) {
     const float v1237 = v39.x[45];
     const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1239 = __float2bfloat16_rn(v1238);
+    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
     const unsigned int v1240 = v1230 * v1;
     const unsigned int v1241 = v1240 + v1233;
     out[v1241] = v1239;
@@ -1600,7 +1634,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1250) {
     const float v1251 = v39.x[46];
     const float v1252 = v1251 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1253 = __float2bfloat16_rn(v1252);
+    const iron_bf16 v1253 = iron_f32_to_bf16(v1252);
     const unsigned int v1254 = v1244 * v1;
     const unsigned int v1255 = v1254 + v1247;
     out[v1255] = v1253;
@@ -1615,7 +1649,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1264) {
     const float v1265 = v39.x[47];
     const float v1266 = v1265 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1267 = __float2bfloat16_rn(v1266);
+    const iron_bf16 v1267 = iron_f32_to_bf16(v1266);
     const unsigned int v1268 = v1258 * v1;
     const unsigned int v1269 = v1268 + v1261;
     out[v1269] = v1267;
@@ -1630,7 +1664,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1278) {
     const float v1279 = v39.x[48];
     const float v1280 = v1279 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1281 = __float2bfloat16_rn(v1280);
+    const iron_bf16 v1281 = iron_f32_to_bf16(v1280);
     const unsigned int v1282 = v1272 * v1;
     const unsigned int v1283 = v1282 + v1275;
     out[v1283] = v1281;
@@ -1645,7 +1679,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1292) {
     const float v1293 = v39.x[49];
     const float v1294 = v1293 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1295 = __float2bfloat16_rn(v1294);
+    const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
     const unsigned int v1296 = v1286 * v1;
     const unsigned int v1297 = v1296 + v1289;
     out[v1297] = v1295;
@@ -1660,7 +1694,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1306) {
     const float v1307 = v39.x[50];
     const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1309 = __float2bfloat16_rn(v1308);
+    const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
     const unsigned int v1310 = v1300 * v1;
     const unsigned int v1311 = v1310 + v1303;
     out[v1311] = v1309;
@@ -1675,7 +1709,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1320) {
     const float v1321 = v39.x[51];
     const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1323 = __float2bfloat16_rn(v1322);
+    const iron_bf16 v1323 = iron_f32_to_bf16(v1322);
     const unsigned int v1324 = v1314 * v1;
     const unsigned int v1325 = v1324 + v1317;
     out[v1325] = v1323;
@@ -1690,7 +1724,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1334) {
     const float v1335 = v39.x[52];
     const float v1336 = v1335 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1337 = __float2bfloat16_rn(v1336);
+    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
     const unsigned int v1338 = v1328 * v1;
     const unsigned int v1339 = v1338 + v1331;
     out[v1339] = v1337;
@@ -1705,7 +1739,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1348) {
     const float v1349 = v39.x[53];
     const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1351 = __float2bfloat16_rn(v1350);
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
     const unsigned int v1352 = v1342 * v1;
     const unsigned int v1353 = v1352 + v1345;
     out[v1353] = v1351;
@@ -1720,7 +1754,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1362) {
     const float v1363 = v39.x[54];
     const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1365 = __float2bfloat16_rn(v1364);
+    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
     const unsigned int v1366 = v1356 * v1;
     const unsigned int v1367 = v1366 + v1359;
     out[v1367] = v1365;
@@ -1735,7 +1769,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1376) {
     const float v1377 = v39.x[55];
     const float v1378 = v1377 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1379 = __float2bfloat16_rn(v1378);
+    const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
     const unsigned int v1380 = v1370 * v1;
     const unsigned int v1381 = v1380 + v1373;
     out[v1381] = v1379;
@@ -1750,7 +1784,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1390) {
     const float v1391 = v39.x[56];
     const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1393 = __float2bfloat16_rn(v1392);
+    const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
     const unsigned int v1394 = v1384 * v1;
     const unsigned int v1395 = v1394 + v1387;
     out[v1395] = v1393;
@@ -1765,7 +1799,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1404) {
     const float v1405 = v39.x[57];
     const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1407 = __float2bfloat16_rn(v1406);
+    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
     const unsigned int v1408 = v1398 * v1;
     const unsigned int v1409 = v1408 + v1401;
     out[v1409] = v1407;
@@ -1780,7 +1814,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1418) {
     const float v1419 = v39.x[58];
     const float v1420 = v1419 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1421 = __float2bfloat16_rn(v1420);
+    const iron_bf16 v1421 = iron_f32_to_bf16(v1420);
     const unsigned int v1422 = v1412 * v1;
     const unsigned int v1423 = v1422 + v1415;
     out[v1423] = v1421;
@@ -1795,7 +1829,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1432) {
     const float v1433 = v39.x[59];
     const float v1434 = v1433 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1435 = __float2bfloat16_rn(v1434);
+    const iron_bf16 v1435 = iron_f32_to_bf16(v1434);
     const unsigned int v1436 = v1426 * v1;
     const unsigned int v1437 = v1436 + v1429;
     out[v1437] = v1435;
@@ -1810,7 +1844,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1446) {
     const float v1447 = v39.x[60];
     const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1449 = __float2bfloat16_rn(v1448);
+    const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
     const unsigned int v1450 = v1440 * v1;
     const unsigned int v1451 = v1450 + v1443;
     out[v1451] = v1449;
@@ -1825,7 +1859,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1460) {
     const float v1461 = v39.x[61];
     const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1463 = __float2bfloat16_rn(v1462);
+    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
     const unsigned int v1464 = v1454 * v1;
     const unsigned int v1465 = v1464 + v1457;
     out[v1465] = v1463;
@@ -1840,7 +1874,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1474) {
     const float v1475 = v39.x[62];
     const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1477 = __float2bfloat16_rn(v1476);
+    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
     const unsigned int v1478 = v1468 * v1;
     const unsigned int v1479 = v1478 + v1471;
     out[v1479] = v1477;
@@ -1855,7 +1889,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1488) {
     const float v1489 = v39.x[63];
     const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1491 = __float2bfloat16_rn(v1490);
+    const iron_bf16 v1491 = iron_f32_to_bf16(v1490);
     const unsigned int v1492 = v1482 * v1;
     const unsigned int v1493 = v1492 + v1485;
     out[v1493] = v1491;
@@ -1870,7 +1904,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1502) {
     const float v1503 = v39.x[64];
     const float v1504 = v1503 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1505 = __float2bfloat16_rn(v1504);
+    const iron_bf16 v1505 = iron_f32_to_bf16(v1504);
     const unsigned int v1506 = v1496 * v1;
     const unsigned int v1507 = v1506 + v1499;
     out[v1507] = v1505;
@@ -1885,7 +1919,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1516) {
     const float v1517 = v39.x[65];
     const float v1518 = v1517 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1519 = __float2bfloat16_rn(v1518);
+    const iron_bf16 v1519 = iron_f32_to_bf16(v1518);
     const unsigned int v1520 = v1510 * v1;
     const unsigned int v1521 = v1520 + v1513;
     out[v1521] = v1519;
@@ -1900,7 +1934,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1530) {
     const float v1531 = v39.x[66];
     const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1533 = __float2bfloat16_rn(v1532);
+    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
     const unsigned int v1534 = v1524 * v1;
     const unsigned int v1535 = v1534 + v1527;
     out[v1535] = v1533;
@@ -1915,7 +1949,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1544) {
     const float v1545 = v39.x[67];
     const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1547 = __float2bfloat16_rn(v1546);
+    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
     const unsigned int v1548 = v1538 * v1;
     const unsigned int v1549 = v1548 + v1541;
     out[v1549] = v1547;
@@ -1930,7 +1964,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1558) {
     const float v1559 = v39.x[68];
     const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1561 = __float2bfloat16_rn(v1560);
+    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
     const unsigned int v1562 = v1552 * v1;
     const unsigned int v1563 = v1562 + v1555;
     out[v1563] = v1561;
@@ -1945,7 +1979,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1572) {
     const float v1573 = v39.x[69];
     const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1575 = __float2bfloat16_rn(v1574);
+    const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
     const unsigned int v1576 = v1566 * v1;
     const unsigned int v1577 = v1576 + v1569;
     out[v1577] = v1575;
@@ -1960,7 +1994,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1586) {
     const float v1587 = v39.x[70];
     const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1589 = __float2bfloat16_rn(v1588);
+    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
     const unsigned int v1590 = v1580 * v1;
     const unsigned int v1591 = v1590 + v1583;
     out[v1591] = v1589;
@@ -1975,7 +2009,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1600) {
     const float v1601 = v39.x[71];
     const float v1602 = v1601 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1603 = __float2bfloat16_rn(v1602);
+    const iron_bf16 v1603 = iron_f32_to_bf16(v1602);
     const unsigned int v1604 = v1594 * v1;
     const unsigned int v1605 = v1604 + v1597;
     out[v1605] = v1603;
@@ -1990,7 +2024,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1614) {
     const float v1615 = v39.x[72];
     const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1617 = __float2bfloat16_rn(v1616);
+    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
     const unsigned int v1618 = v1608 * v1;
     const unsigned int v1619 = v1618 + v1611;
     out[v1619] = v1617;
@@ -2005,7 +2039,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1628) {
     const float v1629 = v39.x[73];
     const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1631 = __float2bfloat16_rn(v1630);
+    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
     const unsigned int v1632 = v1622 * v1;
     const unsigned int v1633 = v1632 + v1625;
     out[v1633] = v1631;
@@ -2020,7 +2054,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1642) {
     const float v1643 = v39.x[74];
     const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1645 = __float2bfloat16_rn(v1644);
+    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
     const unsigned int v1646 = v1636 * v1;
     const unsigned int v1647 = v1646 + v1639;
     out[v1647] = v1645;
@@ -2035,7 +2069,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1656) {
     const float v1657 = v39.x[75];
     const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1659 = __float2bfloat16_rn(v1658);
+    const iron_bf16 v1659 = iron_f32_to_bf16(v1658);
     const unsigned int v1660 = v1650 * v1;
     const unsigned int v1661 = v1660 + v1653;
     out[v1661] = v1659;
@@ -2050,7 +2084,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1670) {
     const float v1671 = v39.x[76];
     const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1673 = __float2bfloat16_rn(v1672);
+    const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
     const unsigned int v1674 = v1664 * v1;
     const unsigned int v1675 = v1674 + v1667;
     out[v1675] = v1673;
@@ -2065,7 +2099,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1684) {
     const float v1685 = v39.x[77];
     const float v1686 = v1685 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1687 = __float2bfloat16_rn(v1686);
+    const iron_bf16 v1687 = iron_f32_to_bf16(v1686);
     const unsigned int v1688 = v1678 * v1;
     const unsigned int v1689 = v1688 + v1681;
     out[v1689] = v1687;
@@ -2080,7 +2114,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1698) {
     const float v1699 = v39.x[78];
     const float v1700 = v1699 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1701 = __float2bfloat16_rn(v1700);
+    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
     const unsigned int v1702 = v1692 * v1;
     const unsigned int v1703 = v1702 + v1695;
     out[v1703] = v1701;
@@ -2095,7 +2129,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1712) {
     const float v1713 = v39.x[79];
     const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1715 = __float2bfloat16_rn(v1714);
+    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);
     const unsigned int v1716 = v1706 * v1;
     const unsigned int v1717 = v1716 + v1709;
     out[v1717] = v1715;
@@ -2110,7 +2144,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1726) {
     const float v1727 = v39.x[80];
     const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1729 = __float2bfloat16_rn(v1728);
+    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
     const unsigned int v1730 = v1720 * v1;
     const unsigned int v1731 = v1730 + v1723;
     out[v1731] = v1729;
@@ -2125,7 +2159,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1740) {
     const float v1741 = v39.x[81];
     const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1743 = __float2bfloat16_rn(v1742);
+    const iron_bf16 v1743 = iron_f32_to_bf16(v1742);
     const unsigned int v1744 = v1734 * v1;
     const unsigned int v1745 = v1744 + v1737;
     out[v1745] = v1743;
@@ -2140,7 +2174,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1754) {
     const float v1755 = v39.x[82];
     const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1757 = __float2bfloat16_rn(v1756);
+    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
     const unsigned int v1758 = v1748 * v1;
     const unsigned int v1759 = v1758 + v1751;
     out[v1759] = v1757;
@@ -2155,7 +2189,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1768) {
     const float v1769 = v39.x[83];
     const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1771 = __float2bfloat16_rn(v1770);
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
     const unsigned int v1772 = v1762 * v1;
     const unsigned int v1773 = v1772 + v1765;
     out[v1773] = v1771;
@@ -2170,7 +2204,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1782) {
     const float v1783 = v39.x[84];
     const float v1784 = v1783 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1785 = __float2bfloat16_rn(v1784);
+    const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
     const unsigned int v1786 = v1776 * v1;
     const unsigned int v1787 = v1786 + v1779;
     out[v1787] = v1785;
@@ -2185,7 +2219,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1796) {
     const float v1797 = v39.x[85];
     const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1799 = __float2bfloat16_rn(v1798);
+    const iron_bf16 v1799 = iron_f32_to_bf16(v1798);
     const unsigned int v1800 = v1790 * v1;
     const unsigned int v1801 = v1800 + v1793;
     out[v1801] = v1799;
@@ -2200,7 +2234,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1810) {
     const float v1811 = v39.x[86];
     const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1813 = __float2bfloat16_rn(v1812);
+    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
     const unsigned int v1814 = v1804 * v1;
     const unsigned int v1815 = v1814 + v1807;
     out[v1815] = v1813;
@@ -2215,7 +2249,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1824) {
     const float v1825 = v39.x[87];
     const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1827 = __float2bfloat16_rn(v1826);
+    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
     const unsigned int v1828 = v1818 * v1;
     const unsigned int v1829 = v1828 + v1821;
     out[v1829] = v1827;
@@ -2230,7 +2264,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1838) {
     const float v1839 = v39.x[88];
     const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1841 = __float2bfloat16_rn(v1840);
+    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
     const unsigned int v1842 = v1832 * v1;
     const unsigned int v1843 = v1842 + v1835;
     out[v1843] = v1841;
@@ -2245,7 +2279,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1852) {
     const float v1853 = v39.x[89];
     const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1855 = __float2bfloat16_rn(v1854);
+    const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
     const unsigned int v1856 = v1846 * v1;
     const unsigned int v1857 = v1856 + v1849;
     out[v1857] = v1855;
@@ -2260,7 +2294,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1866) {
     const float v1867 = v39.x[90];
     const float v1868 = v1867 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1869 = __float2bfloat16_rn(v1868);
+    const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
     const unsigned int v1870 = v1860 * v1;
     const unsigned int v1871 = v1870 + v1863;
     out[v1871] = v1869;
@@ -2275,7 +2309,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1880) {
     const float v1881 = v39.x[91];
     const float v1882 = v1881 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1883 = __float2bfloat16_rn(v1882);
+    const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
     const unsigned int v1884 = v1874 * v1;
     const unsigned int v1885 = v1884 + v1877;
     out[v1885] = v1883;
@@ -2290,7 +2324,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1894) {
     const float v1895 = v39.x[92];
     const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1897 = __float2bfloat16_rn(v1896);
+    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
     const unsigned int v1898 = v1888 * v1;
     const unsigned int v1899 = v1898 + v1891;
     out[v1899] = v1897;
@@ -2305,7 +2339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1908) {
     const float v1909 = v39.x[93];
     const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1911 = __float2bfloat16_rn(v1910);
+    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
     const unsigned int v1912 = v1902 * v1;
     const unsigned int v1913 = v1912 + v1905;
     out[v1913] = v1911;
@@ -2320,7 +2354,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1922) {
     const float v1923 = v39.x[94];
     const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1925 = __float2bfloat16_rn(v1924);
+    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
     const unsigned int v1926 = v1916 * v1;
     const unsigned int v1927 = v1926 + v1919;
     out[v1927] = v1925;
@@ -2335,7 +2369,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1936) {
     const float v1937 = v39.x[95];
     const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1939 = __float2bfloat16_rn(v1938);
+    const iron_bf16 v1939 = iron_f32_to_bf16(v1938);
     const unsigned int v1940 = v1930 * v1;
     const unsigned int v1941 = v1940 + v1933;
     out[v1941] = v1939;
@@ -2350,7 +2384,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1950) {
     const float v1951 = v39.x[96];
     const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1953 = __float2bfloat16_rn(v1952);
+    const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
     const unsigned int v1954 = v1944 * v1;
     const unsigned int v1955 = v1954 + v1947;
     out[v1955] = v1953;
@@ -2365,7 +2399,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1964) {
     const float v1965 = v39.x[97];
     const float v1966 = v1965 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1967 = __float2bfloat16_rn(v1966);
+    const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
     const unsigned int v1968 = v1958 * v1;
     const unsigned int v1969 = v1968 + v1961;
     out[v1969] = v1967;
@@ -2380,7 +2414,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1978) {
     const float v1979 = v39.x[98];
     const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1981 = __float2bfloat16_rn(v1980);
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
     const unsigned int v1982 = v1972 * v1;
     const unsigned int v1983 = v1982 + v1975;
     out[v1983] = v1981;
@@ -2395,7 +2429,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v1992) {
     const float v1993 = v39.x[99];
     const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v1995 = __float2bfloat16_rn(v1994);
+    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
     const unsigned int v1996 = v1986 * v1;
     const unsigned int v1997 = v1996 + v1989;
     out[v1997] = v1995;
@@ -2410,7 +2444,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2006) {
     const float v2007 = v39.x[100];
     const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2009 = __float2bfloat16_rn(v2008);
+    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
     const unsigned int v2010 = v2000 * v1;
     const unsigned int v2011 = v2010 + v2003;
     out[v2011] = v2009;
@@ -2425,7 +2459,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2020) {
     const float v2021 = v39.x[101];
     const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2023 = __float2bfloat16_rn(v2022);
+    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);
     const unsigned int v2024 = v2014 * v1;
     const unsigned int v2025 = v2024 + v2017;
     out[v2025] = v2023;
@@ -2440,7 +2474,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2034) {
     const float v2035 = v39.x[102];
     const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2037 = __float2bfloat16_rn(v2036);
+    const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
     const unsigned int v2038 = v2028 * v1;
     const unsigned int v2039 = v2038 + v2031;
     out[v2039] = v2037;
@@ -2455,7 +2489,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2048) {
     const float v2049 = v39.x[103];
     const float v2050 = v2049 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2051 = __float2bfloat16_rn(v2050);
+    const iron_bf16 v2051 = iron_f32_to_bf16(v2050);
     const unsigned int v2052 = v2042 * v1;
     const unsigned int v2053 = v2052 + v2045;
     out[v2053] = v2051;
@@ -2470,7 +2504,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2062) {
     const float v2063 = v39.x[104];
     const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2065 = __float2bfloat16_rn(v2064);
+    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
     const unsigned int v2066 = v2056 * v1;
     const unsigned int v2067 = v2066 + v2059;
     out[v2067] = v2065;
@@ -2485,7 +2519,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2076) {
     const float v2077 = v39.x[105];
     const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2079 = __float2bfloat16_rn(v2078);
+    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);
     const unsigned int v2080 = v2070 * v1;
     const unsigned int v2081 = v2080 + v2073;
     out[v2081] = v2079;
@@ -2500,7 +2534,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2090) {
     const float v2091 = v39.x[106];
     const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2093 = __float2bfloat16_rn(v2092);
+    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
     const unsigned int v2094 = v2084 * v1;
     const unsigned int v2095 = v2094 + v2087;
     out[v2095] = v2093;
@@ -2515,7 +2549,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2104) {
     const float v2105 = v39.x[107];
     const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2107 = __float2bfloat16_rn(v2106);
+    const iron_bf16 v2107 = iron_f32_to_bf16(v2106);
     const unsigned int v2108 = v2098 * v1;
     const unsigned int v2109 = v2108 + v2101;
     out[v2109] = v2107;
@@ -2530,7 +2564,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2118) {
     const float v2119 = v39.x[108];
     const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2121 = __float2bfloat16_rn(v2120);
+    const iron_bf16 v2121 = iron_f32_to_bf16(v2120);
     const unsigned int v2122 = v2112 * v1;
     const unsigned int v2123 = v2122 + v2115;
     out[v2123] = v2121;
@@ -2545,7 +2579,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2132) {
     const float v2133 = v39.x[109];
     const float v2134 = v2133 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2135 = __float2bfloat16_rn(v2134);
+    const iron_bf16 v2135 = iron_f32_to_bf16(v2134);
     const unsigned int v2136 = v2126 * v1;
     const unsigned int v2137 = v2136 + v2129;
     out[v2137] = v2135;
@@ -2560,7 +2594,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2146) {
     const float v2147 = v39.x[110];
     const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2149 = __float2bfloat16_rn(v2148);
+    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
     const unsigned int v2150 = v2140 * v1;
     const unsigned int v2151 = v2150 + v2143;
     out[v2151] = v2149;
@@ -2575,7 +2609,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2160) {
     const float v2161 = v39.x[111];
     const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2163 = __float2bfloat16_rn(v2162);
+    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
     const unsigned int v2164 = v2154 * v1;
     const unsigned int v2165 = v2164 + v2157;
     out[v2165] = v2163;
@@ -2590,7 +2624,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2174) {
     const float v2175 = v39.x[112];
     const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2177 = __float2bfloat16_rn(v2176);
+    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
     const unsigned int v2178 = v2168 * v1;
     const unsigned int v2179 = v2178 + v2171;
     out[v2179] = v2177;
@@ -2605,7 +2639,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2188) {
     const float v2189 = v39.x[113];
     const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2191 = __float2bfloat16_rn(v2190);
+    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
     const unsigned int v2192 = v2182 * v1;
     const unsigned int v2193 = v2192 + v2185;
     out[v2193] = v2191;
@@ -2620,7 +2654,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2202) {
     const float v2203 = v39.x[114];
     const float v2204 = v2203 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2205 = __float2bfloat16_rn(v2204);
+    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
     const unsigned int v2206 = v2196 * v1;
     const unsigned int v2207 = v2206 + v2199;
     out[v2207] = v2205;
@@ -2635,7 +2669,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2216) {
     const float v2217 = v39.x[115];
     const float v2218 = v2217 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2219 = __float2bfloat16_rn(v2218);
+    const iron_bf16 v2219 = iron_f32_to_bf16(v2218);
     const unsigned int v2220 = v2210 * v1;
     const unsigned int v2221 = v2220 + v2213;
     out[v2221] = v2219;
@@ -2650,7 +2684,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2230) {
     const float v2231 = v39.x[116];
     const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2233 = __float2bfloat16_rn(v2232);
+    const iron_bf16 v2233 = iron_f32_to_bf16(v2232);
     const unsigned int v2234 = v2224 * v1;
     const unsigned int v2235 = v2234 + v2227;
     out[v2235] = v2233;
@@ -2665,7 +2699,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2244) {
     const float v2245 = v39.x[117];
     const float v2246 = v2245 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2247 = __float2bfloat16_rn(v2246);
+    const iron_bf16 v2247 = iron_f32_to_bf16(v2246);
     const unsigned int v2248 = v2238 * v1;
     const unsigned int v2249 = v2248 + v2241;
     out[v2249] = v2247;
@@ -2680,7 +2714,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2258) {
     const float v2259 = v39.x[118];
     const float v2260 = v2259 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2261 = __float2bfloat16_rn(v2260);
+    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);
     const unsigned int v2262 = v2252 * v1;
     const unsigned int v2263 = v2262 + v2255;
     out[v2263] = v2261;
@@ -2695,7 +2729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2272) {
     const float v2273 = v39.x[119];
     const float v2274 = v2273 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2275 = __float2bfloat16_rn(v2274);
+    const iron_bf16 v2275 = iron_f32_to_bf16(v2274);
     const unsigned int v2276 = v2266 * v1;
     const unsigned int v2277 = v2276 + v2269;
     out[v2277] = v2275;
@@ -2710,7 +2744,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2286) {
     const float v2287 = v39.x[120];
     const float v2288 = v2287 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2289 = __float2bfloat16_rn(v2288);
+    const iron_bf16 v2289 = iron_f32_to_bf16(v2288);
     const unsigned int v2290 = v2280 * v1;
     const unsigned int v2291 = v2290 + v2283;
     out[v2291] = v2289;
@@ -2725,7 +2759,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2300) {
     const float v2301 = v39.x[121];
     const float v2302 = v2301 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2303 = __float2bfloat16_rn(v2302);
+    const iron_bf16 v2303 = iron_f32_to_bf16(v2302);
     const unsigned int v2304 = v2294 * v1;
     const unsigned int v2305 = v2304 + v2297;
     out[v2305] = v2303;
@@ -2740,7 +2774,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2314) {
     const float v2315 = v39.x[122];
     const float v2316 = v2315 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2317 = __float2bfloat16_rn(v2316);
+    const iron_bf16 v2317 = iron_f32_to_bf16(v2316);
     const unsigned int v2318 = v2308 * v1;
     const unsigned int v2319 = v2318 + v2311;
     out[v2319] = v2317;
@@ -2755,7 +2789,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2328) {
     const float v2329 = v39.x[123];
     const float v2330 = v2329 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2331 = __float2bfloat16_rn(v2330);
+    const iron_bf16 v2331 = iron_f32_to_bf16(v2330);
     const unsigned int v2332 = v2322 * v1;
     const unsigned int v2333 = v2332 + v2325;
     out[v2333] = v2331;
@@ -2770,7 +2804,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2342) {
     const float v2343 = v39.x[124];
     const float v2344 = v2343 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2345 = __float2bfloat16_rn(v2344);
+    const iron_bf16 v2345 = iron_f32_to_bf16(v2344);
     const unsigned int v2346 = v2336 * v1;
     const unsigned int v2347 = v2346 + v2339;
     out[v2347] = v2345;
@@ -2785,7 +2819,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2356) {
     const float v2357 = v39.x[125];
     const float v2358 = v2357 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2359 = __float2bfloat16_rn(v2358);
+    const iron_bf16 v2359 = iron_f32_to_bf16(v2358);
     const unsigned int v2360 = v2350 * v1;
     const unsigned int v2361 = v2360 + v2353;
     out[v2361] = v2359;
@@ -2800,7 +2834,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2370) {
     const float v2371 = v39.x[126];
     const float v2372 = v2371 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2373 = __float2bfloat16_rn(v2372);
+    const iron_bf16 v2373 = iron_f32_to_bf16(v2372);
     const unsigned int v2374 = v2364 * v1;
     const unsigned int v2375 = v2374 + v2367;
     out[v2375] = v2373;
@@ -2815,7 +2849,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   if (v2384) {
     const float v2385 = v39.x[127];
     const float v2386 = v2385 * v3;  // kernels/gemm/gemm.cpp:47
-    const __nv_bfloat16 v2387 = __float2bfloat16_rn(v2386);
+    const iron_bf16 v2387 = iron_f32_to_bf16(v2386);
     const unsigned int v2388 = v2378 * v1;
     const unsigned int v2389 = v2388 + v2381;
     out[v2389] = v2387;

@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 61440 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   x: input bf16 tensor, as const iron_bf16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
 //   scales: input u8 tensor, as const unsigned char* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -162,14 +204,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -185,7 +219,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -204,16 +238,16 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
-    const __nv_bfloat16* __restrict__ x,
+    const iron_bf16* __restrict__ x,
     const unsigned int* __restrict__ packed,
     const unsigned char* __restrict__ scales,
-    __nv_bfloat16* __restrict__ out,
+    iron_bf16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __nv_bfloat16* const shm0 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 30720);
+  iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 30720);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_quant.cpp:67
   const unsigned int v1 = n;
@@ -242,10 +276,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v35 = v34 << 6u;
   iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v37, 0.0f);
-  iron_frag<__nv_bfloat16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v39, __float2bfloat16_rn(0.0f));
-  iron_frag<__nv_bfloat16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v41, __float2bfloat16_rn(0.0f));
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
   const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v45 = v44 == 0u;
   if (v45) {
@@ -443,21 +477,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v4124 = __uint_as_float(v4123);
         const float v4125 = v4124 * v3965;  // kernels/gemm/quant_b.hpp:80
         const float v4127 = v3931 ? v3985 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4128 = __float2bfloat16_rn(v4127);
+        const iron_bf16 v4128 = iron_f32_to_bf16(v4127);
         const float v4130 = v3931 ? v4005 : 0.0f;
-        const __nv_bfloat16 v4131 = __float2bfloat16_rn(v4130);
+        const iron_bf16 v4131 = iron_f32_to_bf16(v4130);
         const float v4133 = v3931 ? v4025 : 0.0f;
-        const __nv_bfloat16 v4134 = __float2bfloat16_rn(v4133);
+        const iron_bf16 v4134 = iron_f32_to_bf16(v4133);
         const float v4136 = v3931 ? v4045 : 0.0f;
-        const __nv_bfloat16 v4137 = __float2bfloat16_rn(v4136);
+        const iron_bf16 v4137 = iron_f32_to_bf16(v4136);
         const float v4139 = v3931 ? v4065 : 0.0f;
-        const __nv_bfloat16 v4140 = __float2bfloat16_rn(v4139);
+        const iron_bf16 v4140 = iron_f32_to_bf16(v4139);
         const float v4142 = v3931 ? v4085 : 0.0f;
-        const __nv_bfloat16 v4143 = __float2bfloat16_rn(v4142);
+        const iron_bf16 v4143 = iron_f32_to_bf16(v4142);
         const float v4145 = v3931 ? v4105 : 0.0f;
-        const __nv_bfloat16 v4146 = __float2bfloat16_rn(v4145);
+        const iron_bf16 v4146 = iron_f32_to_bf16(v4145);
         const float v4148 = v3931 ? v4125 : 0.0f;
-        const __nv_bfloat16 v4149 = __float2bfloat16_rn(v4148);
+        const iron_bf16 v4149 = iron_f32_to_bf16(v4148);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3843) = iron_bf16x8{{v4128, v4131, v4134, v4137, v4140, v4143, v4146, v4149}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4165 = v26 + v3848;  // kernels/gemm/quant_b.hpp:137
         const bool v4166 = v4165 < v1;
@@ -576,21 +610,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v4362 = __uint_as_float(v4361);
         const float v4363 = v4362 * v4203;  // kernels/gemm/quant_b.hpp:80
         const float v4365 = v4169 ? v4223 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4366 = __float2bfloat16_rn(v4365);
+        const iron_bf16 v4366 = iron_f32_to_bf16(v4365);
         const float v4368 = v4169 ? v4243 : 0.0f;
-        const __nv_bfloat16 v4369 = __float2bfloat16_rn(v4368);
+        const iron_bf16 v4369 = iron_f32_to_bf16(v4368);
         const float v4371 = v4169 ? v4263 : 0.0f;
-        const __nv_bfloat16 v4372 = __float2bfloat16_rn(v4371);
+        const iron_bf16 v4372 = iron_f32_to_bf16(v4371);
         const float v4374 = v4169 ? v4283 : 0.0f;
-        const __nv_bfloat16 v4375 = __float2bfloat16_rn(v4374);
+        const iron_bf16 v4375 = iron_f32_to_bf16(v4374);
         const float v4377 = v4169 ? v4303 : 0.0f;
-        const __nv_bfloat16 v4378 = __float2bfloat16_rn(v4377);
+        const iron_bf16 v4378 = iron_f32_to_bf16(v4377);
         const float v4380 = v4169 ? v4323 : 0.0f;
-        const __nv_bfloat16 v4381 = __float2bfloat16_rn(v4380);
+        const iron_bf16 v4381 = iron_f32_to_bf16(v4380);
         const float v4383 = v4169 ? v4343 : 0.0f;
-        const __nv_bfloat16 v4384 = __float2bfloat16_rn(v4383);
+        const iron_bf16 v4384 = iron_f32_to_bf16(v4383);
         const float v4386 = v4169 ? v4363 : 0.0f;
-        const __nv_bfloat16 v4387 = __float2bfloat16_rn(v4386);
+        const iron_bf16 v4387 = iron_f32_to_bf16(v4386);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3867) = iron_bf16x8{{v4366, v4369, v4372, v4375, v4378, v4381, v4384, v4387}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4403 = v26 + v3872;  // kernels/gemm/quant_b.hpp:137
         const bool v4404 = v4403 < v1;
@@ -709,21 +743,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v4600 = __uint_as_float(v4599);
         const float v4601 = v4600 * v4441;  // kernels/gemm/quant_b.hpp:80
         const float v4603 = v4407 ? v4461 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4604 = __float2bfloat16_rn(v4603);
+        const iron_bf16 v4604 = iron_f32_to_bf16(v4603);
         const float v4606 = v4407 ? v4481 : 0.0f;
-        const __nv_bfloat16 v4607 = __float2bfloat16_rn(v4606);
+        const iron_bf16 v4607 = iron_f32_to_bf16(v4606);
         const float v4609 = v4407 ? v4501 : 0.0f;
-        const __nv_bfloat16 v4610 = __float2bfloat16_rn(v4609);
+        const iron_bf16 v4610 = iron_f32_to_bf16(v4609);
         const float v4612 = v4407 ? v4521 : 0.0f;
-        const __nv_bfloat16 v4613 = __float2bfloat16_rn(v4612);
+        const iron_bf16 v4613 = iron_f32_to_bf16(v4612);
         const float v4615 = v4407 ? v4541 : 0.0f;
-        const __nv_bfloat16 v4616 = __float2bfloat16_rn(v4615);
+        const iron_bf16 v4616 = iron_f32_to_bf16(v4615);
         const float v4618 = v4407 ? v4561 : 0.0f;
-        const __nv_bfloat16 v4619 = __float2bfloat16_rn(v4618);
+        const iron_bf16 v4619 = iron_f32_to_bf16(v4618);
         const float v4621 = v4407 ? v4581 : 0.0f;
-        const __nv_bfloat16 v4622 = __float2bfloat16_rn(v4621);
+        const iron_bf16 v4622 = iron_f32_to_bf16(v4621);
         const float v4624 = v4407 ? v4601 : 0.0f;
-        const __nv_bfloat16 v4625 = __float2bfloat16_rn(v4624);
+        const iron_bf16 v4625 = iron_f32_to_bf16(v4624);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3891) = iron_bf16x8{{v4604, v4607, v4610, v4613, v4616, v4619, v4622, v4625}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v4641 = v26 + v3896;  // kernels/gemm/quant_b.hpp:137
         const bool v4642 = v4641 < v1;
@@ -842,21 +876,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v4838 = __uint_as_float(v4837);
         const float v4839 = v4838 * v4679;  // kernels/gemm/quant_b.hpp:80
         const float v4841 = v4645 ? v4699 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v4842 = __float2bfloat16_rn(v4841);
+        const iron_bf16 v4842 = iron_f32_to_bf16(v4841);
         const float v4844 = v4645 ? v4719 : 0.0f;
-        const __nv_bfloat16 v4845 = __float2bfloat16_rn(v4844);
+        const iron_bf16 v4845 = iron_f32_to_bf16(v4844);
         const float v4847 = v4645 ? v4739 : 0.0f;
-        const __nv_bfloat16 v4848 = __float2bfloat16_rn(v4847);
+        const iron_bf16 v4848 = iron_f32_to_bf16(v4847);
         const float v4850 = v4645 ? v4759 : 0.0f;
-        const __nv_bfloat16 v4851 = __float2bfloat16_rn(v4850);
+        const iron_bf16 v4851 = iron_f32_to_bf16(v4850);
         const float v4853 = v4645 ? v4779 : 0.0f;
-        const __nv_bfloat16 v4854 = __float2bfloat16_rn(v4853);
+        const iron_bf16 v4854 = iron_f32_to_bf16(v4853);
         const float v4856 = v4645 ? v4799 : 0.0f;
-        const __nv_bfloat16 v4857 = __float2bfloat16_rn(v4856);
+        const iron_bf16 v4857 = iron_f32_to_bf16(v4856);
         const float v4859 = v4645 ? v4819 : 0.0f;
-        const __nv_bfloat16 v4860 = __float2bfloat16_rn(v4859);
+        const iron_bf16 v4860 = iron_f32_to_bf16(v4859);
         const float v4862 = v4645 ? v4839 : 0.0f;
-        const __nv_bfloat16 v4863 = __float2bfloat16_rn(v4862);
+        const iron_bf16 v4863 = iron_f32_to_bf16(v4862);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3915) = iron_bf16x8{{v4842, v4845, v4848, v4851, v4854, v4857, v4860, v4863}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -1075,21 +1109,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v5216 = __uint_as_float(v5215);
         const float v5217 = v5216 * v5057;  // kernels/gemm/quant_b.hpp:80
         const float v5219 = v5023 ? v5077 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v5220 = __float2bfloat16_rn(v5219);
+        const iron_bf16 v5220 = iron_f32_to_bf16(v5219);
         const float v5222 = v5023 ? v5097 : 0.0f;
-        const __nv_bfloat16 v5223 = __float2bfloat16_rn(v5222);
+        const iron_bf16 v5223 = iron_f32_to_bf16(v5222);
         const float v5225 = v5023 ? v5117 : 0.0f;
-        const __nv_bfloat16 v5226 = __float2bfloat16_rn(v5225);
+        const iron_bf16 v5226 = iron_f32_to_bf16(v5225);
         const float v5228 = v5023 ? v5137 : 0.0f;
-        const __nv_bfloat16 v5229 = __float2bfloat16_rn(v5228);
+        const iron_bf16 v5229 = iron_f32_to_bf16(v5228);
         const float v5231 = v5023 ? v5157 : 0.0f;
-        const __nv_bfloat16 v5232 = __float2bfloat16_rn(v5231);
+        const iron_bf16 v5232 = iron_f32_to_bf16(v5231);
         const float v5234 = v5023 ? v5177 : 0.0f;
-        const __nv_bfloat16 v5235 = __float2bfloat16_rn(v5234);
+        const iron_bf16 v5235 = iron_f32_to_bf16(v5234);
         const float v5237 = v5023 ? v5197 : 0.0f;
-        const __nv_bfloat16 v5238 = __float2bfloat16_rn(v5237);
+        const iron_bf16 v5238 = iron_f32_to_bf16(v5237);
         const float v5240 = v5023 ? v5217 : 0.0f;
-        const __nv_bfloat16 v5241 = __float2bfloat16_rn(v5240);
+        const iron_bf16 v5241 = iron_f32_to_bf16(v5240);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4935) = iron_bf16x8{{v5220, v5223, v5226, v5229, v5232, v5235, v5238, v5241}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v5257 = v26 + v4940;  // kernels/gemm/quant_b.hpp:137
         const bool v5258 = v5257 < v1;
@@ -1208,21 +1242,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v5454 = __uint_as_float(v5453);
         const float v5455 = v5454 * v5295;  // kernels/gemm/quant_b.hpp:80
         const float v5457 = v5261 ? v5315 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v5458 = __float2bfloat16_rn(v5457);
+        const iron_bf16 v5458 = iron_f32_to_bf16(v5457);
         const float v5460 = v5261 ? v5335 : 0.0f;
-        const __nv_bfloat16 v5461 = __float2bfloat16_rn(v5460);
+        const iron_bf16 v5461 = iron_f32_to_bf16(v5460);
         const float v5463 = v5261 ? v5355 : 0.0f;
-        const __nv_bfloat16 v5464 = __float2bfloat16_rn(v5463);
+        const iron_bf16 v5464 = iron_f32_to_bf16(v5463);
         const float v5466 = v5261 ? v5375 : 0.0f;
-        const __nv_bfloat16 v5467 = __float2bfloat16_rn(v5466);
+        const iron_bf16 v5467 = iron_f32_to_bf16(v5466);
         const float v5469 = v5261 ? v5395 : 0.0f;
-        const __nv_bfloat16 v5470 = __float2bfloat16_rn(v5469);
+        const iron_bf16 v5470 = iron_f32_to_bf16(v5469);
         const float v5472 = v5261 ? v5415 : 0.0f;
-        const __nv_bfloat16 v5473 = __float2bfloat16_rn(v5472);
+        const iron_bf16 v5473 = iron_f32_to_bf16(v5472);
         const float v5475 = v5261 ? v5435 : 0.0f;
-        const __nv_bfloat16 v5476 = __float2bfloat16_rn(v5475);
+        const iron_bf16 v5476 = iron_f32_to_bf16(v5475);
         const float v5478 = v5261 ? v5455 : 0.0f;
-        const __nv_bfloat16 v5479 = __float2bfloat16_rn(v5478);
+        const iron_bf16 v5479 = iron_f32_to_bf16(v5478);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4959) = iron_bf16x8{{v5458, v5461, v5464, v5467, v5470, v5473, v5476, v5479}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v5495 = v26 + v4964;  // kernels/gemm/quant_b.hpp:137
         const bool v5496 = v5495 < v1;
@@ -1341,21 +1375,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v5692 = __uint_as_float(v5691);
         const float v5693 = v5692 * v5533;  // kernels/gemm/quant_b.hpp:80
         const float v5695 = v5499 ? v5553 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v5696 = __float2bfloat16_rn(v5695);
+        const iron_bf16 v5696 = iron_f32_to_bf16(v5695);
         const float v5698 = v5499 ? v5573 : 0.0f;
-        const __nv_bfloat16 v5699 = __float2bfloat16_rn(v5698);
+        const iron_bf16 v5699 = iron_f32_to_bf16(v5698);
         const float v5701 = v5499 ? v5593 : 0.0f;
-        const __nv_bfloat16 v5702 = __float2bfloat16_rn(v5701);
+        const iron_bf16 v5702 = iron_f32_to_bf16(v5701);
         const float v5704 = v5499 ? v5613 : 0.0f;
-        const __nv_bfloat16 v5705 = __float2bfloat16_rn(v5704);
+        const iron_bf16 v5705 = iron_f32_to_bf16(v5704);
         const float v5707 = v5499 ? v5633 : 0.0f;
-        const __nv_bfloat16 v5708 = __float2bfloat16_rn(v5707);
+        const iron_bf16 v5708 = iron_f32_to_bf16(v5707);
         const float v5710 = v5499 ? v5653 : 0.0f;
-        const __nv_bfloat16 v5711 = __float2bfloat16_rn(v5710);
+        const iron_bf16 v5711 = iron_f32_to_bf16(v5710);
         const float v5713 = v5499 ? v5673 : 0.0f;
-        const __nv_bfloat16 v5714 = __float2bfloat16_rn(v5713);
+        const iron_bf16 v5714 = iron_f32_to_bf16(v5713);
         const float v5716 = v5499 ? v5693 : 0.0f;
-        const __nv_bfloat16 v5717 = __float2bfloat16_rn(v5716);
+        const iron_bf16 v5717 = iron_f32_to_bf16(v5716);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4983) = iron_bf16x8{{v5696, v5699, v5702, v5705, v5708, v5711, v5714, v5717}};  // kernels/gemm/quant_b.hpp:146
         const unsigned int v5733 = v26 + v4988;  // kernels/gemm/quant_b.hpp:137
         const bool v5734 = v5733 < v1;
@@ -1474,21 +1508,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const float v5930 = __uint_as_float(v5929);
         const float v5931 = v5930 * v5771;  // kernels/gemm/quant_b.hpp:80
         const float v5933 = v5737 ? v5791 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const __nv_bfloat16 v5934 = __float2bfloat16_rn(v5933);
+        const iron_bf16 v5934 = iron_f32_to_bf16(v5933);
         const float v5936 = v5737 ? v5811 : 0.0f;
-        const __nv_bfloat16 v5937 = __float2bfloat16_rn(v5936);
+        const iron_bf16 v5937 = iron_f32_to_bf16(v5936);
         const float v5939 = v5737 ? v5831 : 0.0f;
-        const __nv_bfloat16 v5940 = __float2bfloat16_rn(v5939);
+        const iron_bf16 v5940 = iron_f32_to_bf16(v5939);
         const float v5942 = v5737 ? v5851 : 0.0f;
-        const __nv_bfloat16 v5943 = __float2bfloat16_rn(v5942);
+        const iron_bf16 v5943 = iron_f32_to_bf16(v5942);
         const float v5945 = v5737 ? v5871 : 0.0f;
-        const __nv_bfloat16 v5946 = __float2bfloat16_rn(v5945);
+        const iron_bf16 v5946 = iron_f32_to_bf16(v5945);
         const float v5948 = v5737 ? v5891 : 0.0f;
-        const __nv_bfloat16 v5949 = __float2bfloat16_rn(v5948);
+        const iron_bf16 v5949 = iron_f32_to_bf16(v5948);
         const float v5951 = v5737 ? v5911 : 0.0f;
-        const __nv_bfloat16 v5952 = __float2bfloat16_rn(v5951);
+        const iron_bf16 v5952 = iron_f32_to_bf16(v5951);
         const float v5954 = v5737 ? v5931 : 0.0f;
-        const __nv_bfloat16 v5955 = __float2bfloat16_rn(v5954);
+        const iron_bf16 v5955 = iron_f32_to_bf16(v5954);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v5007) = iron_bf16x8{{v5934, v5937, v5940, v5943, v5946, v5949, v5952, v5955}};  // kernels/gemm/quant_b.hpp:146
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:215
@@ -1562,14 +1596,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
           const unsigned int v1156 = v1150 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v1158 = v1156 + v1141;
           const unsigned int v1159 = v1158 + v1149;
-          const __nv_bfloat16 v1160 = x[v1159];
+          const iron_bf16 v1160 = x[v1159];
           const unsigned int v1162 = v1147 * 40u;
           const unsigned int v1163 = v1162 + v1149;
           shm0[v1163] = v1160;
         } else {
           const unsigned int v1165 = v1147 * 40u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v1166 = v1165 + v1149;
-          shm0[v1166] = __float2bfloat16_rn(0.0f);
+          shm0[v1166] = iron_f32_to_bf16(0.0f);
         }
       }
       const unsigned int v1180 = v1141 + v1177;  // kernels/gemm/quant_b.hpp:137
@@ -1686,21 +1720,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v1375 = __uint_as_float(v1374);
       const float v1376 = v1375 * v1216;  // kernels/gemm/quant_b.hpp:80
       const float v1378 = v1182 ? v1236 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1379 = __float2bfloat16_rn(v1378);
+      const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
       const float v1381 = v1182 ? v1256 : 0.0f;
-      const __nv_bfloat16 v1382 = __float2bfloat16_rn(v1381);
+      const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
       const float v1384 = v1182 ? v1276 : 0.0f;
-      const __nv_bfloat16 v1385 = __float2bfloat16_rn(v1384);
+      const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
       const float v1387 = v1182 ? v1296 : 0.0f;
-      const __nv_bfloat16 v1388 = __float2bfloat16_rn(v1387);
+      const iron_bf16 v1388 = iron_f32_to_bf16(v1387);
       const float v1390 = v1182 ? v1316 : 0.0f;
-      const __nv_bfloat16 v1391 = __float2bfloat16_rn(v1390);
+      const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
       const float v1393 = v1182 ? v1336 : 0.0f;
-      const __nv_bfloat16 v1394 = __float2bfloat16_rn(v1393);
+      const iron_bf16 v1394 = iron_f32_to_bf16(v1393);
       const float v1396 = v1182 ? v1356 : 0.0f;
-      const __nv_bfloat16 v1397 = __float2bfloat16_rn(v1396);
+      const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
       const float v1399 = v1182 ? v1376 : 0.0f;
-      const __nv_bfloat16 v1400 = __float2bfloat16_rn(v1399);
+      const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1405) = iron_bf16x8{{v1379, v1382, v1385, v1388, v1391, v1394, v1397, v1400}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1418 = v1141 + v1415;  // kernels/gemm/quant_b.hpp:137
       const bool v1419 = v1418 < v2;
@@ -1816,21 +1850,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v1613 = __uint_as_float(v1612);
       const float v1614 = v1613 * v1454;  // kernels/gemm/quant_b.hpp:80
       const float v1616 = v1420 ? v1474 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1617 = __float2bfloat16_rn(v1616);
+      const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
       const float v1619 = v1420 ? v1494 : 0.0f;
-      const __nv_bfloat16 v1620 = __float2bfloat16_rn(v1619);
+      const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
       const float v1622 = v1420 ? v1514 : 0.0f;
-      const __nv_bfloat16 v1623 = __float2bfloat16_rn(v1622);
+      const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
       const float v1625 = v1420 ? v1534 : 0.0f;
-      const __nv_bfloat16 v1626 = __float2bfloat16_rn(v1625);
+      const iron_bf16 v1626 = iron_f32_to_bf16(v1625);
       const float v1628 = v1420 ? v1554 : 0.0f;
-      const __nv_bfloat16 v1629 = __float2bfloat16_rn(v1628);
+      const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
       const float v1631 = v1420 ? v1574 : 0.0f;
-      const __nv_bfloat16 v1632 = __float2bfloat16_rn(v1631);
+      const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
       const float v1634 = v1420 ? v1594 : 0.0f;
-      const __nv_bfloat16 v1635 = __float2bfloat16_rn(v1634);
+      const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
       const float v1637 = v1420 ? v1614 : 0.0f;
-      const __nv_bfloat16 v1638 = __float2bfloat16_rn(v1637);
+      const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1643) = iron_bf16x8{{v1617, v1620, v1623, v1626, v1629, v1632, v1635, v1638}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1656 = v1141 + v1653;  // kernels/gemm/quant_b.hpp:137
       const bool v1657 = v1656 < v2;
@@ -1946,21 +1980,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v1851 = __uint_as_float(v1850);
       const float v1852 = v1851 * v1692;  // kernels/gemm/quant_b.hpp:80
       const float v1854 = v1658 ? v1712 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v1855 = __float2bfloat16_rn(v1854);
+      const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
       const float v1857 = v1658 ? v1732 : 0.0f;
-      const __nv_bfloat16 v1858 = __float2bfloat16_rn(v1857);
+      const iron_bf16 v1858 = iron_f32_to_bf16(v1857);
       const float v1860 = v1658 ? v1752 : 0.0f;
-      const __nv_bfloat16 v1861 = __float2bfloat16_rn(v1860);
+      const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
       const float v1863 = v1658 ? v1772 : 0.0f;
-      const __nv_bfloat16 v1864 = __float2bfloat16_rn(v1863);
+      const iron_bf16 v1864 = iron_f32_to_bf16(v1863);
       const float v1866 = v1658 ? v1792 : 0.0f;
-      const __nv_bfloat16 v1867 = __float2bfloat16_rn(v1866);
+      const iron_bf16 v1867 = iron_f32_to_bf16(v1866);
       const float v1869 = v1658 ? v1812 : 0.0f;
-      const __nv_bfloat16 v1870 = __float2bfloat16_rn(v1869);
+      const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
       const float v1872 = v1658 ? v1832 : 0.0f;
-      const __nv_bfloat16 v1873 = __float2bfloat16_rn(v1872);
+      const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
       const float v1875 = v1658 ? v1852 : 0.0f;
-      const __nv_bfloat16 v1876 = __float2bfloat16_rn(v1875);
+      const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1881) = iron_bf16x8{{v1855, v1858, v1861, v1864, v1867, v1870, v1873, v1876}};  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1894 = v1141 + v1891;  // kernels/gemm/quant_b.hpp:137
       const bool v1895 = v1894 < v2;
@@ -2076,21 +2110,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v2089 = __uint_as_float(v2088);
       const float v2090 = v2089 * v1930;  // kernels/gemm/quant_b.hpp:80
       const float v2092 = v1896 ? v1950 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const __nv_bfloat16 v2093 = __float2bfloat16_rn(v2092);
+      const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
       const float v2095 = v1896 ? v1970 : 0.0f;
-      const __nv_bfloat16 v2096 = __float2bfloat16_rn(v2095);
+      const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
       const float v2098 = v1896 ? v1990 : 0.0f;
-      const __nv_bfloat16 v2099 = __float2bfloat16_rn(v2098);
+      const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
       const float v2101 = v1896 ? v2010 : 0.0f;
-      const __nv_bfloat16 v2102 = __float2bfloat16_rn(v2101);
+      const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
       const float v2104 = v1896 ? v2030 : 0.0f;
-      const __nv_bfloat16 v2105 = __float2bfloat16_rn(v2104);
+      const iron_bf16 v2105 = iron_f32_to_bf16(v2104);
       const float v2107 = v1896 ? v2050 : 0.0f;
-      const __nv_bfloat16 v2108 = __float2bfloat16_rn(v2107);
+      const iron_bf16 v2108 = iron_f32_to_bf16(v2107);
       const float v2110 = v1896 ? v2070 : 0.0f;
-      const __nv_bfloat16 v2111 = __float2bfloat16_rn(v2110);
+      const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
       const float v2113 = v1896 ? v2090 : 0.0f;
-      const __nv_bfloat16 v2114 = __float2bfloat16_rn(v2113);
+      const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2119) = iron_bf16x8{{v2093, v2096, v2099, v2102, v2105, v2108, v2111, v2114}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
       iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:199
@@ -2113,7 +2147,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2155 = v2153 && v2154;
   if (v2155) {
     const float v2156 = v37.x[0];
-    const __nv_bfloat16 v2157 = __float2bfloat16_rn(v2156);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2157 = iron_f32_to_bf16(v2156);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2158 = v2149 * v1;
     const unsigned int v2159 = v2158 + v2152;
     out[v2159] = v2157;
@@ -2127,7 +2161,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2168 = v2166 && v2167;
   if (v2168) {
     const float v2169 = v37.x[1];
-    const __nv_bfloat16 v2170 = __float2bfloat16_rn(v2169);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2170 = iron_f32_to_bf16(v2169);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2171 = v2162 * v1;
     const unsigned int v2172 = v2171 + v2165;
     out[v2172] = v2170;
@@ -2141,7 +2175,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2181 = v2179 && v2180;
   if (v2181) {
     const float v2182 = v37.x[2];
-    const __nv_bfloat16 v2183 = __float2bfloat16_rn(v2182);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2183 = iron_f32_to_bf16(v2182);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2184 = v2175 * v1;
     const unsigned int v2185 = v2184 + v2178;
     out[v2185] = v2183;
@@ -2155,7 +2189,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2194 = v2192 && v2193;
   if (v2194) {
     const float v2195 = v37.x[3];
-    const __nv_bfloat16 v2196 = __float2bfloat16_rn(v2195);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2196 = iron_f32_to_bf16(v2195);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2197 = v2188 * v1;
     const unsigned int v2198 = v2197 + v2191;
     out[v2198] = v2196;
@@ -2169,7 +2203,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2207 = v2205 && v2206;
   if (v2207) {
     const float v2208 = v37.x[4];
-    const __nv_bfloat16 v2209 = __float2bfloat16_rn(v2208);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2209 = iron_f32_to_bf16(v2208);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2210 = v2201 * v1;
     const unsigned int v2211 = v2210 + v2204;
     out[v2211] = v2209;
@@ -2183,7 +2217,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2220 = v2218 && v2219;
   if (v2220) {
     const float v2221 = v37.x[5];
-    const __nv_bfloat16 v2222 = __float2bfloat16_rn(v2221);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2222 = iron_f32_to_bf16(v2221);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2223 = v2214 * v1;
     const unsigned int v2224 = v2223 + v2217;
     out[v2224] = v2222;
@@ -2197,7 +2231,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2233 = v2231 && v2232;
   if (v2233) {
     const float v2234 = v37.x[6];
-    const __nv_bfloat16 v2235 = __float2bfloat16_rn(v2234);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2236 = v2227 * v1;
     const unsigned int v2237 = v2236 + v2230;
     out[v2237] = v2235;
@@ -2211,7 +2245,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2246 = v2244 && v2245;
   if (v2246) {
     const float v2247 = v37.x[7];
-    const __nv_bfloat16 v2248 = __float2bfloat16_rn(v2247);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2248 = iron_f32_to_bf16(v2247);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2249 = v2240 * v1;
     const unsigned int v2250 = v2249 + v2243;
     out[v2250] = v2248;
@@ -2225,7 +2259,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2259 = v2257 && v2258;
   if (v2259) {
     const float v2260 = v37.x[8];
-    const __nv_bfloat16 v2261 = __float2bfloat16_rn(v2260);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2262 = v2253 * v1;
     const unsigned int v2263 = v2262 + v2256;
     out[v2263] = v2261;
@@ -2239,7 +2273,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2272 = v2270 && v2271;
   if (v2272) {
     const float v2273 = v37.x[9];
-    const __nv_bfloat16 v2274 = __float2bfloat16_rn(v2273);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2274 = iron_f32_to_bf16(v2273);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2275 = v2266 * v1;
     const unsigned int v2276 = v2275 + v2269;
     out[v2276] = v2274;
@@ -2253,7 +2287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2285 = v2283 && v2284;
   if (v2285) {
     const float v2286 = v37.x[10];
-    const __nv_bfloat16 v2287 = __float2bfloat16_rn(v2286);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2287 = iron_f32_to_bf16(v2286);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2288 = v2279 * v1;
     const unsigned int v2289 = v2288 + v2282;
     out[v2289] = v2287;
@@ -2267,7 +2301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2298 = v2296 && v2297;
   if (v2298) {
     const float v2299 = v37.x[11];
-    const __nv_bfloat16 v2300 = __float2bfloat16_rn(v2299);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2300 = iron_f32_to_bf16(v2299);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2301 = v2292 * v1;
     const unsigned int v2302 = v2301 + v2295;
     out[v2302] = v2300;
@@ -2281,7 +2315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2311 = v2309 && v2310;
   if (v2311) {
     const float v2312 = v37.x[12];
-    const __nv_bfloat16 v2313 = __float2bfloat16_rn(v2312);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2313 = iron_f32_to_bf16(v2312);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2314 = v2305 * v1;
     const unsigned int v2315 = v2314 + v2308;
     out[v2315] = v2313;
@@ -2295,7 +2329,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2324 = v2322 && v2323;
   if (v2324) {
     const float v2325 = v37.x[13];
-    const __nv_bfloat16 v2326 = __float2bfloat16_rn(v2325);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2326 = iron_f32_to_bf16(v2325);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2327 = v2318 * v1;
     const unsigned int v2328 = v2327 + v2321;
     out[v2328] = v2326;
@@ -2309,7 +2343,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2337 = v2335 && v2336;
   if (v2337) {
     const float v2338 = v37.x[14];
-    const __nv_bfloat16 v2339 = __float2bfloat16_rn(v2338);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2339 = iron_f32_to_bf16(v2338);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2340 = v2331 * v1;
     const unsigned int v2341 = v2340 + v2334;
     out[v2341] = v2339;
@@ -2323,7 +2357,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2350 = v2348 && v2349;
   if (v2350) {
     const float v2351 = v37.x[15];
-    const __nv_bfloat16 v2352 = __float2bfloat16_rn(v2351);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2353 = v2344 * v1;
     const unsigned int v2354 = v2353 + v2347;
     out[v2354] = v2352;
@@ -2337,7 +2371,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2363 = v2361 && v2362;
   if (v2363) {
     const float v2364 = v37.x[16];
-    const __nv_bfloat16 v2365 = __float2bfloat16_rn(v2364);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2366 = v2357 * v1;
     const unsigned int v2367 = v2366 + v2360;
     out[v2367] = v2365;
@@ -2351,7 +2385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2376 = v2374 && v2375;
   if (v2376) {
     const float v2377 = v37.x[17];
-    const __nv_bfloat16 v2378 = __float2bfloat16_rn(v2377);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2378 = iron_f32_to_bf16(v2377);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2379 = v2370 * v1;
     const unsigned int v2380 = v2379 + v2373;
     out[v2380] = v2378;
@@ -2365,7 +2399,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2389 = v2387 && v2388;
   if (v2389) {
     const float v2390 = v37.x[18];
-    const __nv_bfloat16 v2391 = __float2bfloat16_rn(v2390);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2391 = iron_f32_to_bf16(v2390);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2392 = v2383 * v1;
     const unsigned int v2393 = v2392 + v2386;
     out[v2393] = v2391;
@@ -2379,7 +2413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2402 = v2400 && v2401;
   if (v2402) {
     const float v2403 = v37.x[19];
-    const __nv_bfloat16 v2404 = __float2bfloat16_rn(v2403);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2404 = iron_f32_to_bf16(v2403);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2405 = v2396 * v1;
     const unsigned int v2406 = v2405 + v2399;
     out[v2406] = v2404;
@@ -2393,7 +2427,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2415 = v2413 && v2414;
   if (v2415) {
     const float v2416 = v37.x[20];
-    const __nv_bfloat16 v2417 = __float2bfloat16_rn(v2416);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2417 = iron_f32_to_bf16(v2416);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2418 = v2409 * v1;
     const unsigned int v2419 = v2418 + v2412;
     out[v2419] = v2417;
@@ -2407,7 +2441,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2428 = v2426 && v2427;
   if (v2428) {
     const float v2429 = v37.x[21];
-    const __nv_bfloat16 v2430 = __float2bfloat16_rn(v2429);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2430 = iron_f32_to_bf16(v2429);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2431 = v2422 * v1;
     const unsigned int v2432 = v2431 + v2425;
     out[v2432] = v2430;
@@ -2421,7 +2455,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2441 = v2439 && v2440;
   if (v2441) {
     const float v2442 = v37.x[22];
-    const __nv_bfloat16 v2443 = __float2bfloat16_rn(v2442);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2443 = iron_f32_to_bf16(v2442);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2444 = v2435 * v1;
     const unsigned int v2445 = v2444 + v2438;
     out[v2445] = v2443;
@@ -2435,7 +2469,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2454 = v2452 && v2453;
   if (v2454) {
     const float v2455 = v37.x[23];
-    const __nv_bfloat16 v2456 = __float2bfloat16_rn(v2455);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2456 = iron_f32_to_bf16(v2455);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2457 = v2448 * v1;
     const unsigned int v2458 = v2457 + v2451;
     out[v2458] = v2456;
@@ -2449,7 +2483,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2467 = v2465 && v2466;
   if (v2467) {
     const float v2468 = v37.x[24];
-    const __nv_bfloat16 v2469 = __float2bfloat16_rn(v2468);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2469 = iron_f32_to_bf16(v2468);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2470 = v2461 * v1;
     const unsigned int v2471 = v2470 + v2464;
     out[v2471] = v2469;
@@ -2463,7 +2497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2480 = v2478 && v2479;
   if (v2480) {
     const float v2481 = v37.x[25];
-    const __nv_bfloat16 v2482 = __float2bfloat16_rn(v2481);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2482 = iron_f32_to_bf16(v2481);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2483 = v2474 * v1;
     const unsigned int v2484 = v2483 + v2477;
     out[v2484] = v2482;
@@ -2477,7 +2511,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2493 = v2491 && v2492;
   if (v2493) {
     const float v2494 = v37.x[26];
-    const __nv_bfloat16 v2495 = __float2bfloat16_rn(v2494);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2495 = iron_f32_to_bf16(v2494);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2496 = v2487 * v1;
     const unsigned int v2497 = v2496 + v2490;
     out[v2497] = v2495;
@@ -2491,7 +2525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2506 = v2504 && v2505;
   if (v2506) {
     const float v2507 = v37.x[27];
-    const __nv_bfloat16 v2508 = __float2bfloat16_rn(v2507);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2508 = iron_f32_to_bf16(v2507);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2509 = v2500 * v1;
     const unsigned int v2510 = v2509 + v2503;
     out[v2510] = v2508;
@@ -2505,7 +2539,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2519 = v2517 && v2518;
   if (v2519) {
     const float v2520 = v37.x[28];
-    const __nv_bfloat16 v2521 = __float2bfloat16_rn(v2520);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2521 = iron_f32_to_bf16(v2520);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2522 = v2513 * v1;
     const unsigned int v2523 = v2522 + v2516;
     out[v2523] = v2521;
@@ -2519,7 +2553,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2532 = v2530 && v2531;
   if (v2532) {
     const float v2533 = v37.x[29];
-    const __nv_bfloat16 v2534 = __float2bfloat16_rn(v2533);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2534 = iron_f32_to_bf16(v2533);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2535 = v2526 * v1;
     const unsigned int v2536 = v2535 + v2529;
     out[v2536] = v2534;
@@ -2533,7 +2567,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2545 = v2543 && v2544;
   if (v2545) {
     const float v2546 = v37.x[30];
-    const __nv_bfloat16 v2547 = __float2bfloat16_rn(v2546);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2547 = iron_f32_to_bf16(v2546);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2548 = v2539 * v1;
     const unsigned int v2549 = v2548 + v2542;
     out[v2549] = v2547;
@@ -2547,7 +2581,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2558 = v2556 && v2557;
   if (v2558) {
     const float v2559 = v37.x[31];
-    const __nv_bfloat16 v2560 = __float2bfloat16_rn(v2559);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2560 = iron_f32_to_bf16(v2559);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2561 = v2552 * v1;
     const unsigned int v2562 = v2561 + v2555;
     out[v2562] = v2560;
@@ -2561,7 +2595,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2571 = v2569 && v2570;
   if (v2571) {
     const float v2572 = v37.x[32];
-    const __nv_bfloat16 v2573 = __float2bfloat16_rn(v2572);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2573 = iron_f32_to_bf16(v2572);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2574 = v2565 * v1;
     const unsigned int v2575 = v2574 + v2568;
     out[v2575] = v2573;
@@ -2575,7 +2609,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2584 = v2582 && v2583;
   if (v2584) {
     const float v2585 = v37.x[33];
-    const __nv_bfloat16 v2586 = __float2bfloat16_rn(v2585);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2586 = iron_f32_to_bf16(v2585);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2587 = v2578 * v1;
     const unsigned int v2588 = v2587 + v2581;
     out[v2588] = v2586;
@@ -2589,7 +2623,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2597 = v2595 && v2596;
   if (v2597) {
     const float v2598 = v37.x[34];
-    const __nv_bfloat16 v2599 = __float2bfloat16_rn(v2598);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2599 = iron_f32_to_bf16(v2598);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2600 = v2591 * v1;
     const unsigned int v2601 = v2600 + v2594;
     out[v2601] = v2599;
@@ -2603,7 +2637,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2610 = v2608 && v2609;
   if (v2610) {
     const float v2611 = v37.x[35];
-    const __nv_bfloat16 v2612 = __float2bfloat16_rn(v2611);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2612 = iron_f32_to_bf16(v2611);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2613 = v2604 * v1;
     const unsigned int v2614 = v2613 + v2607;
     out[v2614] = v2612;
@@ -2617,7 +2651,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2623 = v2621 && v2622;
   if (v2623) {
     const float v2624 = v37.x[36];
-    const __nv_bfloat16 v2625 = __float2bfloat16_rn(v2624);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2625 = iron_f32_to_bf16(v2624);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2626 = v2617 * v1;
     const unsigned int v2627 = v2626 + v2620;
     out[v2627] = v2625;
@@ -2631,7 +2665,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2636 = v2634 && v2635;
   if (v2636) {
     const float v2637 = v37.x[37];
-    const __nv_bfloat16 v2638 = __float2bfloat16_rn(v2637);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2638 = iron_f32_to_bf16(v2637);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2639 = v2630 * v1;
     const unsigned int v2640 = v2639 + v2633;
     out[v2640] = v2638;
@@ -2645,7 +2679,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2649 = v2647 && v2648;
   if (v2649) {
     const float v2650 = v37.x[38];
-    const __nv_bfloat16 v2651 = __float2bfloat16_rn(v2650);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2651 = iron_f32_to_bf16(v2650);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2652 = v2643 * v1;
     const unsigned int v2653 = v2652 + v2646;
     out[v2653] = v2651;
@@ -2659,7 +2693,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2662 = v2660 && v2661;
   if (v2662) {
     const float v2663 = v37.x[39];
-    const __nv_bfloat16 v2664 = __float2bfloat16_rn(v2663);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2664 = iron_f32_to_bf16(v2663);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2665 = v2656 * v1;
     const unsigned int v2666 = v2665 + v2659;
     out[v2666] = v2664;
@@ -2673,7 +2707,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2675 = v2673 && v2674;
   if (v2675) {
     const float v2676 = v37.x[40];
-    const __nv_bfloat16 v2677 = __float2bfloat16_rn(v2676);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2677 = iron_f32_to_bf16(v2676);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2678 = v2669 * v1;
     const unsigned int v2679 = v2678 + v2672;
     out[v2679] = v2677;
@@ -2687,7 +2721,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2688 = v2686 && v2687;
   if (v2688) {
     const float v2689 = v37.x[41];
-    const __nv_bfloat16 v2690 = __float2bfloat16_rn(v2689);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2690 = iron_f32_to_bf16(v2689);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2691 = v2682 * v1;
     const unsigned int v2692 = v2691 + v2685;
     out[v2692] = v2690;
@@ -2701,7 +2735,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2701 = v2699 && v2700;
   if (v2701) {
     const float v2702 = v37.x[42];
-    const __nv_bfloat16 v2703 = __float2bfloat16_rn(v2702);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2703 = iron_f32_to_bf16(v2702);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2704 = v2695 * v1;
     const unsigned int v2705 = v2704 + v2698;
     out[v2705] = v2703;
@@ -2715,7 +2749,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2714 = v2712 && v2713;
   if (v2714) {
     const float v2715 = v37.x[43];
-    const __nv_bfloat16 v2716 = __float2bfloat16_rn(v2715);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2716 = iron_f32_to_bf16(v2715);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2717 = v2708 * v1;
     const unsigned int v2718 = v2717 + v2711;
     out[v2718] = v2716;
@@ -2729,7 +2763,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2727 = v2725 && v2726;
   if (v2727) {
     const float v2728 = v37.x[44];
-    const __nv_bfloat16 v2729 = __float2bfloat16_rn(v2728);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2729 = iron_f32_to_bf16(v2728);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2730 = v2721 * v1;
     const unsigned int v2731 = v2730 + v2724;
     out[v2731] = v2729;
@@ -2743,7 +2777,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2740 = v2738 && v2739;
   if (v2740) {
     const float v2741 = v37.x[45];
-    const __nv_bfloat16 v2742 = __float2bfloat16_rn(v2741);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2742 = iron_f32_to_bf16(v2741);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2743 = v2734 * v1;
     const unsigned int v2744 = v2743 + v2737;
     out[v2744] = v2742;
@@ -2757,7 +2791,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2753 = v2751 && v2752;
   if (v2753) {
     const float v2754 = v37.x[46];
-    const __nv_bfloat16 v2755 = __float2bfloat16_rn(v2754);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2755 = iron_f32_to_bf16(v2754);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2756 = v2747 * v1;
     const unsigned int v2757 = v2756 + v2750;
     out[v2757] = v2755;
@@ -2771,7 +2805,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2766 = v2764 && v2765;
   if (v2766) {
     const float v2767 = v37.x[47];
-    const __nv_bfloat16 v2768 = __float2bfloat16_rn(v2767);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2768 = iron_f32_to_bf16(v2767);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2769 = v2760 * v1;
     const unsigned int v2770 = v2769 + v2763;
     out[v2770] = v2768;
@@ -2785,7 +2819,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2779 = v2777 && v2778;
   if (v2779) {
     const float v2780 = v37.x[48];
-    const __nv_bfloat16 v2781 = __float2bfloat16_rn(v2780);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2781 = iron_f32_to_bf16(v2780);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2782 = v2773 * v1;
     const unsigned int v2783 = v2782 + v2776;
     out[v2783] = v2781;
@@ -2799,7 +2833,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2792 = v2790 && v2791;
   if (v2792) {
     const float v2793 = v37.x[49];
-    const __nv_bfloat16 v2794 = __float2bfloat16_rn(v2793);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2794 = iron_f32_to_bf16(v2793);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2795 = v2786 * v1;
     const unsigned int v2796 = v2795 + v2789;
     out[v2796] = v2794;
@@ -2813,7 +2847,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2805 = v2803 && v2804;
   if (v2805) {
     const float v2806 = v37.x[50];
-    const __nv_bfloat16 v2807 = __float2bfloat16_rn(v2806);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2808 = v2799 * v1;
     const unsigned int v2809 = v2808 + v2802;
     out[v2809] = v2807;
@@ -2827,7 +2861,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2818 = v2816 && v2817;
   if (v2818) {
     const float v2819 = v37.x[51];
-    const __nv_bfloat16 v2820 = __float2bfloat16_rn(v2819);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2820 = iron_f32_to_bf16(v2819);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2821 = v2812 * v1;
     const unsigned int v2822 = v2821 + v2815;
     out[v2822] = v2820;
@@ -2841,7 +2875,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2831 = v2829 && v2830;
   if (v2831) {
     const float v2832 = v37.x[52];
-    const __nv_bfloat16 v2833 = __float2bfloat16_rn(v2832);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2833 = iron_f32_to_bf16(v2832);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2834 = v2825 * v1;
     const unsigned int v2835 = v2834 + v2828;
     out[v2835] = v2833;
@@ -2855,7 +2889,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2844 = v2842 && v2843;
   if (v2844) {
     const float v2845 = v37.x[53];
-    const __nv_bfloat16 v2846 = __float2bfloat16_rn(v2845);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2846 = iron_f32_to_bf16(v2845);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2847 = v2838 * v1;
     const unsigned int v2848 = v2847 + v2841;
     out[v2848] = v2846;
@@ -2869,7 +2903,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2857 = v2855 && v2856;
   if (v2857) {
     const float v2858 = v37.x[54];
-    const __nv_bfloat16 v2859 = __float2bfloat16_rn(v2858);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2859 = iron_f32_to_bf16(v2858);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2860 = v2851 * v1;
     const unsigned int v2861 = v2860 + v2854;
     out[v2861] = v2859;
@@ -2883,7 +2917,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2870 = v2868 && v2869;
   if (v2870) {
     const float v2871 = v37.x[55];
-    const __nv_bfloat16 v2872 = __float2bfloat16_rn(v2871);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2872 = iron_f32_to_bf16(v2871);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2873 = v2864 * v1;
     const unsigned int v2874 = v2873 + v2867;
     out[v2874] = v2872;
@@ -2897,7 +2931,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2883 = v2881 && v2882;
   if (v2883) {
     const float v2884 = v37.x[56];
-    const __nv_bfloat16 v2885 = __float2bfloat16_rn(v2884);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2885 = iron_f32_to_bf16(v2884);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2886 = v2877 * v1;
     const unsigned int v2887 = v2886 + v2880;
     out[v2887] = v2885;
@@ -2911,7 +2945,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2896 = v2894 && v2895;
   if (v2896) {
     const float v2897 = v37.x[57];
-    const __nv_bfloat16 v2898 = __float2bfloat16_rn(v2897);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2898 = iron_f32_to_bf16(v2897);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2899 = v2890 * v1;
     const unsigned int v2900 = v2899 + v2893;
     out[v2900] = v2898;
@@ -2925,7 +2959,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2909 = v2907 && v2908;
   if (v2909) {
     const float v2910 = v37.x[58];
-    const __nv_bfloat16 v2911 = __float2bfloat16_rn(v2910);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2912 = v2903 * v1;
     const unsigned int v2913 = v2912 + v2906;
     out[v2913] = v2911;
@@ -2939,7 +2973,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2922 = v2920 && v2921;
   if (v2922) {
     const float v2923 = v37.x[59];
-    const __nv_bfloat16 v2924 = __float2bfloat16_rn(v2923);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2924 = iron_f32_to_bf16(v2923);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2925 = v2916 * v1;
     const unsigned int v2926 = v2925 + v2919;
     out[v2926] = v2924;
@@ -2953,7 +2987,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2935 = v2933 && v2934;
   if (v2935) {
     const float v2936 = v37.x[60];
-    const __nv_bfloat16 v2937 = __float2bfloat16_rn(v2936);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2937 = iron_f32_to_bf16(v2936);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2938 = v2929 * v1;
     const unsigned int v2939 = v2938 + v2932;
     out[v2939] = v2937;
@@ -2967,7 +3001,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2948 = v2946 && v2947;
   if (v2948) {
     const float v2949 = v37.x[61];
-    const __nv_bfloat16 v2950 = __float2bfloat16_rn(v2949);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2950 = iron_f32_to_bf16(v2949);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2951 = v2942 * v1;
     const unsigned int v2952 = v2951 + v2945;
     out[v2952] = v2950;
@@ -2981,7 +3015,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2961 = v2959 && v2960;
   if (v2961) {
     const float v2962 = v37.x[62];
-    const __nv_bfloat16 v2963 = __float2bfloat16_rn(v2962);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2963 = iron_f32_to_bf16(v2962);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2964 = v2955 * v1;
     const unsigned int v2965 = v2964 + v2958;
     out[v2965] = v2963;
@@ -2995,7 +3029,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2974 = v2972 && v2973;
   if (v2974) {
     const float v2975 = v37.x[63];
-    const __nv_bfloat16 v2976 = __float2bfloat16_rn(v2975);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2976 = iron_f32_to_bf16(v2975);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2977 = v2968 * v1;
     const unsigned int v2978 = v2977 + v2971;
     out[v2978] = v2976;
@@ -3009,7 +3043,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2987 = v2985 && v2986;
   if (v2987) {
     const float v2988 = v37.x[64];
-    const __nv_bfloat16 v2989 = __float2bfloat16_rn(v2988);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v2990 = v2981 * v1;
     const unsigned int v2991 = v2990 + v2984;
     out[v2991] = v2989;
@@ -3023,7 +3057,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3000 = v2998 && v2999;
   if (v3000) {
     const float v3001 = v37.x[65];
-    const __nv_bfloat16 v3002 = __float2bfloat16_rn(v3001);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3003 = v2994 * v1;
     const unsigned int v3004 = v3003 + v2997;
     out[v3004] = v3002;
@@ -3037,7 +3071,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3013 = v3011 && v3012;
   if (v3013) {
     const float v3014 = v37.x[66];
-    const __nv_bfloat16 v3015 = __float2bfloat16_rn(v3014);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3015 = iron_f32_to_bf16(v3014);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3016 = v3007 * v1;
     const unsigned int v3017 = v3016 + v3010;
     out[v3017] = v3015;
@@ -3051,7 +3085,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3026 = v3024 && v3025;
   if (v3026) {
     const float v3027 = v37.x[67];
-    const __nv_bfloat16 v3028 = __float2bfloat16_rn(v3027);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3028 = iron_f32_to_bf16(v3027);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3029 = v3020 * v1;
     const unsigned int v3030 = v3029 + v3023;
     out[v3030] = v3028;
@@ -3065,7 +3099,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3039 = v3037 && v3038;
   if (v3039) {
     const float v3040 = v37.x[68];
-    const __nv_bfloat16 v3041 = __float2bfloat16_rn(v3040);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3041 = iron_f32_to_bf16(v3040);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3042 = v3033 * v1;
     const unsigned int v3043 = v3042 + v3036;
     out[v3043] = v3041;
@@ -3079,7 +3113,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3052 = v3050 && v3051;
   if (v3052) {
     const float v3053 = v37.x[69];
-    const __nv_bfloat16 v3054 = __float2bfloat16_rn(v3053);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3054 = iron_f32_to_bf16(v3053);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3055 = v3046 * v1;
     const unsigned int v3056 = v3055 + v3049;
     out[v3056] = v3054;
@@ -3093,7 +3127,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3065 = v3063 && v3064;
   if (v3065) {
     const float v3066 = v37.x[70];
-    const __nv_bfloat16 v3067 = __float2bfloat16_rn(v3066);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3067 = iron_f32_to_bf16(v3066);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3068 = v3059 * v1;
     const unsigned int v3069 = v3068 + v3062;
     out[v3069] = v3067;
@@ -3107,7 +3141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3078 = v3076 && v3077;
   if (v3078) {
     const float v3079 = v37.x[71];
-    const __nv_bfloat16 v3080 = __float2bfloat16_rn(v3079);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3080 = iron_f32_to_bf16(v3079);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3081 = v3072 * v1;
     const unsigned int v3082 = v3081 + v3075;
     out[v3082] = v3080;
@@ -3121,7 +3155,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3091 = v3089 && v3090;
   if (v3091) {
     const float v3092 = v37.x[72];
-    const __nv_bfloat16 v3093 = __float2bfloat16_rn(v3092);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3093 = iron_f32_to_bf16(v3092);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3094 = v3085 * v1;
     const unsigned int v3095 = v3094 + v3088;
     out[v3095] = v3093;
@@ -3135,7 +3169,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3104 = v3102 && v3103;
   if (v3104) {
     const float v3105 = v37.x[73];
-    const __nv_bfloat16 v3106 = __float2bfloat16_rn(v3105);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3106 = iron_f32_to_bf16(v3105);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3107 = v3098 * v1;
     const unsigned int v3108 = v3107 + v3101;
     out[v3108] = v3106;
@@ -3149,7 +3183,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3117 = v3115 && v3116;
   if (v3117) {
     const float v3118 = v37.x[74];
-    const __nv_bfloat16 v3119 = __float2bfloat16_rn(v3118);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3119 = iron_f32_to_bf16(v3118);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3120 = v3111 * v1;
     const unsigned int v3121 = v3120 + v3114;
     out[v3121] = v3119;
@@ -3163,7 +3197,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3130 = v3128 && v3129;
   if (v3130) {
     const float v3131 = v37.x[75];
-    const __nv_bfloat16 v3132 = __float2bfloat16_rn(v3131);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3132 = iron_f32_to_bf16(v3131);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3133 = v3124 * v1;
     const unsigned int v3134 = v3133 + v3127;
     out[v3134] = v3132;
@@ -3177,7 +3211,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3143 = v3141 && v3142;
   if (v3143) {
     const float v3144 = v37.x[76];
-    const __nv_bfloat16 v3145 = __float2bfloat16_rn(v3144);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3145 = iron_f32_to_bf16(v3144);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3146 = v3137 * v1;
     const unsigned int v3147 = v3146 + v3140;
     out[v3147] = v3145;
@@ -3191,7 +3225,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3156 = v3154 && v3155;
   if (v3156) {
     const float v3157 = v37.x[77];
-    const __nv_bfloat16 v3158 = __float2bfloat16_rn(v3157);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3158 = iron_f32_to_bf16(v3157);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3159 = v3150 * v1;
     const unsigned int v3160 = v3159 + v3153;
     out[v3160] = v3158;
@@ -3205,7 +3239,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3169 = v3167 && v3168;
   if (v3169) {
     const float v3170 = v37.x[78];
-    const __nv_bfloat16 v3171 = __float2bfloat16_rn(v3170);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3171 = iron_f32_to_bf16(v3170);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3172 = v3163 * v1;
     const unsigned int v3173 = v3172 + v3166;
     out[v3173] = v3171;
@@ -3219,7 +3253,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3182 = v3180 && v3181;
   if (v3182) {
     const float v3183 = v37.x[79];
-    const __nv_bfloat16 v3184 = __float2bfloat16_rn(v3183);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3184 = iron_f32_to_bf16(v3183);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3185 = v3176 * v1;
     const unsigned int v3186 = v3185 + v3179;
     out[v3186] = v3184;
@@ -3233,7 +3267,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3195 = v3193 && v3194;
   if (v3195) {
     const float v3196 = v37.x[80];
-    const __nv_bfloat16 v3197 = __float2bfloat16_rn(v3196);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3197 = iron_f32_to_bf16(v3196);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3198 = v3189 * v1;
     const unsigned int v3199 = v3198 + v3192;
     out[v3199] = v3197;
@@ -3247,7 +3281,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3208 = v3206 && v3207;
   if (v3208) {
     const float v3209 = v37.x[81];
-    const __nv_bfloat16 v3210 = __float2bfloat16_rn(v3209);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3210 = iron_f32_to_bf16(v3209);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3211 = v3202 * v1;
     const unsigned int v3212 = v3211 + v3205;
     out[v3212] = v3210;
@@ -3261,7 +3295,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3221 = v3219 && v3220;
   if (v3221) {
     const float v3222 = v37.x[82];
-    const __nv_bfloat16 v3223 = __float2bfloat16_rn(v3222);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3223 = iron_f32_to_bf16(v3222);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3224 = v3215 * v1;
     const unsigned int v3225 = v3224 + v3218;
     out[v3225] = v3223;
@@ -3275,7 +3309,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3234 = v3232 && v3233;
   if (v3234) {
     const float v3235 = v37.x[83];
-    const __nv_bfloat16 v3236 = __float2bfloat16_rn(v3235);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3236 = iron_f32_to_bf16(v3235);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3237 = v3228 * v1;
     const unsigned int v3238 = v3237 + v3231;
     out[v3238] = v3236;
@@ -3289,7 +3323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3247 = v3245 && v3246;
   if (v3247) {
     const float v3248 = v37.x[84];
-    const __nv_bfloat16 v3249 = __float2bfloat16_rn(v3248);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3249 = iron_f32_to_bf16(v3248);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3250 = v3241 * v1;
     const unsigned int v3251 = v3250 + v3244;
     out[v3251] = v3249;
@@ -3303,7 +3337,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3260 = v3258 && v3259;
   if (v3260) {
     const float v3261 = v37.x[85];
-    const __nv_bfloat16 v3262 = __float2bfloat16_rn(v3261);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3262 = iron_f32_to_bf16(v3261);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3263 = v3254 * v1;
     const unsigned int v3264 = v3263 + v3257;
     out[v3264] = v3262;
@@ -3317,7 +3351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3273 = v3271 && v3272;
   if (v3273) {
     const float v3274 = v37.x[86];
-    const __nv_bfloat16 v3275 = __float2bfloat16_rn(v3274);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3275 = iron_f32_to_bf16(v3274);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3276 = v3267 * v1;
     const unsigned int v3277 = v3276 + v3270;
     out[v3277] = v3275;
@@ -3331,7 +3365,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3286 = v3284 && v3285;
   if (v3286) {
     const float v3287 = v37.x[87];
-    const __nv_bfloat16 v3288 = __float2bfloat16_rn(v3287);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3288 = iron_f32_to_bf16(v3287);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3289 = v3280 * v1;
     const unsigned int v3290 = v3289 + v3283;
     out[v3290] = v3288;
@@ -3345,7 +3379,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3299 = v3297 && v3298;
   if (v3299) {
     const float v3300 = v37.x[88];
-    const __nv_bfloat16 v3301 = __float2bfloat16_rn(v3300);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3301 = iron_f32_to_bf16(v3300);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3302 = v3293 * v1;
     const unsigned int v3303 = v3302 + v3296;
     out[v3303] = v3301;
@@ -3359,7 +3393,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3312 = v3310 && v3311;
   if (v3312) {
     const float v3313 = v37.x[89];
-    const __nv_bfloat16 v3314 = __float2bfloat16_rn(v3313);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3314 = iron_f32_to_bf16(v3313);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3315 = v3306 * v1;
     const unsigned int v3316 = v3315 + v3309;
     out[v3316] = v3314;
@@ -3373,7 +3407,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3325 = v3323 && v3324;
   if (v3325) {
     const float v3326 = v37.x[90];
-    const __nv_bfloat16 v3327 = __float2bfloat16_rn(v3326);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3327 = iron_f32_to_bf16(v3326);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3328 = v3319 * v1;
     const unsigned int v3329 = v3328 + v3322;
     out[v3329] = v3327;
@@ -3387,7 +3421,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3338 = v3336 && v3337;
   if (v3338) {
     const float v3339 = v37.x[91];
-    const __nv_bfloat16 v3340 = __float2bfloat16_rn(v3339);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3340 = iron_f32_to_bf16(v3339);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3341 = v3332 * v1;
     const unsigned int v3342 = v3341 + v3335;
     out[v3342] = v3340;
@@ -3401,7 +3435,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3351 = v3349 && v3350;
   if (v3351) {
     const float v3352 = v37.x[92];
-    const __nv_bfloat16 v3353 = __float2bfloat16_rn(v3352);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3353 = iron_f32_to_bf16(v3352);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3354 = v3345 * v1;
     const unsigned int v3355 = v3354 + v3348;
     out[v3355] = v3353;
@@ -3415,7 +3449,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3364 = v3362 && v3363;
   if (v3364) {
     const float v3365 = v37.x[93];
-    const __nv_bfloat16 v3366 = __float2bfloat16_rn(v3365);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3366 = iron_f32_to_bf16(v3365);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3367 = v3358 * v1;
     const unsigned int v3368 = v3367 + v3361;
     out[v3368] = v3366;
@@ -3429,7 +3463,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3377 = v3375 && v3376;
   if (v3377) {
     const float v3378 = v37.x[94];
-    const __nv_bfloat16 v3379 = __float2bfloat16_rn(v3378);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3379 = iron_f32_to_bf16(v3378);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3380 = v3371 * v1;
     const unsigned int v3381 = v3380 + v3374;
     out[v3381] = v3379;
@@ -3443,7 +3477,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3390 = v3388 && v3389;
   if (v3390) {
     const float v3391 = v37.x[95];
-    const __nv_bfloat16 v3392 = __float2bfloat16_rn(v3391);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3392 = iron_f32_to_bf16(v3391);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3393 = v3384 * v1;
     const unsigned int v3394 = v3393 + v3387;
     out[v3394] = v3392;
@@ -3457,7 +3491,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3403 = v3401 && v3402;
   if (v3403) {
     const float v3404 = v37.x[96];
-    const __nv_bfloat16 v3405 = __float2bfloat16_rn(v3404);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3405 = iron_f32_to_bf16(v3404);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3406 = v3397 * v1;
     const unsigned int v3407 = v3406 + v3400;
     out[v3407] = v3405;
@@ -3471,7 +3505,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3416 = v3414 && v3415;
   if (v3416) {
     const float v3417 = v37.x[97];
-    const __nv_bfloat16 v3418 = __float2bfloat16_rn(v3417);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3418 = iron_f32_to_bf16(v3417);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3419 = v3410 * v1;
     const unsigned int v3420 = v3419 + v3413;
     out[v3420] = v3418;
@@ -3485,7 +3519,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3429 = v3427 && v3428;
   if (v3429) {
     const float v3430 = v37.x[98];
-    const __nv_bfloat16 v3431 = __float2bfloat16_rn(v3430);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3431 = iron_f32_to_bf16(v3430);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3432 = v3423 * v1;
     const unsigned int v3433 = v3432 + v3426;
     out[v3433] = v3431;
@@ -3499,7 +3533,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3442 = v3440 && v3441;
   if (v3442) {
     const float v3443 = v37.x[99];
-    const __nv_bfloat16 v3444 = __float2bfloat16_rn(v3443);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3444 = iron_f32_to_bf16(v3443);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3445 = v3436 * v1;
     const unsigned int v3446 = v3445 + v3439;
     out[v3446] = v3444;
@@ -3513,7 +3547,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3455 = v3453 && v3454;
   if (v3455) {
     const float v3456 = v37.x[100];
-    const __nv_bfloat16 v3457 = __float2bfloat16_rn(v3456);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3457 = iron_f32_to_bf16(v3456);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3458 = v3449 * v1;
     const unsigned int v3459 = v3458 + v3452;
     out[v3459] = v3457;
@@ -3527,7 +3561,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3468 = v3466 && v3467;
   if (v3468) {
     const float v3469 = v37.x[101];
-    const __nv_bfloat16 v3470 = __float2bfloat16_rn(v3469);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3470 = iron_f32_to_bf16(v3469);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3471 = v3462 * v1;
     const unsigned int v3472 = v3471 + v3465;
     out[v3472] = v3470;
@@ -3541,7 +3575,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3481 = v3479 && v3480;
   if (v3481) {
     const float v3482 = v37.x[102];
-    const __nv_bfloat16 v3483 = __float2bfloat16_rn(v3482);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3483 = iron_f32_to_bf16(v3482);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3484 = v3475 * v1;
     const unsigned int v3485 = v3484 + v3478;
     out[v3485] = v3483;
@@ -3555,7 +3589,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3494 = v3492 && v3493;
   if (v3494) {
     const float v3495 = v37.x[103];
-    const __nv_bfloat16 v3496 = __float2bfloat16_rn(v3495);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3496 = iron_f32_to_bf16(v3495);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3497 = v3488 * v1;
     const unsigned int v3498 = v3497 + v3491;
     out[v3498] = v3496;
@@ -3569,7 +3603,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3507 = v3505 && v3506;
   if (v3507) {
     const float v3508 = v37.x[104];
-    const __nv_bfloat16 v3509 = __float2bfloat16_rn(v3508);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3509 = iron_f32_to_bf16(v3508);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3510 = v3501 * v1;
     const unsigned int v3511 = v3510 + v3504;
     out[v3511] = v3509;
@@ -3583,7 +3617,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3520 = v3518 && v3519;
   if (v3520) {
     const float v3521 = v37.x[105];
-    const __nv_bfloat16 v3522 = __float2bfloat16_rn(v3521);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3522 = iron_f32_to_bf16(v3521);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3523 = v3514 * v1;
     const unsigned int v3524 = v3523 + v3517;
     out[v3524] = v3522;
@@ -3597,7 +3631,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3533 = v3531 && v3532;
   if (v3533) {
     const float v3534 = v37.x[106];
-    const __nv_bfloat16 v3535 = __float2bfloat16_rn(v3534);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3535 = iron_f32_to_bf16(v3534);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3536 = v3527 * v1;
     const unsigned int v3537 = v3536 + v3530;
     out[v3537] = v3535;
@@ -3611,7 +3645,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3546 = v3544 && v3545;
   if (v3546) {
     const float v3547 = v37.x[107];
-    const __nv_bfloat16 v3548 = __float2bfloat16_rn(v3547);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3548 = iron_f32_to_bf16(v3547);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3549 = v3540 * v1;
     const unsigned int v3550 = v3549 + v3543;
     out[v3550] = v3548;
@@ -3625,7 +3659,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3559 = v3557 && v3558;
   if (v3559) {
     const float v3560 = v37.x[108];
-    const __nv_bfloat16 v3561 = __float2bfloat16_rn(v3560);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3561 = iron_f32_to_bf16(v3560);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3562 = v3553 * v1;
     const unsigned int v3563 = v3562 + v3556;
     out[v3563] = v3561;
@@ -3639,7 +3673,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3572 = v3570 && v3571;
   if (v3572) {
     const float v3573 = v37.x[109];
-    const __nv_bfloat16 v3574 = __float2bfloat16_rn(v3573);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3574 = iron_f32_to_bf16(v3573);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3575 = v3566 * v1;
     const unsigned int v3576 = v3575 + v3569;
     out[v3576] = v3574;
@@ -3653,7 +3687,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3585 = v3583 && v3584;
   if (v3585) {
     const float v3586 = v37.x[110];
-    const __nv_bfloat16 v3587 = __float2bfloat16_rn(v3586);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3587 = iron_f32_to_bf16(v3586);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3588 = v3579 * v1;
     const unsigned int v3589 = v3588 + v3582;
     out[v3589] = v3587;
@@ -3667,7 +3701,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3598 = v3596 && v3597;
   if (v3598) {
     const float v3599 = v37.x[111];
-    const __nv_bfloat16 v3600 = __float2bfloat16_rn(v3599);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3600 = iron_f32_to_bf16(v3599);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3601 = v3592 * v1;
     const unsigned int v3602 = v3601 + v3595;
     out[v3602] = v3600;
@@ -3681,7 +3715,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3611 = v3609 && v3610;
   if (v3611) {
     const float v3612 = v37.x[112];
-    const __nv_bfloat16 v3613 = __float2bfloat16_rn(v3612);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3613 = iron_f32_to_bf16(v3612);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3614 = v3605 * v1;
     const unsigned int v3615 = v3614 + v3608;
     out[v3615] = v3613;
@@ -3695,7 +3729,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3624 = v3622 && v3623;
   if (v3624) {
     const float v3625 = v37.x[113];
-    const __nv_bfloat16 v3626 = __float2bfloat16_rn(v3625);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3626 = iron_f32_to_bf16(v3625);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3627 = v3618 * v1;
     const unsigned int v3628 = v3627 + v3621;
     out[v3628] = v3626;
@@ -3709,7 +3743,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3637 = v3635 && v3636;
   if (v3637) {
     const float v3638 = v37.x[114];
-    const __nv_bfloat16 v3639 = __float2bfloat16_rn(v3638);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3639 = iron_f32_to_bf16(v3638);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3640 = v3631 * v1;
     const unsigned int v3641 = v3640 + v3634;
     out[v3641] = v3639;
@@ -3723,7 +3757,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3650 = v3648 && v3649;
   if (v3650) {
     const float v3651 = v37.x[115];
-    const __nv_bfloat16 v3652 = __float2bfloat16_rn(v3651);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3652 = iron_f32_to_bf16(v3651);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3653 = v3644 * v1;
     const unsigned int v3654 = v3653 + v3647;
     out[v3654] = v3652;
@@ -3737,7 +3771,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3663 = v3661 && v3662;
   if (v3663) {
     const float v3664 = v37.x[116];
-    const __nv_bfloat16 v3665 = __float2bfloat16_rn(v3664);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3665 = iron_f32_to_bf16(v3664);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3666 = v3657 * v1;
     const unsigned int v3667 = v3666 + v3660;
     out[v3667] = v3665;
@@ -3751,7 +3785,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3676 = v3674 && v3675;
   if (v3676) {
     const float v3677 = v37.x[117];
-    const __nv_bfloat16 v3678 = __float2bfloat16_rn(v3677);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3678 = iron_f32_to_bf16(v3677);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3679 = v3670 * v1;
     const unsigned int v3680 = v3679 + v3673;
     out[v3680] = v3678;
@@ -3765,7 +3799,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3689 = v3687 && v3688;
   if (v3689) {
     const float v3690 = v37.x[118];
-    const __nv_bfloat16 v3691 = __float2bfloat16_rn(v3690);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3691 = iron_f32_to_bf16(v3690);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3692 = v3683 * v1;
     const unsigned int v3693 = v3692 + v3686;
     out[v3693] = v3691;
@@ -3779,7 +3813,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3702 = v3700 && v3701;
   if (v3702) {
     const float v3703 = v37.x[119];
-    const __nv_bfloat16 v3704 = __float2bfloat16_rn(v3703);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3704 = iron_f32_to_bf16(v3703);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3705 = v3696 * v1;
     const unsigned int v3706 = v3705 + v3699;
     out[v3706] = v3704;
@@ -3793,7 +3827,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3715 = v3713 && v3714;
   if (v3715) {
     const float v3716 = v37.x[120];
-    const __nv_bfloat16 v3717 = __float2bfloat16_rn(v3716);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3717 = iron_f32_to_bf16(v3716);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3718 = v3709 * v1;
     const unsigned int v3719 = v3718 + v3712;
     out[v3719] = v3717;
@@ -3807,7 +3841,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3728 = v3726 && v3727;
   if (v3728) {
     const float v3729 = v37.x[121];
-    const __nv_bfloat16 v3730 = __float2bfloat16_rn(v3729);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3730 = iron_f32_to_bf16(v3729);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3731 = v3722 * v1;
     const unsigned int v3732 = v3731 + v3725;
     out[v3732] = v3730;
@@ -3821,7 +3855,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3741 = v3739 && v3740;
   if (v3741) {
     const float v3742 = v37.x[122];
-    const __nv_bfloat16 v3743 = __float2bfloat16_rn(v3742);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3743 = iron_f32_to_bf16(v3742);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3744 = v3735 * v1;
     const unsigned int v3745 = v3744 + v3738;
     out[v3745] = v3743;
@@ -3835,7 +3869,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3754 = v3752 && v3753;
   if (v3754) {
     const float v3755 = v37.x[123];
-    const __nv_bfloat16 v3756 = __float2bfloat16_rn(v3755);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3756 = iron_f32_to_bf16(v3755);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3757 = v3748 * v1;
     const unsigned int v3758 = v3757 + v3751;
     out[v3758] = v3756;
@@ -3849,7 +3883,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3767 = v3765 && v3766;
   if (v3767) {
     const float v3768 = v37.x[124];
-    const __nv_bfloat16 v3769 = __float2bfloat16_rn(v3768);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3769 = iron_f32_to_bf16(v3768);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3770 = v3761 * v1;
     const unsigned int v3771 = v3770 + v3764;
     out[v3771] = v3769;
@@ -3863,7 +3897,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3780 = v3778 && v3779;
   if (v3780) {
     const float v3781 = v37.x[125];
-    const __nv_bfloat16 v3782 = __float2bfloat16_rn(v3781);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3782 = iron_f32_to_bf16(v3781);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3783 = v3774 * v1;
     const unsigned int v3784 = v3783 + v3777;
     out[v3784] = v3782;
@@ -3877,7 +3911,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3793 = v3791 && v3792;
   if (v3793) {
     const float v3794 = v37.x[126];
-    const __nv_bfloat16 v3795 = __float2bfloat16_rn(v3794);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3795 = iron_f32_to_bf16(v3794);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3796 = v3787 * v1;
     const unsigned int v3797 = v3796 + v3790;
     out[v3797] = v3795;
@@ -3891,7 +3925,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v3806 = v3804 && v3805;
   if (v3806) {
     const float v3807 = v37.x[127];
-    const __nv_bfloat16 v3808 = __float2bfloat16_rn(v3807);  // kernels/gemm/gemm_quant.cpp:77
+    const iron_bf16 v3808 = iron_f32_to_bf16(v3807);  // kernels/gemm/gemm_quant.cpp:77
     const unsigned int v3809 = v3800 * v1;
     const unsigned int v3810 = v3809 + v3803;
     out[v3810] = v3808;

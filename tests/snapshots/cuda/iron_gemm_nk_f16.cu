@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -157,14 +199,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -180,7 +214,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -199,16 +233,16 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm.cpp:51
   const unsigned int v1 = n;
@@ -238,10 +272,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
@@ -718,14 +752,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
           const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
-          const __half v530 = a[v529];
+          const iron_f16 v530 = a[v529];
           const unsigned int v532 = v517 << 6u;
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
           const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -741,14 +775,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
           const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
-          const __half v556 = b[v555];
+          const iron_f16 v556 = b[v555];
           const unsigned int v558 = v543 << 6u;
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
           const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -779,7 +813,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v622) {
     const float v623 = v39.x[0];
     const float v624 = v623 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v625 = __float2half_rn(v624);
+    const iron_f16 v625 = iron_f32_to_f16(v624);
     const unsigned int v626 = v616 * v1;
     const unsigned int v627 = v626 + v619;
     out[v627] = v625;
@@ -794,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v636) {
     const float v637 = v39.x[1];
     const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v639 = __float2half_rn(v638);
+    const iron_f16 v639 = iron_f32_to_f16(v638);
     const unsigned int v640 = v630 * v1;
     const unsigned int v641 = v640 + v633;
     out[v641] = v639;
@@ -809,7 +843,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v650) {
     const float v651 = v39.x[2];
     const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v653 = __float2half_rn(v652);
+    const iron_f16 v653 = iron_f32_to_f16(v652);
     const unsigned int v654 = v644 * v1;
     const unsigned int v655 = v654 + v647;
     out[v655] = v653;
@@ -824,7 +858,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v664) {
     const float v665 = v39.x[3];
     const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v667 = __float2half_rn(v666);
+    const iron_f16 v667 = iron_f32_to_f16(v666);
     const unsigned int v668 = v658 * v1;
     const unsigned int v669 = v668 + v661;
     out[v669] = v667;
@@ -839,7 +873,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v678) {
     const float v679 = v39.x[4];
     const float v680 = v679 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v681 = __float2half_rn(v680);
+    const iron_f16 v681 = iron_f32_to_f16(v680);
     const unsigned int v682 = v672 * v1;
     const unsigned int v683 = v682 + v675;
     out[v683] = v681;
@@ -854,7 +888,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v692) {
     const float v693 = v39.x[5];
     const float v694 = v693 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v695 = __float2half_rn(v694);
+    const iron_f16 v695 = iron_f32_to_f16(v694);
     const unsigned int v696 = v686 * v1;
     const unsigned int v697 = v696 + v689;
     out[v697] = v695;
@@ -869,7 +903,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v706) {
     const float v707 = v39.x[6];
     const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v709 = __float2half_rn(v708);
+    const iron_f16 v709 = iron_f32_to_f16(v708);
     const unsigned int v710 = v700 * v1;
     const unsigned int v711 = v710 + v703;
     out[v711] = v709;
@@ -884,7 +918,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v720) {
     const float v721 = v39.x[7];
     const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v723 = __float2half_rn(v722);
+    const iron_f16 v723 = iron_f32_to_f16(v722);
     const unsigned int v724 = v714 * v1;
     const unsigned int v725 = v724 + v717;
     out[v725] = v723;
@@ -899,7 +933,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v734) {
     const float v735 = v39.x[8];
     const float v736 = v735 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v737 = __float2half_rn(v736);
+    const iron_f16 v737 = iron_f32_to_f16(v736);
     const unsigned int v738 = v728 * v1;
     const unsigned int v739 = v738 + v731;
     out[v739] = v737;
@@ -914,7 +948,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v748) {
     const float v749 = v39.x[9];
     const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v751 = __float2half_rn(v750);
+    const iron_f16 v751 = iron_f32_to_f16(v750);
     const unsigned int v752 = v742 * v1;
     const unsigned int v753 = v752 + v745;
     out[v753] = v751;
@@ -929,7 +963,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v762) {
     const float v763 = v39.x[10];
     const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v765 = __float2half_rn(v764);
+    const iron_f16 v765 = iron_f32_to_f16(v764);
     const unsigned int v766 = v756 * v1;
     const unsigned int v767 = v766 + v759;
     out[v767] = v765;
@@ -944,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v776) {
     const float v777 = v39.x[11];
     const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v779 = __float2half_rn(v778);
+    const iron_f16 v779 = iron_f32_to_f16(v778);
     const unsigned int v780 = v770 * v1;
     const unsigned int v781 = v780 + v773;
     out[v781] = v779;
@@ -959,7 +993,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v790) {
     const float v791 = v39.x[12];
     const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v793 = __float2half_rn(v792);
+    const iron_f16 v793 = iron_f32_to_f16(v792);
     const unsigned int v794 = v784 * v1;
     const unsigned int v795 = v794 + v787;
     out[v795] = v793;
@@ -974,7 +1008,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v804) {
     const float v805 = v39.x[13];
     const float v806 = v805 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v807 = __float2half_rn(v806);
+    const iron_f16 v807 = iron_f32_to_f16(v806);
     const unsigned int v808 = v798 * v1;
     const unsigned int v809 = v808 + v801;
     out[v809] = v807;
@@ -989,7 +1023,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v818) {
     const float v819 = v39.x[14];
     const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v821 = __float2half_rn(v820);
+    const iron_f16 v821 = iron_f32_to_f16(v820);
     const unsigned int v822 = v812 * v1;
     const unsigned int v823 = v822 + v815;
     out[v823] = v821;
@@ -1004,7 +1038,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v832) {
     const float v833 = v39.x[15];
     const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v835 = __float2half_rn(v834);
+    const iron_f16 v835 = iron_f32_to_f16(v834);
     const unsigned int v836 = v826 * v1;
     const unsigned int v837 = v836 + v829;
     out[v837] = v835;
@@ -1019,7 +1053,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v846) {
     const float v847 = v39.x[16];
     const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v849 = __float2half_rn(v848);
+    const iron_f16 v849 = iron_f32_to_f16(v848);
     const unsigned int v850 = v840 * v1;
     const unsigned int v851 = v850 + v843;
     out[v851] = v849;
@@ -1034,7 +1068,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v860) {
     const float v861 = v39.x[17];
     const float v862 = v861 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v863 = __float2half_rn(v862);
+    const iron_f16 v863 = iron_f32_to_f16(v862);
     const unsigned int v864 = v854 * v1;
     const unsigned int v865 = v864 + v857;
     out[v865] = v863;
@@ -1049,7 +1083,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v874) {
     const float v875 = v39.x[18];
     const float v876 = v875 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v877 = __float2half_rn(v876);
+    const iron_f16 v877 = iron_f32_to_f16(v876);
     const unsigned int v878 = v868 * v1;
     const unsigned int v879 = v878 + v871;
     out[v879] = v877;
@@ -1064,7 +1098,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v888) {
     const float v889 = v39.x[19];
     const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v891 = __float2half_rn(v890);
+    const iron_f16 v891 = iron_f32_to_f16(v890);
     const unsigned int v892 = v882 * v1;
     const unsigned int v893 = v892 + v885;
     out[v893] = v891;
@@ -1079,7 +1113,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v902) {
     const float v903 = v39.x[20];
     const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v905 = __float2half_rn(v904);
+    const iron_f16 v905 = iron_f32_to_f16(v904);
     const unsigned int v906 = v896 * v1;
     const unsigned int v907 = v906 + v899;
     out[v907] = v905;
@@ -1094,7 +1128,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v916) {
     const float v917 = v39.x[21];
     const float v918 = v917 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v919 = __float2half_rn(v918);
+    const iron_f16 v919 = iron_f32_to_f16(v918);
     const unsigned int v920 = v910 * v1;
     const unsigned int v921 = v920 + v913;
     out[v921] = v919;
@@ -1109,7 +1143,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v930) {
     const float v931 = v39.x[22];
     const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v933 = __float2half_rn(v932);
+    const iron_f16 v933 = iron_f32_to_f16(v932);
     const unsigned int v934 = v924 * v1;
     const unsigned int v935 = v934 + v927;
     out[v935] = v933;
@@ -1124,7 +1158,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v944) {
     const float v945 = v39.x[23];
     const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v947 = __float2half_rn(v946);
+    const iron_f16 v947 = iron_f32_to_f16(v946);
     const unsigned int v948 = v938 * v1;
     const unsigned int v949 = v948 + v941;
     out[v949] = v947;
@@ -1139,7 +1173,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v958) {
     const float v959 = v39.x[24];
     const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v961 = __float2half_rn(v960);
+    const iron_f16 v961 = iron_f32_to_f16(v960);
     const unsigned int v962 = v952 * v1;
     const unsigned int v963 = v962 + v955;
     out[v963] = v961;
@@ -1154,7 +1188,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v972) {
     const float v973 = v39.x[25];
     const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v975 = __float2half_rn(v974);
+    const iron_f16 v975 = iron_f32_to_f16(v974);
     const unsigned int v976 = v966 * v1;
     const unsigned int v977 = v976 + v969;
     out[v977] = v975;
@@ -1169,7 +1203,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v986) {
     const float v987 = v39.x[26];
     const float v988 = v987 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v989 = __float2half_rn(v988);
+    const iron_f16 v989 = iron_f32_to_f16(v988);
     const unsigned int v990 = v980 * v1;
     const unsigned int v991 = v990 + v983;
     out[v991] = v989;
@@ -1184,7 +1218,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1000) {
     const float v1001 = v39.x[27];
     const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1003 = __float2half_rn(v1002);
+    const iron_f16 v1003 = iron_f32_to_f16(v1002);
     const unsigned int v1004 = v994 * v1;
     const unsigned int v1005 = v1004 + v997;
     out[v1005] = v1003;
@@ -1199,7 +1233,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1014) {
     const float v1015 = v39.x[28];
     const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1017 = __float2half_rn(v1016);
+    const iron_f16 v1017 = iron_f32_to_f16(v1016);
     const unsigned int v1018 = v1008 * v1;
     const unsigned int v1019 = v1018 + v1011;
     out[v1019] = v1017;
@@ -1214,7 +1248,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1028) {
     const float v1029 = v39.x[29];
     const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1031 = __float2half_rn(v1030);
+    const iron_f16 v1031 = iron_f32_to_f16(v1030);
     const unsigned int v1032 = v1022 * v1;
     const unsigned int v1033 = v1032 + v1025;
     out[v1033] = v1031;
@@ -1229,7 +1263,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1042) {
     const float v1043 = v39.x[30];
     const float v1044 = v1043 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1045 = __float2half_rn(v1044);
+    const iron_f16 v1045 = iron_f32_to_f16(v1044);
     const unsigned int v1046 = v1036 * v1;
     const unsigned int v1047 = v1046 + v1039;
     out[v1047] = v1045;
@@ -1244,7 +1278,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1056) {
     const float v1057 = v39.x[31];
     const float v1058 = v1057 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1059 = __float2half_rn(v1058);
+    const iron_f16 v1059 = iron_f32_to_f16(v1058);
     const unsigned int v1060 = v1050 * v1;
     const unsigned int v1061 = v1060 + v1053;
     out[v1061] = v1059;
@@ -1259,7 +1293,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1070) {
     const float v1071 = v39.x[32];
     const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1073 = __float2half_rn(v1072);
+    const iron_f16 v1073 = iron_f32_to_f16(v1072);
     const unsigned int v1074 = v1064 * v1;
     const unsigned int v1075 = v1074 + v1067;
     out[v1075] = v1073;
@@ -1274,7 +1308,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1084) {
     const float v1085 = v39.x[33];
     const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1087 = __float2half_rn(v1086);
+    const iron_f16 v1087 = iron_f32_to_f16(v1086);
     const unsigned int v1088 = v1078 * v1;
     const unsigned int v1089 = v1088 + v1081;
     out[v1089] = v1087;
@@ -1289,7 +1323,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1098) {
     const float v1099 = v39.x[34];
     const float v1100 = v1099 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1101 = __float2half_rn(v1100);
+    const iron_f16 v1101 = iron_f32_to_f16(v1100);
     const unsigned int v1102 = v1092 * v1;
     const unsigned int v1103 = v1102 + v1095;
     out[v1103] = v1101;
@@ -1304,7 +1338,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1112) {
     const float v1113 = v39.x[35];
     const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1115 = __float2half_rn(v1114);
+    const iron_f16 v1115 = iron_f32_to_f16(v1114);
     const unsigned int v1116 = v1106 * v1;
     const unsigned int v1117 = v1116 + v1109;
     out[v1117] = v1115;
@@ -1319,7 +1353,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1126) {
     const float v1127 = v39.x[36];
     const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1129 = __float2half_rn(v1128);
+    const iron_f16 v1129 = iron_f32_to_f16(v1128);
     const unsigned int v1130 = v1120 * v1;
     const unsigned int v1131 = v1130 + v1123;
     out[v1131] = v1129;
@@ -1334,7 +1368,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1140) {
     const float v1141 = v39.x[37];
     const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1143 = __float2half_rn(v1142);
+    const iron_f16 v1143 = iron_f32_to_f16(v1142);
     const unsigned int v1144 = v1134 * v1;
     const unsigned int v1145 = v1144 + v1137;
     out[v1145] = v1143;
@@ -1349,7 +1383,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1154) {
     const float v1155 = v39.x[38];
     const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1157 = __float2half_rn(v1156);
+    const iron_f16 v1157 = iron_f32_to_f16(v1156);
     const unsigned int v1158 = v1148 * v1;
     const unsigned int v1159 = v1158 + v1151;
     out[v1159] = v1157;
@@ -1364,7 +1398,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1168) {
     const float v1169 = v39.x[39];
     const float v1170 = v1169 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1171 = __float2half_rn(v1170);
+    const iron_f16 v1171 = iron_f32_to_f16(v1170);
     const unsigned int v1172 = v1162 * v1;
     const unsigned int v1173 = v1172 + v1165;
     out[v1173] = v1171;
@@ -1379,7 +1413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1182) {
     const float v1183 = v39.x[40];
     const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1185 = __float2half_rn(v1184);
+    const iron_f16 v1185 = iron_f32_to_f16(v1184);
     const unsigned int v1186 = v1176 * v1;
     const unsigned int v1187 = v1186 + v1179;
     out[v1187] = v1185;
@@ -1394,7 +1428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1196) {
     const float v1197 = v39.x[41];
     const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1199 = __float2half_rn(v1198);
+    const iron_f16 v1199 = iron_f32_to_f16(v1198);
     const unsigned int v1200 = v1190 * v1;
     const unsigned int v1201 = v1200 + v1193;
     out[v1201] = v1199;
@@ -1409,7 +1443,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1210) {
     const float v1211 = v39.x[42];
     const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1213 = __float2half_rn(v1212);
+    const iron_f16 v1213 = iron_f32_to_f16(v1212);
     const unsigned int v1214 = v1204 * v1;
     const unsigned int v1215 = v1214 + v1207;
     out[v1215] = v1213;
@@ -1424,7 +1458,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1224) {
     const float v1225 = v39.x[43];
     const float v1226 = v1225 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1227 = __float2half_rn(v1226);
+    const iron_f16 v1227 = iron_f32_to_f16(v1226);
     const unsigned int v1228 = v1218 * v1;
     const unsigned int v1229 = v1228 + v1221;
     out[v1229] = v1227;
@@ -1439,7 +1473,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1238) {
     const float v1239 = v39.x[44];
     const float v1240 = v1239 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1241 = __float2half_rn(v1240);
+    const iron_f16 v1241 = iron_f32_to_f16(v1240);
     const unsigned int v1242 = v1232 * v1;
     const unsigned int v1243 = v1242 + v1235;
     out[v1243] = v1241;
@@ -1454,7 +1488,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1252) {
     const float v1253 = v39.x[45];
     const float v1254 = v1253 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1255 = __float2half_rn(v1254);
+    const iron_f16 v1255 = iron_f32_to_f16(v1254);
     const unsigned int v1256 = v1246 * v1;
     const unsigned int v1257 = v1256 + v1249;
     out[v1257] = v1255;
@@ -1469,7 +1503,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1266) {
     const float v1267 = v39.x[46];
     const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1269 = __float2half_rn(v1268);
+    const iron_f16 v1269 = iron_f32_to_f16(v1268);
     const unsigned int v1270 = v1260 * v1;
     const unsigned int v1271 = v1270 + v1263;
     out[v1271] = v1269;
@@ -1484,7 +1518,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1280) {
     const float v1281 = v39.x[47];
     const float v1282 = v1281 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1283 = __float2half_rn(v1282);
+    const iron_f16 v1283 = iron_f32_to_f16(v1282);
     const unsigned int v1284 = v1274 * v1;
     const unsigned int v1285 = v1284 + v1277;
     out[v1285] = v1283;
@@ -1499,7 +1533,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1294) {
     const float v1295 = v39.x[48];
     const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1297 = __float2half_rn(v1296);
+    const iron_f16 v1297 = iron_f32_to_f16(v1296);
     const unsigned int v1298 = v1288 * v1;
     const unsigned int v1299 = v1298 + v1291;
     out[v1299] = v1297;
@@ -1514,7 +1548,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1308) {
     const float v1309 = v39.x[49];
     const float v1310 = v1309 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1311 = __float2half_rn(v1310);
+    const iron_f16 v1311 = iron_f32_to_f16(v1310);
     const unsigned int v1312 = v1302 * v1;
     const unsigned int v1313 = v1312 + v1305;
     out[v1313] = v1311;
@@ -1529,7 +1563,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1322) {
     const float v1323 = v39.x[50];
     const float v1324 = v1323 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1325 = __float2half_rn(v1324);
+    const iron_f16 v1325 = iron_f32_to_f16(v1324);
     const unsigned int v1326 = v1316 * v1;
     const unsigned int v1327 = v1326 + v1319;
     out[v1327] = v1325;
@@ -1544,7 +1578,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1336) {
     const float v1337 = v39.x[51];
     const float v1338 = v1337 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1339 = __float2half_rn(v1338);
+    const iron_f16 v1339 = iron_f32_to_f16(v1338);
     const unsigned int v1340 = v1330 * v1;
     const unsigned int v1341 = v1340 + v1333;
     out[v1341] = v1339;
@@ -1559,7 +1593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1350) {
     const float v1351 = v39.x[52];
     const float v1352 = v1351 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1353 = __float2half_rn(v1352);
+    const iron_f16 v1353 = iron_f32_to_f16(v1352);
     const unsigned int v1354 = v1344 * v1;
     const unsigned int v1355 = v1354 + v1347;
     out[v1355] = v1353;
@@ -1574,7 +1608,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1364) {
     const float v1365 = v39.x[53];
     const float v1366 = v1365 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1367 = __float2half_rn(v1366);
+    const iron_f16 v1367 = iron_f32_to_f16(v1366);
     const unsigned int v1368 = v1358 * v1;
     const unsigned int v1369 = v1368 + v1361;
     out[v1369] = v1367;
@@ -1589,7 +1623,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1378) {
     const float v1379 = v39.x[54];
     const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1381 = __float2half_rn(v1380);
+    const iron_f16 v1381 = iron_f32_to_f16(v1380);
     const unsigned int v1382 = v1372 * v1;
     const unsigned int v1383 = v1382 + v1375;
     out[v1383] = v1381;
@@ -1604,7 +1638,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1392) {
     const float v1393 = v39.x[55];
     const float v1394 = v1393 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1395 = __float2half_rn(v1394);
+    const iron_f16 v1395 = iron_f32_to_f16(v1394);
     const unsigned int v1396 = v1386 * v1;
     const unsigned int v1397 = v1396 + v1389;
     out[v1397] = v1395;
@@ -1619,7 +1653,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1406) {
     const float v1407 = v39.x[56];
     const float v1408 = v1407 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1409 = __float2half_rn(v1408);
+    const iron_f16 v1409 = iron_f32_to_f16(v1408);
     const unsigned int v1410 = v1400 * v1;
     const unsigned int v1411 = v1410 + v1403;
     out[v1411] = v1409;
@@ -1634,7 +1668,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1420) {
     const float v1421 = v39.x[57];
     const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1423 = __float2half_rn(v1422);
+    const iron_f16 v1423 = iron_f32_to_f16(v1422);
     const unsigned int v1424 = v1414 * v1;
     const unsigned int v1425 = v1424 + v1417;
     out[v1425] = v1423;
@@ -1649,7 +1683,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1434) {
     const float v1435 = v39.x[58];
     const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1437 = __float2half_rn(v1436);
+    const iron_f16 v1437 = iron_f32_to_f16(v1436);
     const unsigned int v1438 = v1428 * v1;
     const unsigned int v1439 = v1438 + v1431;
     out[v1439] = v1437;
@@ -1664,7 +1698,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1448) {
     const float v1449 = v39.x[59];
     const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1451 = __float2half_rn(v1450);
+    const iron_f16 v1451 = iron_f32_to_f16(v1450);
     const unsigned int v1452 = v1442 * v1;
     const unsigned int v1453 = v1452 + v1445;
     out[v1453] = v1451;
@@ -1679,7 +1713,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1462) {
     const float v1463 = v39.x[60];
     const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1465 = __float2half_rn(v1464);
+    const iron_f16 v1465 = iron_f32_to_f16(v1464);
     const unsigned int v1466 = v1456 * v1;
     const unsigned int v1467 = v1466 + v1459;
     out[v1467] = v1465;
@@ -1694,7 +1728,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1476) {
     const float v1477 = v39.x[61];
     const float v1478 = v1477 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1479 = __float2half_rn(v1478);
+    const iron_f16 v1479 = iron_f32_to_f16(v1478);
     const unsigned int v1480 = v1470 * v1;
     const unsigned int v1481 = v1480 + v1473;
     out[v1481] = v1479;
@@ -1709,7 +1743,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1490) {
     const float v1491 = v39.x[62];
     const float v1492 = v1491 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1493 = __float2half_rn(v1492);
+    const iron_f16 v1493 = iron_f32_to_f16(v1492);
     const unsigned int v1494 = v1484 * v1;
     const unsigned int v1495 = v1494 + v1487;
     out[v1495] = v1493;
@@ -1724,7 +1758,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1504) {
     const float v1505 = v39.x[63];
     const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1507 = __float2half_rn(v1506);
+    const iron_f16 v1507 = iron_f32_to_f16(v1506);
     const unsigned int v1508 = v1498 * v1;
     const unsigned int v1509 = v1508 + v1501;
     out[v1509] = v1507;
@@ -1739,7 +1773,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1518) {
     const float v1519 = v39.x[64];
     const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1521 = __float2half_rn(v1520);
+    const iron_f16 v1521 = iron_f32_to_f16(v1520);
     const unsigned int v1522 = v1512 * v1;
     const unsigned int v1523 = v1522 + v1515;
     out[v1523] = v1521;
@@ -1754,7 +1788,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1532) {
     const float v1533 = v39.x[65];
     const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1535 = __float2half_rn(v1534);
+    const iron_f16 v1535 = iron_f32_to_f16(v1534);
     const unsigned int v1536 = v1526 * v1;
     const unsigned int v1537 = v1536 + v1529;
     out[v1537] = v1535;
@@ -1769,7 +1803,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1546) {
     const float v1547 = v39.x[66];
     const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1549 = __float2half_rn(v1548);
+    const iron_f16 v1549 = iron_f32_to_f16(v1548);
     const unsigned int v1550 = v1540 * v1;
     const unsigned int v1551 = v1550 + v1543;
     out[v1551] = v1549;
@@ -1784,7 +1818,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1560) {
     const float v1561 = v39.x[67];
     const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1563 = __float2half_rn(v1562);
+    const iron_f16 v1563 = iron_f32_to_f16(v1562);
     const unsigned int v1564 = v1554 * v1;
     const unsigned int v1565 = v1564 + v1557;
     out[v1565] = v1563;
@@ -1799,7 +1833,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1574) {
     const float v1575 = v39.x[68];
     const float v1576 = v1575 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1577 = __float2half_rn(v1576);
+    const iron_f16 v1577 = iron_f32_to_f16(v1576);
     const unsigned int v1578 = v1568 * v1;
     const unsigned int v1579 = v1578 + v1571;
     out[v1579] = v1577;
@@ -1814,7 +1848,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1588) {
     const float v1589 = v39.x[69];
     const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1591 = __float2half_rn(v1590);
+    const iron_f16 v1591 = iron_f32_to_f16(v1590);
     const unsigned int v1592 = v1582 * v1;
     const unsigned int v1593 = v1592 + v1585;
     out[v1593] = v1591;
@@ -1829,7 +1863,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1602) {
     const float v1603 = v39.x[70];
     const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1605 = __float2half_rn(v1604);
+    const iron_f16 v1605 = iron_f32_to_f16(v1604);
     const unsigned int v1606 = v1596 * v1;
     const unsigned int v1607 = v1606 + v1599;
     out[v1607] = v1605;
@@ -1844,7 +1878,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1616) {
     const float v1617 = v39.x[71];
     const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1619 = __float2half_rn(v1618);
+    const iron_f16 v1619 = iron_f32_to_f16(v1618);
     const unsigned int v1620 = v1610 * v1;
     const unsigned int v1621 = v1620 + v1613;
     out[v1621] = v1619;
@@ -1859,7 +1893,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1630) {
     const float v1631 = v39.x[72];
     const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1633 = __float2half_rn(v1632);
+    const iron_f16 v1633 = iron_f32_to_f16(v1632);
     const unsigned int v1634 = v1624 * v1;
     const unsigned int v1635 = v1634 + v1627;
     out[v1635] = v1633;
@@ -1874,7 +1908,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1644) {
     const float v1645 = v39.x[73];
     const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1647 = __float2half_rn(v1646);
+    const iron_f16 v1647 = iron_f32_to_f16(v1646);
     const unsigned int v1648 = v1638 * v1;
     const unsigned int v1649 = v1648 + v1641;
     out[v1649] = v1647;
@@ -1889,7 +1923,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1658) {
     const float v1659 = v39.x[74];
     const float v1660 = v1659 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1661 = __float2half_rn(v1660);
+    const iron_f16 v1661 = iron_f32_to_f16(v1660);
     const unsigned int v1662 = v1652 * v1;
     const unsigned int v1663 = v1662 + v1655;
     out[v1663] = v1661;
@@ -1904,7 +1938,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1672) {
     const float v1673 = v39.x[75];
     const float v1674 = v1673 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1675 = __float2half_rn(v1674);
+    const iron_f16 v1675 = iron_f32_to_f16(v1674);
     const unsigned int v1676 = v1666 * v1;
     const unsigned int v1677 = v1676 + v1669;
     out[v1677] = v1675;
@@ -1919,7 +1953,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1686) {
     const float v1687 = v39.x[76];
     const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1689 = __float2half_rn(v1688);
+    const iron_f16 v1689 = iron_f32_to_f16(v1688);
     const unsigned int v1690 = v1680 * v1;
     const unsigned int v1691 = v1690 + v1683;
     out[v1691] = v1689;
@@ -1934,7 +1968,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1700) {
     const float v1701 = v39.x[77];
     const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1703 = __float2half_rn(v1702);
+    const iron_f16 v1703 = iron_f32_to_f16(v1702);
     const unsigned int v1704 = v1694 * v1;
     const unsigned int v1705 = v1704 + v1697;
     out[v1705] = v1703;
@@ -1949,7 +1983,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1714) {
     const float v1715 = v39.x[78];
     const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1717 = __float2half_rn(v1716);
+    const iron_f16 v1717 = iron_f32_to_f16(v1716);
     const unsigned int v1718 = v1708 * v1;
     const unsigned int v1719 = v1718 + v1711;
     out[v1719] = v1717;
@@ -1964,7 +1998,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1728) {
     const float v1729 = v39.x[79];
     const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1731 = __float2half_rn(v1730);
+    const iron_f16 v1731 = iron_f32_to_f16(v1730);
     const unsigned int v1732 = v1722 * v1;
     const unsigned int v1733 = v1732 + v1725;
     out[v1733] = v1731;
@@ -1979,7 +2013,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1742) {
     const float v1743 = v39.x[80];
     const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1745 = __float2half_rn(v1744);
+    const iron_f16 v1745 = iron_f32_to_f16(v1744);
     const unsigned int v1746 = v1736 * v1;
     const unsigned int v1747 = v1746 + v1739;
     out[v1747] = v1745;
@@ -1994,7 +2028,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1756) {
     const float v1757 = v39.x[81];
     const float v1758 = v1757 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1759 = __float2half_rn(v1758);
+    const iron_f16 v1759 = iron_f32_to_f16(v1758);
     const unsigned int v1760 = v1750 * v1;
     const unsigned int v1761 = v1760 + v1753;
     out[v1761] = v1759;
@@ -2009,7 +2043,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1770) {
     const float v1771 = v39.x[82];
     const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1773 = __float2half_rn(v1772);
+    const iron_f16 v1773 = iron_f32_to_f16(v1772);
     const unsigned int v1774 = v1764 * v1;
     const unsigned int v1775 = v1774 + v1767;
     out[v1775] = v1773;
@@ -2024,7 +2058,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1784) {
     const float v1785 = v39.x[83];
     const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1787 = __float2half_rn(v1786);
+    const iron_f16 v1787 = iron_f32_to_f16(v1786);
     const unsigned int v1788 = v1778 * v1;
     const unsigned int v1789 = v1788 + v1781;
     out[v1789] = v1787;
@@ -2039,7 +2073,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1798) {
     const float v1799 = v39.x[84];
     const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1801 = __float2half_rn(v1800);
+    const iron_f16 v1801 = iron_f32_to_f16(v1800);
     const unsigned int v1802 = v1792 * v1;
     const unsigned int v1803 = v1802 + v1795;
     out[v1803] = v1801;
@@ -2054,7 +2088,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1812) {
     const float v1813 = v39.x[85];
     const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1815 = __float2half_rn(v1814);
+    const iron_f16 v1815 = iron_f32_to_f16(v1814);
     const unsigned int v1816 = v1806 * v1;
     const unsigned int v1817 = v1816 + v1809;
     out[v1817] = v1815;
@@ -2069,7 +2103,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1826) {
     const float v1827 = v39.x[86];
     const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1829 = __float2half_rn(v1828);
+    const iron_f16 v1829 = iron_f32_to_f16(v1828);
     const unsigned int v1830 = v1820 * v1;
     const unsigned int v1831 = v1830 + v1823;
     out[v1831] = v1829;
@@ -2084,7 +2118,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1840) {
     const float v1841 = v39.x[87];
     const float v1842 = v1841 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1843 = __float2half_rn(v1842);
+    const iron_f16 v1843 = iron_f32_to_f16(v1842);
     const unsigned int v1844 = v1834 * v1;
     const unsigned int v1845 = v1844 + v1837;
     out[v1845] = v1843;
@@ -2099,7 +2133,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1854) {
     const float v1855 = v39.x[88];
     const float v1856 = v1855 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1857 = __float2half_rn(v1856);
+    const iron_f16 v1857 = iron_f32_to_f16(v1856);
     const unsigned int v1858 = v1848 * v1;
     const unsigned int v1859 = v1858 + v1851;
     out[v1859] = v1857;
@@ -2114,7 +2148,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1868) {
     const float v1869 = v39.x[89];
     const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1871 = __float2half_rn(v1870);
+    const iron_f16 v1871 = iron_f32_to_f16(v1870);
     const unsigned int v1872 = v1862 * v1;
     const unsigned int v1873 = v1872 + v1865;
     out[v1873] = v1871;
@@ -2129,7 +2163,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1882) {
     const float v1883 = v39.x[90];
     const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1885 = __float2half_rn(v1884);
+    const iron_f16 v1885 = iron_f32_to_f16(v1884);
     const unsigned int v1886 = v1876 * v1;
     const unsigned int v1887 = v1886 + v1879;
     out[v1887] = v1885;
@@ -2144,7 +2178,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1896) {
     const float v1897 = v39.x[91];
     const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1899 = __float2half_rn(v1898);
+    const iron_f16 v1899 = iron_f32_to_f16(v1898);
     const unsigned int v1900 = v1890 * v1;
     const unsigned int v1901 = v1900 + v1893;
     out[v1901] = v1899;
@@ -2159,7 +2193,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1910) {
     const float v1911 = v39.x[92];
     const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1913 = __float2half_rn(v1912);
+    const iron_f16 v1913 = iron_f32_to_f16(v1912);
     const unsigned int v1914 = v1904 * v1;
     const unsigned int v1915 = v1914 + v1907;
     out[v1915] = v1913;
@@ -2174,7 +2208,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1924) {
     const float v1925 = v39.x[93];
     const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1927 = __float2half_rn(v1926);
+    const iron_f16 v1927 = iron_f32_to_f16(v1926);
     const unsigned int v1928 = v1918 * v1;
     const unsigned int v1929 = v1928 + v1921;
     out[v1929] = v1927;
@@ -2189,7 +2223,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1938) {
     const float v1939 = v39.x[94];
     const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1941 = __float2half_rn(v1940);
+    const iron_f16 v1941 = iron_f32_to_f16(v1940);
     const unsigned int v1942 = v1932 * v1;
     const unsigned int v1943 = v1942 + v1935;
     out[v1943] = v1941;
@@ -2204,7 +2238,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1952) {
     const float v1953 = v39.x[95];
     const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1955 = __float2half_rn(v1954);
+    const iron_f16 v1955 = iron_f32_to_f16(v1954);
     const unsigned int v1956 = v1946 * v1;
     const unsigned int v1957 = v1956 + v1949;
     out[v1957] = v1955;
@@ -2219,7 +2253,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1966) {
     const float v1967 = v39.x[96];
     const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1969 = __float2half_rn(v1968);
+    const iron_f16 v1969 = iron_f32_to_f16(v1968);
     const unsigned int v1970 = v1960 * v1;
     const unsigned int v1971 = v1970 + v1963;
     out[v1971] = v1969;
@@ -2234,7 +2268,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1980) {
     const float v1981 = v39.x[97];
     const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1983 = __float2half_rn(v1982);
+    const iron_f16 v1983 = iron_f32_to_f16(v1982);
     const unsigned int v1984 = v1974 * v1;
     const unsigned int v1985 = v1984 + v1977;
     out[v1985] = v1983;
@@ -2249,7 +2283,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v1994) {
     const float v1995 = v39.x[98];
     const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v1997 = __float2half_rn(v1996);
+    const iron_f16 v1997 = iron_f32_to_f16(v1996);
     const unsigned int v1998 = v1988 * v1;
     const unsigned int v1999 = v1998 + v1991;
     out[v1999] = v1997;
@@ -2264,7 +2298,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2008) {
     const float v2009 = v39.x[99];
     const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2011 = __float2half_rn(v2010);
+    const iron_f16 v2011 = iron_f32_to_f16(v2010);
     const unsigned int v2012 = v2002 * v1;
     const unsigned int v2013 = v2012 + v2005;
     out[v2013] = v2011;
@@ -2279,7 +2313,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2022) {
     const float v2023 = v39.x[100];
     const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2025 = __float2half_rn(v2024);
+    const iron_f16 v2025 = iron_f32_to_f16(v2024);
     const unsigned int v2026 = v2016 * v1;
     const unsigned int v2027 = v2026 + v2019;
     out[v2027] = v2025;
@@ -2294,7 +2328,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2036) {
     const float v2037 = v39.x[101];
     const float v2038 = v2037 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2039 = __float2half_rn(v2038);
+    const iron_f16 v2039 = iron_f32_to_f16(v2038);
     const unsigned int v2040 = v2030 * v1;
     const unsigned int v2041 = v2040 + v2033;
     out[v2041] = v2039;
@@ -2309,7 +2343,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2050) {
     const float v2051 = v39.x[102];
     const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2053 = __float2half_rn(v2052);
+    const iron_f16 v2053 = iron_f32_to_f16(v2052);
     const unsigned int v2054 = v2044 * v1;
     const unsigned int v2055 = v2054 + v2047;
     out[v2055] = v2053;
@@ -2324,7 +2358,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2064) {
     const float v2065 = v39.x[103];
     const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2067 = __float2half_rn(v2066);
+    const iron_f16 v2067 = iron_f32_to_f16(v2066);
     const unsigned int v2068 = v2058 * v1;
     const unsigned int v2069 = v2068 + v2061;
     out[v2069] = v2067;
@@ -2339,7 +2373,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2078) {
     const float v2079 = v39.x[104];
     const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2081 = __float2half_rn(v2080);
+    const iron_f16 v2081 = iron_f32_to_f16(v2080);
     const unsigned int v2082 = v2072 * v1;
     const unsigned int v2083 = v2082 + v2075;
     out[v2083] = v2081;
@@ -2354,7 +2388,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2092) {
     const float v2093 = v39.x[105];
     const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2095 = __float2half_rn(v2094);
+    const iron_f16 v2095 = iron_f32_to_f16(v2094);
     const unsigned int v2096 = v2086 * v1;
     const unsigned int v2097 = v2096 + v2089;
     out[v2097] = v2095;
@@ -2369,7 +2403,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2106) {
     const float v2107 = v39.x[106];
     const float v2108 = v2107 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2109 = __float2half_rn(v2108);
+    const iron_f16 v2109 = iron_f32_to_f16(v2108);
     const unsigned int v2110 = v2100 * v1;
     const unsigned int v2111 = v2110 + v2103;
     out[v2111] = v2109;
@@ -2384,7 +2418,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2120) {
     const float v2121 = v39.x[107];
     const float v2122 = v2121 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2123 = __float2half_rn(v2122);
+    const iron_f16 v2123 = iron_f32_to_f16(v2122);
     const unsigned int v2124 = v2114 * v1;
     const unsigned int v2125 = v2124 + v2117;
     out[v2125] = v2123;
@@ -2399,7 +2433,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2134) {
     const float v2135 = v39.x[108];
     const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2137 = __float2half_rn(v2136);
+    const iron_f16 v2137 = iron_f32_to_f16(v2136);
     const unsigned int v2138 = v2128 * v1;
     const unsigned int v2139 = v2138 + v2131;
     out[v2139] = v2137;
@@ -2414,7 +2448,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2148) {
     const float v2149 = v39.x[109];
     const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2151 = __float2half_rn(v2150);
+    const iron_f16 v2151 = iron_f32_to_f16(v2150);
     const unsigned int v2152 = v2142 * v1;
     const unsigned int v2153 = v2152 + v2145;
     out[v2153] = v2151;
@@ -2429,7 +2463,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2162) {
     const float v2163 = v39.x[110];
     const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2165 = __float2half_rn(v2164);
+    const iron_f16 v2165 = iron_f32_to_f16(v2164);
     const unsigned int v2166 = v2156 * v1;
     const unsigned int v2167 = v2166 + v2159;
     out[v2167] = v2165;
@@ -2444,7 +2478,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2176) {
     const float v2177 = v39.x[111];
     const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2179 = __float2half_rn(v2178);
+    const iron_f16 v2179 = iron_f32_to_f16(v2178);
     const unsigned int v2180 = v2170 * v1;
     const unsigned int v2181 = v2180 + v2173;
     out[v2181] = v2179;
@@ -2459,7 +2493,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2190) {
     const float v2191 = v39.x[112];
     const float v2192 = v2191 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2193 = __float2half_rn(v2192);
+    const iron_f16 v2193 = iron_f32_to_f16(v2192);
     const unsigned int v2194 = v2184 * v1;
     const unsigned int v2195 = v2194 + v2187;
     out[v2195] = v2193;
@@ -2474,7 +2508,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2204) {
     const float v2205 = v39.x[113];
     const float v2206 = v2205 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2207 = __float2half_rn(v2206);
+    const iron_f16 v2207 = iron_f32_to_f16(v2206);
     const unsigned int v2208 = v2198 * v1;
     const unsigned int v2209 = v2208 + v2201;
     out[v2209] = v2207;
@@ -2489,7 +2523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2218) {
     const float v2219 = v39.x[114];
     const float v2220 = v2219 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2221 = __float2half_rn(v2220);
+    const iron_f16 v2221 = iron_f32_to_f16(v2220);
     const unsigned int v2222 = v2212 * v1;
     const unsigned int v2223 = v2222 + v2215;
     out[v2223] = v2221;
@@ -2504,7 +2538,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2232) {
     const float v2233 = v39.x[115];
     const float v2234 = v2233 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2235 = __float2half_rn(v2234);
+    const iron_f16 v2235 = iron_f32_to_f16(v2234);
     const unsigned int v2236 = v2226 * v1;
     const unsigned int v2237 = v2236 + v2229;
     out[v2237] = v2235;
@@ -2519,7 +2553,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2246) {
     const float v2247 = v39.x[116];
     const float v2248 = v2247 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2249 = __float2half_rn(v2248);
+    const iron_f16 v2249 = iron_f32_to_f16(v2248);
     const unsigned int v2250 = v2240 * v1;
     const unsigned int v2251 = v2250 + v2243;
     out[v2251] = v2249;
@@ -2534,7 +2568,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2260) {
     const float v2261 = v39.x[117];
     const float v2262 = v2261 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2263 = __float2half_rn(v2262);
+    const iron_f16 v2263 = iron_f32_to_f16(v2262);
     const unsigned int v2264 = v2254 * v1;
     const unsigned int v2265 = v2264 + v2257;
     out[v2265] = v2263;
@@ -2549,7 +2583,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2274) {
     const float v2275 = v39.x[118];
     const float v2276 = v2275 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2277 = __float2half_rn(v2276);
+    const iron_f16 v2277 = iron_f32_to_f16(v2276);
     const unsigned int v2278 = v2268 * v1;
     const unsigned int v2279 = v2278 + v2271;
     out[v2279] = v2277;
@@ -2564,7 +2598,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2288) {
     const float v2289 = v39.x[119];
     const float v2290 = v2289 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2291 = __float2half_rn(v2290);
+    const iron_f16 v2291 = iron_f32_to_f16(v2290);
     const unsigned int v2292 = v2282 * v1;
     const unsigned int v2293 = v2292 + v2285;
     out[v2293] = v2291;
@@ -2579,7 +2613,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2302) {
     const float v2303 = v39.x[120];
     const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2305 = __float2half_rn(v2304);
+    const iron_f16 v2305 = iron_f32_to_f16(v2304);
     const unsigned int v2306 = v2296 * v1;
     const unsigned int v2307 = v2306 + v2299;
     out[v2307] = v2305;
@@ -2594,7 +2628,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2316) {
     const float v2317 = v39.x[121];
     const float v2318 = v2317 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2319 = __float2half_rn(v2318);
+    const iron_f16 v2319 = iron_f32_to_f16(v2318);
     const unsigned int v2320 = v2310 * v1;
     const unsigned int v2321 = v2320 + v2313;
     out[v2321] = v2319;
@@ -2609,7 +2643,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2330) {
     const float v2331 = v39.x[122];
     const float v2332 = v2331 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2333 = __float2half_rn(v2332);
+    const iron_f16 v2333 = iron_f32_to_f16(v2332);
     const unsigned int v2334 = v2324 * v1;
     const unsigned int v2335 = v2334 + v2327;
     out[v2335] = v2333;
@@ -2624,7 +2658,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2344) {
     const float v2345 = v39.x[123];
     const float v2346 = v2345 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2347 = __float2half_rn(v2346);
+    const iron_f16 v2347 = iron_f32_to_f16(v2346);
     const unsigned int v2348 = v2338 * v1;
     const unsigned int v2349 = v2348 + v2341;
     out[v2349] = v2347;
@@ -2639,7 +2673,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2358) {
     const float v2359 = v39.x[124];
     const float v2360 = v2359 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2361 = __float2half_rn(v2360);
+    const iron_f16 v2361 = iron_f32_to_f16(v2360);
     const unsigned int v2362 = v2352 * v1;
     const unsigned int v2363 = v2362 + v2355;
     out[v2363] = v2361;
@@ -2654,7 +2688,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2372) {
     const float v2373 = v39.x[125];
     const float v2374 = v2373 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2375 = __float2half_rn(v2374);
+    const iron_f16 v2375 = iron_f32_to_f16(v2374);
     const unsigned int v2376 = v2366 * v1;
     const unsigned int v2377 = v2376 + v2369;
     out[v2377] = v2375;
@@ -2669,7 +2703,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2386) {
     const float v2387 = v39.x[126];
     const float v2388 = v2387 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2389 = __float2half_rn(v2388);
+    const iron_f16 v2389 = iron_f32_to_f16(v2388);
     const unsigned int v2390 = v2380 * v1;
     const unsigned int v2391 = v2390 + v2383;
     out[v2391] = v2389;
@@ -2684,7 +2718,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_f16(
   if (v2400) {
     const float v2401 = v39.x[127];
     const float v2402 = v2401 * v3;  // kernels/gemm/gemm.cpp:47
-    const __half v2403 = __float2half_rn(v2402);
+    const iron_f16 v2403 = iron_f32_to_f16(v2402);
     const unsigned int v2404 = v2394 * v1;
     const unsigned int v2405 = v2404 + v2397;
     out[v2405] = v2403;

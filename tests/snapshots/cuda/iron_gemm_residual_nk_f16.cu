@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 98304 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   residual: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   residual: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 //   alpha: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -158,14 +200,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -181,7 +215,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -200,17 +234,17 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    const __half* __restrict__ residual,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    const iron_f16* __restrict__ residual,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k,
     float alpha) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 49152);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 49152);
 
   const unsigned int v0 = m;  // kernels/gemm/gemm_epilogue.cpp:91
   const unsigned int v1 = n;
@@ -240,10 +274,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
   const unsigned int v37 = v36 << 6u;
   iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:193
   iron_frag_fill(v39, 0.0f);
-  iron_frag<__half, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
-  iron_frag_fill(v41, __float2half_rn(0.0f));
-  iron_frag<__half, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
-  iron_frag_fill(v43, __float2half_rn(0.0f));
+  iron_frag<iron_f16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:194
+  iron_frag_fill(v41, iron_f32_to_f16(0.0f));
+  iron_frag<iron_f16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:195
+  iron_frag_fill(v43, iron_f32_to_f16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:208
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;
@@ -720,14 +754,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
           const unsigned int v526 = v520 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v528 = v526 + v511;
           const unsigned int v529 = v528 + v519;
-          const __half v530 = a[v529];
+          const iron_f16 v530 = a[v529];
           const unsigned int v532 = v517 << 6u;
           const unsigned int v533 = v532 + v519;
           shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = v530;
         } else {
           const unsigned int v535 = v517 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v536 = v535 + v519;
-          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm0[(v536 ^ (((v536 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
@@ -743,14 +777,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
           const unsigned int v552 = v546 * v2;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v554 = v552 + v511;
           const unsigned int v555 = v554 + v545;
-          const __half v556 = b[v555];
+          const iron_f16 v556 = b[v555];
           const unsigned int v558 = v543 << 6u;
           const unsigned int v559 = v558 + v545;
           shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = v556;
         } else {
           const unsigned int v561 = v543 << 6u;  // kernels/gemm/gemm_tiles.hpp:98
           const unsigned int v562 = v561 + v545;
-          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = __float2half_rn(0.0f);
+          shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:223
@@ -782,10 +816,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v623 = v39.x[0];
     const unsigned int v624 = v616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v625 = v624 + v619;
-    const __half v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v627 = __half2float(v626);
+    const iron_f16 v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v627 = iron_to_f32(v626);
     const float v628 = fmaf(v623, v3, v627);
-    const __half v629 = __float2half_rn(v628);
+    const iron_f16 v629 = iron_f32_to_f16(v628);
     out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -799,10 +833,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v639 = v39.x[1];
     const unsigned int v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v641 = v640 + v635;
-    const __half v642 = residual[v641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v643 = __half2float(v642);
+    const iron_f16 v642 = residual[v641];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v643 = iron_to_f32(v642);
     const float v644 = fmaf(v639, v3, v643);
-    const __half v645 = __float2half_rn(v644);
+    const iron_f16 v645 = iron_f32_to_f16(v644);
     out[v641] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v646 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -816,10 +850,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v655 = v39.x[2];
     const unsigned int v656 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v657 = v656 + v651;
-    const __half v658 = residual[v657];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v659 = __half2float(v658);
+    const iron_f16 v658 = residual[v657];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v659 = iron_to_f32(v658);
     const float v660 = fmaf(v655, v3, v659);
-    const __half v661 = __float2half_rn(v660);
+    const iron_f16 v661 = iron_f32_to_f16(v660);
     out[v657] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v662 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -833,10 +867,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v671 = v39.x[3];
     const unsigned int v672 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v673 = v672 + v667;
-    const __half v674 = residual[v673];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v675 = __half2float(v674);
+    const iron_f16 v674 = residual[v673];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v675 = iron_to_f32(v674);
     const float v676 = fmaf(v671, v3, v675);
-    const __half v677 = __float2half_rn(v676);
+    const iron_f16 v677 = iron_f32_to_f16(v676);
     out[v673] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v678 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -850,10 +884,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v687 = v39.x[4];
     const unsigned int v688 = v680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v689 = v688 + v683;
-    const __half v690 = residual[v689];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v691 = __half2float(v690);
+    const iron_f16 v690 = residual[v689];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v691 = iron_to_f32(v690);
     const float v692 = fmaf(v687, v3, v691);
-    const __half v693 = __float2half_rn(v692);
+    const iron_f16 v693 = iron_f32_to_f16(v692);
     out[v689] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v694 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -867,10 +901,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v703 = v39.x[5];
     const unsigned int v704 = v696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v705 = v704 + v699;
-    const __half v706 = residual[v705];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v707 = __half2float(v706);
+    const iron_f16 v706 = residual[v705];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v707 = iron_to_f32(v706);
     const float v708 = fmaf(v703, v3, v707);
-    const __half v709 = __float2half_rn(v708);
+    const iron_f16 v709 = iron_f32_to_f16(v708);
     out[v705] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v710 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -884,10 +918,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v719 = v39.x[6];
     const unsigned int v720 = v712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v721 = v720 + v715;
-    const __half v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v723 = __half2float(v722);
+    const iron_f16 v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v723 = iron_to_f32(v722);
     const float v724 = fmaf(v719, v3, v723);
-    const __half v725 = __float2half_rn(v724);
+    const iron_f16 v725 = iron_f32_to_f16(v724);
     out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v726 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -901,10 +935,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v735 = v39.x[7];
     const unsigned int v736 = v728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v737 = v736 + v731;
-    const __half v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v739 = __half2float(v738);
+    const iron_f16 v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v739 = iron_to_f32(v738);
     const float v740 = fmaf(v735, v3, v739);
-    const __half v741 = __float2half_rn(v740);
+    const iron_f16 v741 = iron_f32_to_f16(v740);
     out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v742 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -918,10 +952,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v751 = v39.x[8];
     const unsigned int v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v753 = v752 + v747;
-    const __half v754 = residual[v753];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v755 = __half2float(v754);
+    const iron_f16 v754 = residual[v753];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v755 = iron_to_f32(v754);
     const float v756 = fmaf(v751, v3, v755);
-    const __half v757 = __float2half_rn(v756);
+    const iron_f16 v757 = iron_f32_to_f16(v756);
     out[v753] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v758 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -935,10 +969,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v767 = v39.x[9];
     const unsigned int v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v769 = v768 + v763;
-    const __half v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v771 = __half2float(v770);
+    const iron_f16 v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v771 = iron_to_f32(v770);
     const float v772 = fmaf(v767, v3, v771);
-    const __half v773 = __float2half_rn(v772);
+    const iron_f16 v773 = iron_f32_to_f16(v772);
     out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v774 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -952,10 +986,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v783 = v39.x[10];
     const unsigned int v784 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v785 = v784 + v779;
-    const __half v786 = residual[v785];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v787 = __half2float(v786);
+    const iron_f16 v786 = residual[v785];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v787 = iron_to_f32(v786);
     const float v788 = fmaf(v783, v3, v787);
-    const __half v789 = __float2half_rn(v788);
+    const iron_f16 v789 = iron_f32_to_f16(v788);
     out[v785] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v790 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -969,10 +1003,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v799 = v39.x[11];
     const unsigned int v800 = v792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v801 = v800 + v795;
-    const __half v802 = residual[v801];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v803 = __half2float(v802);
+    const iron_f16 v802 = residual[v801];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v803 = iron_to_f32(v802);
     const float v804 = fmaf(v799, v3, v803);
-    const __half v805 = __float2half_rn(v804);
+    const iron_f16 v805 = iron_f32_to_f16(v804);
     out[v801] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v806 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -986,10 +1020,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v815 = v39.x[12];
     const unsigned int v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v817 = v816 + v811;
-    const __half v818 = residual[v817];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v819 = __half2float(v818);
+    const iron_f16 v818 = residual[v817];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v819 = iron_to_f32(v818);
     const float v820 = fmaf(v815, v3, v819);
-    const __half v821 = __float2half_rn(v820);
+    const iron_f16 v821 = iron_f32_to_f16(v820);
     out[v817] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v822 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1003,10 +1037,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v831 = v39.x[13];
     const unsigned int v832 = v824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v833 = v832 + v827;
-    const __half v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v835 = __half2float(v834);
+    const iron_f16 v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v835 = iron_to_f32(v834);
     const float v836 = fmaf(v831, v3, v835);
-    const __half v837 = __float2half_rn(v836);
+    const iron_f16 v837 = iron_f32_to_f16(v836);
     out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v838 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1020,10 +1054,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v847 = v39.x[14];
     const unsigned int v848 = v840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v849 = v848 + v843;
-    const __half v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v851 = __half2float(v850);
+    const iron_f16 v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v851 = iron_to_f32(v850);
     const float v852 = fmaf(v847, v3, v851);
-    const __half v853 = __float2half_rn(v852);
+    const iron_f16 v853 = iron_f32_to_f16(v852);
     out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v854 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1037,10 +1071,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v863 = v39.x[15];
     const unsigned int v864 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v865 = v864 + v859;
-    const __half v866 = residual[v865];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v867 = __half2float(v866);
+    const iron_f16 v866 = residual[v865];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v867 = iron_to_f32(v866);
     const float v868 = fmaf(v863, v3, v867);
-    const __half v869 = __float2half_rn(v868);
+    const iron_f16 v869 = iron_f32_to_f16(v868);
     out[v865] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v870 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1054,10 +1088,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v879 = v39.x[16];
     const unsigned int v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v881 = v880 + v875;
-    const __half v882 = residual[v881];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v883 = __half2float(v882);
+    const iron_f16 v882 = residual[v881];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v883 = iron_to_f32(v882);
     const float v884 = fmaf(v879, v3, v883);
-    const __half v885 = __float2half_rn(v884);
+    const iron_f16 v885 = iron_f32_to_f16(v884);
     out[v881] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v886 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1071,10 +1105,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v895 = v39.x[17];
     const unsigned int v896 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v897 = v896 + v891;
-    const __half v898 = residual[v897];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v899 = __half2float(v898);
+    const iron_f16 v898 = residual[v897];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v899 = iron_to_f32(v898);
     const float v900 = fmaf(v895, v3, v899);
-    const __half v901 = __float2half_rn(v900);
+    const iron_f16 v901 = iron_f32_to_f16(v900);
     out[v897] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v902 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1088,10 +1122,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v911 = v39.x[18];
     const unsigned int v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v913 = v912 + v907;
-    const __half v914 = residual[v913];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v915 = __half2float(v914);
+    const iron_f16 v914 = residual[v913];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v915 = iron_to_f32(v914);
     const float v916 = fmaf(v911, v3, v915);
-    const __half v917 = __float2half_rn(v916);
+    const iron_f16 v917 = iron_f32_to_f16(v916);
     out[v913] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v918 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1105,10 +1139,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v927 = v39.x[19];
     const unsigned int v928 = v920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v929 = v928 + v923;
-    const __half v930 = residual[v929];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v931 = __half2float(v930);
+    const iron_f16 v930 = residual[v929];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v931 = iron_to_f32(v930);
     const float v932 = fmaf(v927, v3, v931);
-    const __half v933 = __float2half_rn(v932);
+    const iron_f16 v933 = iron_f32_to_f16(v932);
     out[v929] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v934 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1122,10 +1156,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v943 = v39.x[20];
     const unsigned int v944 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v945 = v944 + v939;
-    const __half v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v947 = __half2float(v946);
+    const iron_f16 v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v947 = iron_to_f32(v946);
     const float v948 = fmaf(v943, v3, v947);
-    const __half v949 = __float2half_rn(v948);
+    const iron_f16 v949 = iron_f32_to_f16(v948);
     out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v950 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1139,10 +1173,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v959 = v39.x[21];
     const unsigned int v960 = v952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v961 = v960 + v955;
-    const __half v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v963 = __half2float(v962);
+    const iron_f16 v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v963 = iron_to_f32(v962);
     const float v964 = fmaf(v959, v3, v963);
-    const __half v965 = __float2half_rn(v964);
+    const iron_f16 v965 = iron_f32_to_f16(v964);
     out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v966 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1156,10 +1190,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v975 = v39.x[22];
     const unsigned int v976 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v977 = v976 + v971;
-    const __half v978 = residual[v977];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v979 = __half2float(v978);
+    const iron_f16 v978 = residual[v977];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v979 = iron_to_f32(v978);
     const float v980 = fmaf(v975, v3, v979);
-    const __half v981 = __float2half_rn(v980);
+    const iron_f16 v981 = iron_f32_to_f16(v980);
     out[v977] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v982 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1173,10 +1207,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v991 = v39.x[23];
     const unsigned int v992 = v984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v993 = v992 + v987;
-    const __half v994 = residual[v993];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v995 = __half2float(v994);
+    const iron_f16 v994 = residual[v993];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v995 = iron_to_f32(v994);
     const float v996 = fmaf(v991, v3, v995);
-    const __half v997 = __float2half_rn(v996);
+    const iron_f16 v997 = iron_f32_to_f16(v996);
     out[v993] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v998 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1190,10 +1224,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1007 = v39.x[24];
     const unsigned int v1008 = v1000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1009 = v1008 + v1003;
-    const __half v1010 = residual[v1009];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1011 = __half2float(v1010);
+    const iron_f16 v1010 = residual[v1009];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1011 = iron_to_f32(v1010);
     const float v1012 = fmaf(v1007, v3, v1011);
-    const __half v1013 = __float2half_rn(v1012);
+    const iron_f16 v1013 = iron_f32_to_f16(v1012);
     out[v1009] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1014 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1207,10 +1241,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1023 = v39.x[25];
     const unsigned int v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1025 = v1024 + v1019;
-    const __half v1026 = residual[v1025];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1027 = __half2float(v1026);
+    const iron_f16 v1026 = residual[v1025];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1027 = iron_to_f32(v1026);
     const float v1028 = fmaf(v1023, v3, v1027);
-    const __half v1029 = __float2half_rn(v1028);
+    const iron_f16 v1029 = iron_f32_to_f16(v1028);
     out[v1025] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1030 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1224,10 +1258,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1039 = v39.x[26];
     const unsigned int v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1041 = v1040 + v1035;
-    const __half v1042 = residual[v1041];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1043 = __half2float(v1042);
+    const iron_f16 v1042 = residual[v1041];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1043 = iron_to_f32(v1042);
     const float v1044 = fmaf(v1039, v3, v1043);
-    const __half v1045 = __float2half_rn(v1044);
+    const iron_f16 v1045 = iron_f32_to_f16(v1044);
     out[v1041] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1046 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1241,10 +1275,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1055 = v39.x[27];
     const unsigned int v1056 = v1048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1057 = v1056 + v1051;
-    const __half v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1059 = __half2float(v1058);
+    const iron_f16 v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1059 = iron_to_f32(v1058);
     const float v1060 = fmaf(v1055, v3, v1059);
-    const __half v1061 = __float2half_rn(v1060);
+    const iron_f16 v1061 = iron_f32_to_f16(v1060);
     out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1062 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1258,10 +1292,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1071 = v39.x[28];
     const unsigned int v1072 = v1064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1073 = v1072 + v1067;
-    const __half v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1075 = __half2float(v1074);
+    const iron_f16 v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1075 = iron_to_f32(v1074);
     const float v1076 = fmaf(v1071, v3, v1075);
-    const __half v1077 = __float2half_rn(v1076);
+    const iron_f16 v1077 = iron_f32_to_f16(v1076);
     out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1078 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1275,10 +1309,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1087 = v39.x[29];
     const unsigned int v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1089 = v1088 + v1083;
-    const __half v1090 = residual[v1089];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1091 = __half2float(v1090);
+    const iron_f16 v1090 = residual[v1089];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1091 = iron_to_f32(v1090);
     const float v1092 = fmaf(v1087, v3, v1091);
-    const __half v1093 = __float2half_rn(v1092);
+    const iron_f16 v1093 = iron_f32_to_f16(v1092);
     out[v1089] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1094 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1292,10 +1326,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1103 = v39.x[30];
     const unsigned int v1104 = v1096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1105 = v1104 + v1099;
-    const __half v1106 = residual[v1105];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1107 = __half2float(v1106);
+    const iron_f16 v1106 = residual[v1105];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1107 = iron_to_f32(v1106);
     const float v1108 = fmaf(v1103, v3, v1107);
-    const __half v1109 = __float2half_rn(v1108);
+    const iron_f16 v1109 = iron_f32_to_f16(v1108);
     out[v1105] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1110 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1309,10 +1343,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1119 = v39.x[31];
     const unsigned int v1120 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1121 = v1120 + v1115;
-    const __half v1122 = residual[v1121];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1123 = __half2float(v1122);
+    const iron_f16 v1122 = residual[v1121];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1123 = iron_to_f32(v1122);
     const float v1124 = fmaf(v1119, v3, v1123);
-    const __half v1125 = __float2half_rn(v1124);
+    const iron_f16 v1125 = iron_f32_to_f16(v1124);
     out[v1121] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1126 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1326,10 +1360,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1135 = v39.x[32];
     const unsigned int v1136 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1137 = v1136 + v1131;
-    const __half v1138 = residual[v1137];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1139 = __half2float(v1138);
+    const iron_f16 v1138 = residual[v1137];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1139 = iron_to_f32(v1138);
     const float v1140 = fmaf(v1135, v3, v1139);
-    const __half v1141 = __float2half_rn(v1140);
+    const iron_f16 v1141 = iron_f32_to_f16(v1140);
     out[v1137] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1142 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1343,10 +1377,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1151 = v39.x[33];
     const unsigned int v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1153 = v1152 + v1147;
-    const __half v1154 = residual[v1153];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1155 = __half2float(v1154);
+    const iron_f16 v1154 = residual[v1153];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1155 = iron_to_f32(v1154);
     const float v1156 = fmaf(v1151, v3, v1155);
-    const __half v1157 = __float2half_rn(v1156);
+    const iron_f16 v1157 = iron_f32_to_f16(v1156);
     out[v1153] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1158 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1360,10 +1394,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1167 = v39.x[34];
     const unsigned int v1168 = v1160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1169 = v1168 + v1163;
-    const __half v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1171 = __half2float(v1170);
+    const iron_f16 v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1171 = iron_to_f32(v1170);
     const float v1172 = fmaf(v1167, v3, v1171);
-    const __half v1173 = __float2half_rn(v1172);
+    const iron_f16 v1173 = iron_f32_to_f16(v1172);
     out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1174 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1377,10 +1411,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1183 = v39.x[35];
     const unsigned int v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1185 = v1184 + v1179;
-    const __half v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1187 = __half2float(v1186);
+    const iron_f16 v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1187 = iron_to_f32(v1186);
     const float v1188 = fmaf(v1183, v3, v1187);
-    const __half v1189 = __float2half_rn(v1188);
+    const iron_f16 v1189 = iron_f32_to_f16(v1188);
     out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1190 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1394,10 +1428,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1199 = v39.x[36];
     const unsigned int v1200 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1201 = v1200 + v1195;
-    const __half v1202 = residual[v1201];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1203 = __half2float(v1202);
+    const iron_f16 v1202 = residual[v1201];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1203 = iron_to_f32(v1202);
     const float v1204 = fmaf(v1199, v3, v1203);
-    const __half v1205 = __float2half_rn(v1204);
+    const iron_f16 v1205 = iron_f32_to_f16(v1204);
     out[v1201] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1206 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1411,10 +1445,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1215 = v39.x[37];
     const unsigned int v1216 = v1208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1217 = v1216 + v1211;
-    const __half v1218 = residual[v1217];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1219 = __half2float(v1218);
+    const iron_f16 v1218 = residual[v1217];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1219 = iron_to_f32(v1218);
     const float v1220 = fmaf(v1215, v3, v1219);
-    const __half v1221 = __float2half_rn(v1220);
+    const iron_f16 v1221 = iron_f32_to_f16(v1220);
     out[v1217] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1222 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1428,10 +1462,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1231 = v39.x[38];
     const unsigned int v1232 = v1224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1233 = v1232 + v1227;
-    const __half v1234 = residual[v1233];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1235 = __half2float(v1234);
+    const iron_f16 v1234 = residual[v1233];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1235 = iron_to_f32(v1234);
     const float v1236 = fmaf(v1231, v3, v1235);
-    const __half v1237 = __float2half_rn(v1236);
+    const iron_f16 v1237 = iron_f32_to_f16(v1236);
     out[v1233] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1238 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1445,10 +1479,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1247 = v39.x[39];
     const unsigned int v1248 = v1240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1249 = v1248 + v1243;
-    const __half v1250 = residual[v1249];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1251 = __half2float(v1250);
+    const iron_f16 v1250 = residual[v1249];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1251 = iron_to_f32(v1250);
     const float v1252 = fmaf(v1247, v3, v1251);
-    const __half v1253 = __float2half_rn(v1252);
+    const iron_f16 v1253 = iron_f32_to_f16(v1252);
     out[v1249] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1254 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1462,10 +1496,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1263 = v39.x[40];
     const unsigned int v1264 = v1256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1265 = v1264 + v1259;
-    const __half v1266 = residual[v1265];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1267 = __half2float(v1266);
+    const iron_f16 v1266 = residual[v1265];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1267 = iron_to_f32(v1266);
     const float v1268 = fmaf(v1263, v3, v1267);
-    const __half v1269 = __float2half_rn(v1268);
+    const iron_f16 v1269 = iron_f32_to_f16(v1268);
     out[v1265] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1270 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1479,10 +1513,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1279 = v39.x[41];
     const unsigned int v1280 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1281 = v1280 + v1275;
-    const __half v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1283 = __half2float(v1282);
+    const iron_f16 v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1283 = iron_to_f32(v1282);
     const float v1284 = fmaf(v1279, v3, v1283);
-    const __half v1285 = __float2half_rn(v1284);
+    const iron_f16 v1285 = iron_f32_to_f16(v1284);
     out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1286 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1496,10 +1530,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1295 = v39.x[42];
     const unsigned int v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1297 = v1296 + v1291;
-    const __half v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1299 = __half2float(v1298);
+    const iron_f16 v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1299 = iron_to_f32(v1298);
     const float v1300 = fmaf(v1295, v3, v1299);
-    const __half v1301 = __float2half_rn(v1300);
+    const iron_f16 v1301 = iron_f32_to_f16(v1300);
     out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1302 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1513,10 +1547,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1311 = v39.x[43];
     const unsigned int v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1313 = v1312 + v1307;
-    const __half v1314 = residual[v1313];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1315 = __half2float(v1314);
+    const iron_f16 v1314 = residual[v1313];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1315 = iron_to_f32(v1314);
     const float v1316 = fmaf(v1311, v3, v1315);
-    const __half v1317 = __float2half_rn(v1316);
+    const iron_f16 v1317 = iron_f32_to_f16(v1316);
     out[v1313] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1318 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1530,10 +1564,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1327 = v39.x[44];
     const unsigned int v1328 = v1320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1329 = v1328 + v1323;
-    const __half v1330 = residual[v1329];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1331 = __half2float(v1330);
+    const iron_f16 v1330 = residual[v1329];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1331 = iron_to_f32(v1330);
     const float v1332 = fmaf(v1327, v3, v1331);
-    const __half v1333 = __float2half_rn(v1332);
+    const iron_f16 v1333 = iron_f32_to_f16(v1332);
     out[v1329] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1334 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1547,10 +1581,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1343 = v39.x[45];
     const unsigned int v1344 = v1336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1345 = v1344 + v1339;
-    const __half v1346 = residual[v1345];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1347 = __half2float(v1346);
+    const iron_f16 v1346 = residual[v1345];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1347 = iron_to_f32(v1346);
     const float v1348 = fmaf(v1343, v3, v1347);
-    const __half v1349 = __float2half_rn(v1348);
+    const iron_f16 v1349 = iron_f32_to_f16(v1348);
     out[v1345] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1350 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1564,10 +1598,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1359 = v39.x[46];
     const unsigned int v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1361 = v1360 + v1355;
-    const __half v1362 = residual[v1361];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1363 = __half2float(v1362);
+    const iron_f16 v1362 = residual[v1361];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1363 = iron_to_f32(v1362);
     const float v1364 = fmaf(v1359, v3, v1363);
-    const __half v1365 = __float2half_rn(v1364);
+    const iron_f16 v1365 = iron_f32_to_f16(v1364);
     out[v1361] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1366 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1581,10 +1615,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1375 = v39.x[47];
     const unsigned int v1376 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1377 = v1376 + v1371;
-    const __half v1378 = residual[v1377];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1379 = __half2float(v1378);
+    const iron_f16 v1378 = residual[v1377];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1379 = iron_to_f32(v1378);
     const float v1380 = fmaf(v1375, v3, v1379);
-    const __half v1381 = __float2half_rn(v1380);
+    const iron_f16 v1381 = iron_f32_to_f16(v1380);
     out[v1377] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1382 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1598,10 +1632,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1391 = v39.x[48];
     const unsigned int v1392 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1393 = v1392 + v1387;
-    const __half v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1395 = __half2float(v1394);
+    const iron_f16 v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1395 = iron_to_f32(v1394);
     const float v1396 = fmaf(v1391, v3, v1395);
-    const __half v1397 = __float2half_rn(v1396);
+    const iron_f16 v1397 = iron_f32_to_f16(v1396);
     out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1398 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1615,10 +1649,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1407 = v39.x[49];
     const unsigned int v1408 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1409 = v1408 + v1403;
-    const __half v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1411 = __half2float(v1410);
+    const iron_f16 v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1411 = iron_to_f32(v1410);
     const float v1412 = fmaf(v1407, v3, v1411);
-    const __half v1413 = __float2half_rn(v1412);
+    const iron_f16 v1413 = iron_f32_to_f16(v1412);
     out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1414 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1632,10 +1666,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1423 = v39.x[50];
     const unsigned int v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1425 = v1424 + v1419;
-    const __half v1426 = residual[v1425];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1427 = __half2float(v1426);
+    const iron_f16 v1426 = residual[v1425];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1427 = iron_to_f32(v1426);
     const float v1428 = fmaf(v1423, v3, v1427);
-    const __half v1429 = __float2half_rn(v1428);
+    const iron_f16 v1429 = iron_f32_to_f16(v1428);
     out[v1425] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1430 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1649,10 +1683,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1439 = v39.x[51];
     const unsigned int v1440 = v1432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1441 = v1440 + v1435;
-    const __half v1442 = residual[v1441];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1443 = __half2float(v1442);
+    const iron_f16 v1442 = residual[v1441];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1443 = iron_to_f32(v1442);
     const float v1444 = fmaf(v1439, v3, v1443);
-    const __half v1445 = __float2half_rn(v1444);
+    const iron_f16 v1445 = iron_f32_to_f16(v1444);
     out[v1441] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1446 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1666,10 +1700,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1455 = v39.x[52];
     const unsigned int v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1457 = v1456 + v1451;
-    const __half v1458 = residual[v1457];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1459 = __half2float(v1458);
+    const iron_f16 v1458 = residual[v1457];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1459 = iron_to_f32(v1458);
     const float v1460 = fmaf(v1455, v3, v1459);
-    const __half v1461 = __float2half_rn(v1460);
+    const iron_f16 v1461 = iron_f32_to_f16(v1460);
     out[v1457] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1462 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1683,10 +1717,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1471 = v39.x[53];
     const unsigned int v1472 = v1464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1473 = v1472 + v1467;
-    const __half v1474 = residual[v1473];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1475 = __half2float(v1474);
+    const iron_f16 v1474 = residual[v1473];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1475 = iron_to_f32(v1474);
     const float v1476 = fmaf(v1471, v3, v1475);
-    const __half v1477 = __float2half_rn(v1476);
+    const iron_f16 v1477 = iron_f32_to_f16(v1476);
     out[v1473] = v1477;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1478 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1700,10 +1734,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1487 = v39.x[54];
     const unsigned int v1488 = v1480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1489 = v1488 + v1483;
-    const __half v1490 = residual[v1489];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1491 = __half2float(v1490);
+    const iron_f16 v1490 = residual[v1489];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1491 = iron_to_f32(v1490);
     const float v1492 = fmaf(v1487, v3, v1491);
-    const __half v1493 = __float2half_rn(v1492);
+    const iron_f16 v1493 = iron_f32_to_f16(v1492);
     out[v1489] = v1493;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1494 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1717,10 +1751,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1503 = v39.x[55];
     const unsigned int v1504 = v1496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1505 = v1504 + v1499;
-    const __half v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1507 = __half2float(v1506);
+    const iron_f16 v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1507 = iron_to_f32(v1506);
     const float v1508 = fmaf(v1503, v3, v1507);
-    const __half v1509 = __float2half_rn(v1508);
+    const iron_f16 v1509 = iron_f32_to_f16(v1508);
     out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1510 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1734,10 +1768,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1519 = v39.x[56];
     const unsigned int v1520 = v1512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1521 = v1520 + v1515;
-    const __half v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1523 = __half2float(v1522);
+    const iron_f16 v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1523 = iron_to_f32(v1522);
     const float v1524 = fmaf(v1519, v3, v1523);
-    const __half v1525 = __float2half_rn(v1524);
+    const iron_f16 v1525 = iron_f32_to_f16(v1524);
     out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1526 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1751,10 +1785,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1535 = v39.x[57];
     const unsigned int v1536 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1537 = v1536 + v1531;
-    const __half v1538 = residual[v1537];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1539 = __half2float(v1538);
+    const iron_f16 v1538 = residual[v1537];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1539 = iron_to_f32(v1538);
     const float v1540 = fmaf(v1535, v3, v1539);
-    const __half v1541 = __float2half_rn(v1540);
+    const iron_f16 v1541 = iron_f32_to_f16(v1540);
     out[v1537] = v1541;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1542 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1768,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1551 = v39.x[58];
     const unsigned int v1552 = v1544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1553 = v1552 + v1547;
-    const __half v1554 = residual[v1553];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1555 = __half2float(v1554);
+    const iron_f16 v1554 = residual[v1553];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1555 = iron_to_f32(v1554);
     const float v1556 = fmaf(v1551, v3, v1555);
-    const __half v1557 = __float2half_rn(v1556);
+    const iron_f16 v1557 = iron_f32_to_f16(v1556);
     out[v1553] = v1557;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1558 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1785,10 +1819,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1567 = v39.x[59];
     const unsigned int v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1569 = v1568 + v1563;
-    const __half v1570 = residual[v1569];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1571 = __half2float(v1570);
+    const iron_f16 v1570 = residual[v1569];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1571 = iron_to_f32(v1570);
     const float v1572 = fmaf(v1567, v3, v1571);
-    const __half v1573 = __float2half_rn(v1572);
+    const iron_f16 v1573 = iron_f32_to_f16(v1572);
     out[v1569] = v1573;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1574 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1802,10 +1836,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1583 = v39.x[60];
     const unsigned int v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1585 = v1584 + v1579;
-    const __half v1586 = residual[v1585];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1587 = __half2float(v1586);
+    const iron_f16 v1586 = residual[v1585];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1587 = iron_to_f32(v1586);
     const float v1588 = fmaf(v1583, v3, v1587);
-    const __half v1589 = __float2half_rn(v1588);
+    const iron_f16 v1589 = iron_f32_to_f16(v1588);
     out[v1585] = v1589;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1590 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1819,10 +1853,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1599 = v39.x[61];
     const unsigned int v1600 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1601 = v1600 + v1595;
-    const __half v1602 = residual[v1601];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1603 = __half2float(v1602);
+    const iron_f16 v1602 = residual[v1601];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1603 = iron_to_f32(v1602);
     const float v1604 = fmaf(v1599, v3, v1603);
-    const __half v1605 = __float2half_rn(v1604);
+    const iron_f16 v1605 = iron_f32_to_f16(v1604);
     out[v1601] = v1605;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1606 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1836,10 +1870,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1615 = v39.x[62];
     const unsigned int v1616 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1617 = v1616 + v1611;
-    const __half v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1619 = __half2float(v1618);
+    const iron_f16 v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1619 = iron_to_f32(v1618);
     const float v1620 = fmaf(v1615, v3, v1619);
-    const __half v1621 = __float2half_rn(v1620);
+    const iron_f16 v1621 = iron_f32_to_f16(v1620);
     out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1622 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1853,10 +1887,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1631 = v39.x[63];
     const unsigned int v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1633 = v1632 + v1627;
-    const __half v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1635 = __half2float(v1634);
+    const iron_f16 v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1635 = iron_to_f32(v1634);
     const float v1636 = fmaf(v1631, v3, v1635);
-    const __half v1637 = __float2half_rn(v1636);
+    const iron_f16 v1637 = iron_f32_to_f16(v1636);
     out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1638 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1870,10 +1904,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1647 = v39.x[64];
     const unsigned int v1648 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1649 = v1648 + v1643;
-    const __half v1650 = residual[v1649];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1651 = __half2float(v1650);
+    const iron_f16 v1650 = residual[v1649];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1651 = iron_to_f32(v1650);
     const float v1652 = fmaf(v1647, v3, v1651);
-    const __half v1653 = __float2half_rn(v1652);
+    const iron_f16 v1653 = iron_f32_to_f16(v1652);
     out[v1649] = v1653;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1654 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1887,10 +1921,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1663 = v39.x[65];
     const unsigned int v1664 = v1656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1665 = v1664 + v1659;
-    const __half v1666 = residual[v1665];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1667 = __half2float(v1666);
+    const iron_f16 v1666 = residual[v1665];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1667 = iron_to_f32(v1666);
     const float v1668 = fmaf(v1663, v3, v1667);
-    const __half v1669 = __float2half_rn(v1668);
+    const iron_f16 v1669 = iron_f32_to_f16(v1668);
     out[v1665] = v1669;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1670 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1904,10 +1938,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1679 = v39.x[66];
     const unsigned int v1680 = v1672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1681 = v1680 + v1675;
-    const __half v1682 = residual[v1681];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1683 = __half2float(v1682);
+    const iron_f16 v1682 = residual[v1681];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1683 = iron_to_f32(v1682);
     const float v1684 = fmaf(v1679, v3, v1683);
-    const __half v1685 = __float2half_rn(v1684);
+    const iron_f16 v1685 = iron_f32_to_f16(v1684);
     out[v1681] = v1685;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1686 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1921,10 +1955,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1695 = v39.x[67];
     const unsigned int v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1697 = v1696 + v1691;
-    const __half v1698 = residual[v1697];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1699 = __half2float(v1698);
+    const iron_f16 v1698 = residual[v1697];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1699 = iron_to_f32(v1698);
     const float v1700 = fmaf(v1695, v3, v1699);
-    const __half v1701 = __float2half_rn(v1700);
+    const iron_f16 v1701 = iron_f32_to_f16(v1700);
     out[v1697] = v1701;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1702 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1938,10 +1972,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1711 = v39.x[68];
     const unsigned int v1712 = v1704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1713 = v1712 + v1707;
-    const __half v1714 = residual[v1713];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1715 = __half2float(v1714);
+    const iron_f16 v1714 = residual[v1713];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1715 = iron_to_f32(v1714);
     const float v1716 = fmaf(v1711, v3, v1715);
-    const __half v1717 = __float2half_rn(v1716);
+    const iron_f16 v1717 = iron_f32_to_f16(v1716);
     out[v1713] = v1717;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1718 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1955,10 +1989,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1727 = v39.x[69];
     const unsigned int v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1729 = v1728 + v1723;
-    const __half v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1731 = __half2float(v1730);
+    const iron_f16 v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1731 = iron_to_f32(v1730);
     const float v1732 = fmaf(v1727, v3, v1731);
-    const __half v1733 = __float2half_rn(v1732);
+    const iron_f16 v1733 = iron_f32_to_f16(v1732);
     out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1734 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1972,10 +2006,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1743 = v39.x[70];
     const unsigned int v1744 = v1736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1745 = v1744 + v1739;
-    const __half v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1747 = __half2float(v1746);
+    const iron_f16 v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1747 = iron_to_f32(v1746);
     const float v1748 = fmaf(v1743, v3, v1747);
-    const __half v1749 = __float2half_rn(v1748);
+    const iron_f16 v1749 = iron_f32_to_f16(v1748);
     out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1750 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -1989,10 +2023,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1759 = v39.x[71];
     const unsigned int v1760 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1761 = v1760 + v1755;
-    const __half v1762 = residual[v1761];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1763 = __half2float(v1762);
+    const iron_f16 v1762 = residual[v1761];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1763 = iron_to_f32(v1762);
     const float v1764 = fmaf(v1759, v3, v1763);
-    const __half v1765 = __float2half_rn(v1764);
+    const iron_f16 v1765 = iron_f32_to_f16(v1764);
     out[v1761] = v1765;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1766 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2006,10 +2040,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1775 = v39.x[72];
     const unsigned int v1776 = v1768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1777 = v1776 + v1771;
-    const __half v1778 = residual[v1777];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1779 = __half2float(v1778);
+    const iron_f16 v1778 = residual[v1777];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1779 = iron_to_f32(v1778);
     const float v1780 = fmaf(v1775, v3, v1779);
-    const __half v1781 = __float2half_rn(v1780);
+    const iron_f16 v1781 = iron_f32_to_f16(v1780);
     out[v1777] = v1781;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1782 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2023,10 +2057,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1791 = v39.x[73];
     const unsigned int v1792 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1793 = v1792 + v1787;
-    const __half v1794 = residual[v1793];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1795 = __half2float(v1794);
+    const iron_f16 v1794 = residual[v1793];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1795 = iron_to_f32(v1794);
     const float v1796 = fmaf(v1791, v3, v1795);
-    const __half v1797 = __float2half_rn(v1796);
+    const iron_f16 v1797 = iron_f32_to_f16(v1796);
     out[v1793] = v1797;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1798 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2040,10 +2074,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1807 = v39.x[74];
     const unsigned int v1808 = v1800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1809 = v1808 + v1803;
-    const __half v1810 = residual[v1809];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1811 = __half2float(v1810);
+    const iron_f16 v1810 = residual[v1809];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1811 = iron_to_f32(v1810);
     const float v1812 = fmaf(v1807, v3, v1811);
-    const __half v1813 = __float2half_rn(v1812);
+    const iron_f16 v1813 = iron_f32_to_f16(v1812);
     out[v1809] = v1813;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1814 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2057,10 +2091,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1823 = v39.x[75];
     const unsigned int v1824 = v1816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1825 = v1824 + v1819;
-    const __half v1826 = residual[v1825];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1827 = __half2float(v1826);
+    const iron_f16 v1826 = residual[v1825];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1827 = iron_to_f32(v1826);
     const float v1828 = fmaf(v1823, v3, v1827);
-    const __half v1829 = __float2half_rn(v1828);
+    const iron_f16 v1829 = iron_f32_to_f16(v1828);
     out[v1825] = v1829;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1830 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2074,10 +2108,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1839 = v39.x[76];
     const unsigned int v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1841 = v1840 + v1835;
-    const __half v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1843 = __half2float(v1842);
+    const iron_f16 v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1843 = iron_to_f32(v1842);
     const float v1844 = fmaf(v1839, v3, v1843);
-    const __half v1845 = __float2half_rn(v1844);
+    const iron_f16 v1845 = iron_f32_to_f16(v1844);
     out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1846 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2091,10 +2125,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1855 = v39.x[77];
     const unsigned int v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1857 = v1856 + v1851;
-    const __half v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1859 = __half2float(v1858);
+    const iron_f16 v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1859 = iron_to_f32(v1858);
     const float v1860 = fmaf(v1855, v3, v1859);
-    const __half v1861 = __float2half_rn(v1860);
+    const iron_f16 v1861 = iron_f32_to_f16(v1860);
     out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1862 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2108,10 +2142,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1871 = v39.x[78];
     const unsigned int v1872 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1873 = v1872 + v1867;
-    const __half v1874 = residual[v1873];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1875 = __half2float(v1874);
+    const iron_f16 v1874 = residual[v1873];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1875 = iron_to_f32(v1874);
     const float v1876 = fmaf(v1871, v3, v1875);
-    const __half v1877 = __float2half_rn(v1876);
+    const iron_f16 v1877 = iron_f32_to_f16(v1876);
     out[v1873] = v1877;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1878 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2125,10 +2159,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1887 = v39.x[79];
     const unsigned int v1888 = v1880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1889 = v1888 + v1883;
-    const __half v1890 = residual[v1889];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1891 = __half2float(v1890);
+    const iron_f16 v1890 = residual[v1889];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1891 = iron_to_f32(v1890);
     const float v1892 = fmaf(v1887, v3, v1891);
-    const __half v1893 = __float2half_rn(v1892);
+    const iron_f16 v1893 = iron_f32_to_f16(v1892);
     out[v1889] = v1893;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1894 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2142,10 +2176,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1903 = v39.x[80];
     const unsigned int v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1905 = v1904 + v1899;
-    const __half v1906 = residual[v1905];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1907 = __half2float(v1906);
+    const iron_f16 v1906 = residual[v1905];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1907 = iron_to_f32(v1906);
     const float v1908 = fmaf(v1903, v3, v1907);
-    const __half v1909 = __float2half_rn(v1908);
+    const iron_f16 v1909 = iron_f32_to_f16(v1908);
     out[v1905] = v1909;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1910 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2159,10 +2193,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1919 = v39.x[81];
     const unsigned int v1920 = v1912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1921 = v1920 + v1915;
-    const __half v1922 = residual[v1921];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1923 = __half2float(v1922);
+    const iron_f16 v1922 = residual[v1921];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1923 = iron_to_f32(v1922);
     const float v1924 = fmaf(v1919, v3, v1923);
-    const __half v1925 = __float2half_rn(v1924);
+    const iron_f16 v1925 = iron_f32_to_f16(v1924);
     out[v1921] = v1925;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1926 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2176,10 +2210,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1935 = v39.x[82];
     const unsigned int v1936 = v1928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1937 = v1936 + v1931;
-    const __half v1938 = residual[v1937];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1939 = __half2float(v1938);
+    const iron_f16 v1938 = residual[v1937];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1939 = iron_to_f32(v1938);
     const float v1940 = fmaf(v1935, v3, v1939);
-    const __half v1941 = __float2half_rn(v1940);
+    const iron_f16 v1941 = iron_f32_to_f16(v1940);
     out[v1937] = v1941;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1942 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2193,10 +2227,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1951 = v39.x[83];
     const unsigned int v1952 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1953 = v1952 + v1947;
-    const __half v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1955 = __half2float(v1954);
+    const iron_f16 v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1955 = iron_to_f32(v1954);
     const float v1956 = fmaf(v1951, v3, v1955);
-    const __half v1957 = __float2half_rn(v1956);
+    const iron_f16 v1957 = iron_f32_to_f16(v1956);
     out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1958 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2210,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1967 = v39.x[84];
     const unsigned int v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1969 = v1968 + v1963;
-    const __half v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1971 = __half2float(v1970);
+    const iron_f16 v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1971 = iron_to_f32(v1970);
     const float v1972 = fmaf(v1967, v3, v1971);
-    const __half v1973 = __float2half_rn(v1972);
+    const iron_f16 v1973 = iron_f32_to_f16(v1972);
     out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1974 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2227,10 +2261,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1983 = v39.x[85];
     const unsigned int v1984 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1985 = v1984 + v1979;
-    const __half v1986 = residual[v1985];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1987 = __half2float(v1986);
+    const iron_f16 v1986 = residual[v1985];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1987 = iron_to_f32(v1986);
     const float v1988 = fmaf(v1983, v3, v1987);
-    const __half v1989 = __float2half_rn(v1988);
+    const iron_f16 v1989 = iron_f32_to_f16(v1988);
     out[v1985] = v1989;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v1990 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2244,10 +2278,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v1999 = v39.x[86];
     const unsigned int v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2001 = v2000 + v1995;
-    const __half v2002 = residual[v2001];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2003 = __half2float(v2002);
+    const iron_f16 v2002 = residual[v2001];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2003 = iron_to_f32(v2002);
     const float v2004 = fmaf(v1999, v3, v2003);
-    const __half v2005 = __float2half_rn(v2004);
+    const iron_f16 v2005 = iron_f32_to_f16(v2004);
     out[v2001] = v2005;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2006 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2261,10 +2295,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2015 = v39.x[87];
     const unsigned int v2016 = v2008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2017 = v2016 + v2011;
-    const __half v2018 = residual[v2017];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2019 = __half2float(v2018);
+    const iron_f16 v2018 = residual[v2017];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2019 = iron_to_f32(v2018);
     const float v2020 = fmaf(v2015, v3, v2019);
-    const __half v2021 = __float2half_rn(v2020);
+    const iron_f16 v2021 = iron_f32_to_f16(v2020);
     out[v2017] = v2021;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2022 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2278,10 +2312,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2031 = v39.x[88];
     const unsigned int v2032 = v2024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2033 = v2032 + v2027;
-    const __half v2034 = residual[v2033];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2035 = __half2float(v2034);
+    const iron_f16 v2034 = residual[v2033];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2035 = iron_to_f32(v2034);
     const float v2036 = fmaf(v2031, v3, v2035);
-    const __half v2037 = __float2half_rn(v2036);
+    const iron_f16 v2037 = iron_f32_to_f16(v2036);
     out[v2033] = v2037;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2038 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2295,10 +2329,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2047 = v39.x[89];
     const unsigned int v2048 = v2040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2049 = v2048 + v2043;
-    const __half v2050 = residual[v2049];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2051 = __half2float(v2050);
+    const iron_f16 v2050 = residual[v2049];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2051 = iron_to_f32(v2050);
     const float v2052 = fmaf(v2047, v3, v2051);
-    const __half v2053 = __float2half_rn(v2052);
+    const iron_f16 v2053 = iron_f32_to_f16(v2052);
     out[v2049] = v2053;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2054 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2312,10 +2346,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2063 = v39.x[90];
     const unsigned int v2064 = v2056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2065 = v2064 + v2059;
-    const __half v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2067 = __half2float(v2066);
+    const iron_f16 v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2067 = iron_to_f32(v2066);
     const float v2068 = fmaf(v2063, v3, v2067);
-    const __half v2069 = __float2half_rn(v2068);
+    const iron_f16 v2069 = iron_f32_to_f16(v2068);
     out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2070 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2329,10 +2363,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2079 = v39.x[91];
     const unsigned int v2080 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2081 = v2080 + v2075;
-    const __half v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2083 = __half2float(v2082);
+    const iron_f16 v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2083 = iron_to_f32(v2082);
     const float v2084 = fmaf(v2079, v3, v2083);
-    const __half v2085 = __float2half_rn(v2084);
+    const iron_f16 v2085 = iron_f32_to_f16(v2084);
     out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2086 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2346,10 +2380,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2095 = v39.x[92];
     const unsigned int v2096 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2097 = v2096 + v2091;
-    const __half v2098 = residual[v2097];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2099 = __half2float(v2098);
+    const iron_f16 v2098 = residual[v2097];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2099 = iron_to_f32(v2098);
     const float v2100 = fmaf(v2095, v3, v2099);
-    const __half v2101 = __float2half_rn(v2100);
+    const iron_f16 v2101 = iron_f32_to_f16(v2100);
     out[v2097] = v2101;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2102 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2363,10 +2397,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2111 = v39.x[93];
     const unsigned int v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2113 = v2112 + v2107;
-    const __half v2114 = residual[v2113];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2115 = __half2float(v2114);
+    const iron_f16 v2114 = residual[v2113];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2115 = iron_to_f32(v2114);
     const float v2116 = fmaf(v2111, v3, v2115);
-    const __half v2117 = __float2half_rn(v2116);
+    const iron_f16 v2117 = iron_f32_to_f16(v2116);
     out[v2113] = v2117;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2118 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2380,10 +2414,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2127 = v39.x[94];
     const unsigned int v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2129 = v2128 + v2123;
-    const __half v2130 = residual[v2129];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2131 = __half2float(v2130);
+    const iron_f16 v2130 = residual[v2129];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2131 = iron_to_f32(v2130);
     const float v2132 = fmaf(v2127, v3, v2131);
-    const __half v2133 = __float2half_rn(v2132);
+    const iron_f16 v2133 = iron_f32_to_f16(v2132);
     out[v2129] = v2133;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2134 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2397,10 +2431,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2143 = v39.x[95];
     const unsigned int v2144 = v2136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2145 = v2144 + v2139;
-    const __half v2146 = residual[v2145];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2147 = __half2float(v2146);
+    const iron_f16 v2146 = residual[v2145];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2147 = iron_to_f32(v2146);
     const float v2148 = fmaf(v2143, v3, v2147);
-    const __half v2149 = __float2half_rn(v2148);
+    const iron_f16 v2149 = iron_f32_to_f16(v2148);
     out[v2145] = v2149;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2150 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2414,10 +2448,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2159 = v39.x[96];
     const unsigned int v2160 = v2152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2161 = v2160 + v2155;
-    const __half v2162 = residual[v2161];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2163 = __half2float(v2162);
+    const iron_f16 v2162 = residual[v2161];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2163 = iron_to_f32(v2162);
     const float v2164 = fmaf(v2159, v3, v2163);
-    const __half v2165 = __float2half_rn(v2164);
+    const iron_f16 v2165 = iron_f32_to_f16(v2164);
     out[v2161] = v2165;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2166 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2431,10 +2465,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2175 = v39.x[97];
     const unsigned int v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2177 = v2176 + v2171;
-    const __half v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2179 = __half2float(v2178);
+    const iron_f16 v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2179 = iron_to_f32(v2178);
     const float v2180 = fmaf(v2175, v3, v2179);
-    const __half v2181 = __float2half_rn(v2180);
+    const iron_f16 v2181 = iron_f32_to_f16(v2180);
     out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2182 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2448,10 +2482,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2191 = v39.x[98];
     const unsigned int v2192 = v2184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2193 = v2192 + v2187;
-    const __half v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2195 = __half2float(v2194);
+    const iron_f16 v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2195 = iron_to_f32(v2194);
     const float v2196 = fmaf(v2191, v3, v2195);
-    const __half v2197 = __float2half_rn(v2196);
+    const iron_f16 v2197 = iron_f32_to_f16(v2196);
     out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2198 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2465,10 +2499,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2207 = v39.x[99];
     const unsigned int v2208 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2209 = v2208 + v2203;
-    const __half v2210 = residual[v2209];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2211 = __half2float(v2210);
+    const iron_f16 v2210 = residual[v2209];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2211 = iron_to_f32(v2210);
     const float v2212 = fmaf(v2207, v3, v2211);
-    const __half v2213 = __float2half_rn(v2212);
+    const iron_f16 v2213 = iron_f32_to_f16(v2212);
     out[v2209] = v2213;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2214 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2482,10 +2516,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2223 = v39.x[100];
     const unsigned int v2224 = v2216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2225 = v2224 + v2219;
-    const __half v2226 = residual[v2225];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2227 = __half2float(v2226);
+    const iron_f16 v2226 = residual[v2225];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2227 = iron_to_f32(v2226);
     const float v2228 = fmaf(v2223, v3, v2227);
-    const __half v2229 = __float2half_rn(v2228);
+    const iron_f16 v2229 = iron_f32_to_f16(v2228);
     out[v2225] = v2229;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2230 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2499,10 +2533,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2239 = v39.x[101];
     const unsigned int v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2241 = v2240 + v2235;
-    const __half v2242 = residual[v2241];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2243 = __half2float(v2242);
+    const iron_f16 v2242 = residual[v2241];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2243 = iron_to_f32(v2242);
     const float v2244 = fmaf(v2239, v3, v2243);
-    const __half v2245 = __float2half_rn(v2244);
+    const iron_f16 v2245 = iron_f32_to_f16(v2244);
     out[v2241] = v2245;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2246 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2516,10 +2550,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2255 = v39.x[102];
     const unsigned int v2256 = v2248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2257 = v2256 + v2251;
-    const __half v2258 = residual[v2257];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2259 = __half2float(v2258);
+    const iron_f16 v2258 = residual[v2257];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2259 = iron_to_f32(v2258);
     const float v2260 = fmaf(v2255, v3, v2259);
-    const __half v2261 = __float2half_rn(v2260);
+    const iron_f16 v2261 = iron_f32_to_f16(v2260);
     out[v2257] = v2261;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2262 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2533,10 +2567,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2271 = v39.x[103];
     const unsigned int v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2273 = v2272 + v2267;
-    const __half v2274 = residual[v2273];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2275 = __half2float(v2274);
+    const iron_f16 v2274 = residual[v2273];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2275 = iron_to_f32(v2274);
     const float v2276 = fmaf(v2271, v3, v2275);
-    const __half v2277 = __float2half_rn(v2276);
+    const iron_f16 v2277 = iron_f32_to_f16(v2276);
     out[v2273] = v2277;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2278 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2550,10 +2584,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2287 = v39.x[104];
     const unsigned int v2288 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2289 = v2288 + v2283;
-    const __half v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2291 = __half2float(v2290);
+    const iron_f16 v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2291 = iron_to_f32(v2290);
     const float v2292 = fmaf(v2287, v3, v2291);
-    const __half v2293 = __float2half_rn(v2292);
+    const iron_f16 v2293 = iron_f32_to_f16(v2292);
     out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2294 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2567,10 +2601,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2303 = v39.x[105];
     const unsigned int v2304 = v2296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2305 = v2304 + v2299;
-    const __half v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2307 = __half2float(v2306);
+    const iron_f16 v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2307 = iron_to_f32(v2306);
     const float v2308 = fmaf(v2303, v3, v2307);
-    const __half v2309 = __float2half_rn(v2308);
+    const iron_f16 v2309 = iron_f32_to_f16(v2308);
     out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2310 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2584,10 +2618,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2319 = v39.x[106];
     const unsigned int v2320 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2321 = v2320 + v2315;
-    const __half v2322 = residual[v2321];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2323 = __half2float(v2322);
+    const iron_f16 v2322 = residual[v2321];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2323 = iron_to_f32(v2322);
     const float v2324 = fmaf(v2319, v3, v2323);
-    const __half v2325 = __float2half_rn(v2324);
+    const iron_f16 v2325 = iron_f32_to_f16(v2324);
     out[v2321] = v2325;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2326 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2601,10 +2635,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2335 = v39.x[107];
     const unsigned int v2336 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2337 = v2336 + v2331;
-    const __half v2338 = residual[v2337];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2339 = __half2float(v2338);
+    const iron_f16 v2338 = residual[v2337];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2339 = iron_to_f32(v2338);
     const float v2340 = fmaf(v2335, v3, v2339);
-    const __half v2341 = __float2half_rn(v2340);
+    const iron_f16 v2341 = iron_f32_to_f16(v2340);
     out[v2337] = v2341;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2342 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2618,10 +2652,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2351 = v39.x[108];
     const unsigned int v2352 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2353 = v2352 + v2347;
-    const __half v2354 = residual[v2353];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2355 = __half2float(v2354);
+    const iron_f16 v2354 = residual[v2353];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2355 = iron_to_f32(v2354);
     const float v2356 = fmaf(v2351, v3, v2355);
-    const __half v2357 = __float2half_rn(v2356);
+    const iron_f16 v2357 = iron_f32_to_f16(v2356);
     out[v2353] = v2357;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2358 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2635,10 +2669,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2367 = v39.x[109];
     const unsigned int v2368 = v2360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2369 = v2368 + v2363;
-    const __half v2370 = residual[v2369];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2371 = __half2float(v2370);
+    const iron_f16 v2370 = residual[v2369];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2371 = iron_to_f32(v2370);
     const float v2372 = fmaf(v2367, v3, v2371);
-    const __half v2373 = __float2half_rn(v2372);
+    const iron_f16 v2373 = iron_f32_to_f16(v2372);
     out[v2369] = v2373;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2374 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2652,10 +2686,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2383 = v39.x[110];
     const unsigned int v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2385 = v2384 + v2379;
-    const __half v2386 = residual[v2385];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2387 = __half2float(v2386);
+    const iron_f16 v2386 = residual[v2385];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2387 = iron_to_f32(v2386);
     const float v2388 = fmaf(v2383, v3, v2387);
-    const __half v2389 = __float2half_rn(v2388);
+    const iron_f16 v2389 = iron_f32_to_f16(v2388);
     out[v2385] = v2389;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2390 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2669,10 +2703,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2399 = v39.x[111];
     const unsigned int v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2401 = v2400 + v2395;
-    const __half v2402 = residual[v2401];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2403 = __half2float(v2402);
+    const iron_f16 v2402 = residual[v2401];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2403 = iron_to_f32(v2402);
     const float v2404 = fmaf(v2399, v3, v2403);
-    const __half v2405 = __float2half_rn(v2404);
+    const iron_f16 v2405 = iron_f32_to_f16(v2404);
     out[v2401] = v2405;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2406 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2686,10 +2720,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2415 = v39.x[112];
     const unsigned int v2416 = v2408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2417 = v2416 + v2411;
-    const __half v2418 = residual[v2417];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2419 = __half2float(v2418);
+    const iron_f16 v2418 = residual[v2417];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2419 = iron_to_f32(v2418);
     const float v2420 = fmaf(v2415, v3, v2419);
-    const __half v2421 = __float2half_rn(v2420);
+    const iron_f16 v2421 = iron_f32_to_f16(v2420);
     out[v2417] = v2421;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2422 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2703,10 +2737,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2431 = v39.x[113];
     const unsigned int v2432 = v2424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2433 = v2432 + v2427;
-    const __half v2434 = residual[v2433];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2435 = __half2float(v2434);
+    const iron_f16 v2434 = residual[v2433];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2435 = iron_to_f32(v2434);
     const float v2436 = fmaf(v2431, v3, v2435);
-    const __half v2437 = __float2half_rn(v2436);
+    const iron_f16 v2437 = iron_f32_to_f16(v2436);
     out[v2433] = v2437;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2438 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2720,10 +2754,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2447 = v39.x[114];
     const unsigned int v2448 = v2440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2449 = v2448 + v2443;
-    const __half v2450 = residual[v2449];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2451 = __half2float(v2450);
+    const iron_f16 v2450 = residual[v2449];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2451 = iron_to_f32(v2450);
     const float v2452 = fmaf(v2447, v3, v2451);
-    const __half v2453 = __float2half_rn(v2452);
+    const iron_f16 v2453 = iron_f32_to_f16(v2452);
     out[v2449] = v2453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2454 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2737,10 +2771,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2463 = v39.x[115];
     const unsigned int v2464 = v2456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2465 = v2464 + v2459;
-    const __half v2466 = residual[v2465];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2467 = __half2float(v2466);
+    const iron_f16 v2466 = residual[v2465];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2467 = iron_to_f32(v2466);
     const float v2468 = fmaf(v2463, v3, v2467);
-    const __half v2469 = __float2half_rn(v2468);
+    const iron_f16 v2469 = iron_f32_to_f16(v2468);
     out[v2465] = v2469;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2470 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2754,10 +2788,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2479 = v39.x[116];
     const unsigned int v2480 = v2472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2481 = v2480 + v2475;
-    const __half v2482 = residual[v2481];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2483 = __half2float(v2482);
+    const iron_f16 v2482 = residual[v2481];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2483 = iron_to_f32(v2482);
     const float v2484 = fmaf(v2479, v3, v2483);
-    const __half v2485 = __float2half_rn(v2484);
+    const iron_f16 v2485 = iron_f32_to_f16(v2484);
     out[v2481] = v2485;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2486 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2771,10 +2805,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2495 = v39.x[117];
     const unsigned int v2496 = v2488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2497 = v2496 + v2491;
-    const __half v2498 = residual[v2497];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2499 = __half2float(v2498);
+    const iron_f16 v2498 = residual[v2497];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2499 = iron_to_f32(v2498);
     const float v2500 = fmaf(v2495, v3, v2499);
-    const __half v2501 = __float2half_rn(v2500);
+    const iron_f16 v2501 = iron_f32_to_f16(v2500);
     out[v2497] = v2501;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2502 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2788,10 +2822,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2511 = v39.x[118];
     const unsigned int v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2513 = v2512 + v2507;
-    const __half v2514 = residual[v2513];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2515 = __half2float(v2514);
+    const iron_f16 v2514 = residual[v2513];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2515 = iron_to_f32(v2514);
     const float v2516 = fmaf(v2511, v3, v2515);
-    const __half v2517 = __float2half_rn(v2516);
+    const iron_f16 v2517 = iron_f32_to_f16(v2516);
     out[v2513] = v2517;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2518 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2805,10 +2839,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2527 = v39.x[119];
     const unsigned int v2528 = v2520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2529 = v2528 + v2523;
-    const __half v2530 = residual[v2529];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2531 = __half2float(v2530);
+    const iron_f16 v2530 = residual[v2529];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2531 = iron_to_f32(v2530);
     const float v2532 = fmaf(v2527, v3, v2531);
-    const __half v2533 = __float2half_rn(v2532);
+    const iron_f16 v2533 = iron_f32_to_f16(v2532);
     out[v2529] = v2533;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2534 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2822,10 +2856,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2543 = v39.x[120];
     const unsigned int v2544 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2545 = v2544 + v2539;
-    const __half v2546 = residual[v2545];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2547 = __half2float(v2546);
+    const iron_f16 v2546 = residual[v2545];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2547 = iron_to_f32(v2546);
     const float v2548 = fmaf(v2543, v3, v2547);
-    const __half v2549 = __float2half_rn(v2548);
+    const iron_f16 v2549 = iron_f32_to_f16(v2548);
     out[v2545] = v2549;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2550 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2839,10 +2873,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2559 = v39.x[121];
     const unsigned int v2560 = v2552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2561 = v2560 + v2555;
-    const __half v2562 = residual[v2561];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2563 = __half2float(v2562);
+    const iron_f16 v2562 = residual[v2561];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2563 = iron_to_f32(v2562);
     const float v2564 = fmaf(v2559, v3, v2563);
-    const __half v2565 = __float2half_rn(v2564);
+    const iron_f16 v2565 = iron_f32_to_f16(v2564);
     out[v2561] = v2565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2566 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2856,10 +2890,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2575 = v39.x[122];
     const unsigned int v2576 = v2568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2577 = v2576 + v2571;
-    const __half v2578 = residual[v2577];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2579 = __half2float(v2578);
+    const iron_f16 v2578 = residual[v2577];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2579 = iron_to_f32(v2578);
     const float v2580 = fmaf(v2575, v3, v2579);
-    const __half v2581 = __float2half_rn(v2580);
+    const iron_f16 v2581 = iron_f32_to_f16(v2580);
     out[v2577] = v2581;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2582 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2873,10 +2907,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2591 = v39.x[123];
     const unsigned int v2592 = v2584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2593 = v2592 + v2587;
-    const __half v2594 = residual[v2593];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2595 = __half2float(v2594);
+    const iron_f16 v2594 = residual[v2593];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2595 = iron_to_f32(v2594);
     const float v2596 = fmaf(v2591, v3, v2595);
-    const __half v2597 = __float2half_rn(v2596);
+    const iron_f16 v2597 = iron_f32_to_f16(v2596);
     out[v2593] = v2597;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2598 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2890,10 +2924,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2607 = v39.x[124];
     const unsigned int v2608 = v2600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2609 = v2608 + v2603;
-    const __half v2610 = residual[v2609];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2611 = __half2float(v2610);
+    const iron_f16 v2610 = residual[v2609];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2611 = iron_to_f32(v2610);
     const float v2612 = fmaf(v2607, v3, v2611);
-    const __half v2613 = __float2half_rn(v2612);
+    const iron_f16 v2613 = iron_f32_to_f16(v2612);
     out[v2609] = v2613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2614 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2907,10 +2941,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2623 = v39.x[125];
     const unsigned int v2624 = v2616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2625 = v2624 + v2619;
-    const __half v2626 = residual[v2625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2627 = __half2float(v2626);
+    const iron_f16 v2626 = residual[v2625];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2627 = iron_to_f32(v2626);
     const float v2628 = fmaf(v2623, v3, v2627);
-    const __half v2629 = __float2half_rn(v2628);
+    const iron_f16 v2629 = iron_f32_to_f16(v2628);
     out[v2625] = v2629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2630 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2924,10 +2958,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2639 = v39.x[126];
     const unsigned int v2640 = v2632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2641 = v2640 + v2635;
-    const __half v2642 = residual[v2641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2643 = __half2float(v2642);
+    const iron_f16 v2642 = residual[v2641];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2643 = iron_to_f32(v2642);
     const float v2644 = fmaf(v2639, v3, v2643);
-    const __half v2645 = __float2half_rn(v2644);
+    const iron_f16 v2645 = iron_f32_to_f16(v2644);
     out[v2641] = v2645;  // kernels/gemm/gemm_epilogue.cpp:86
   }
   const unsigned int v2646 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:230
@@ -2941,10 +2975,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_f16(
     const float v2655 = v39.x[127];
     const unsigned int v2656 = v2648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2657 = v2656 + v2651;
-    const __half v2658 = residual[v2657];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2659 = __half2float(v2658);
+    const iron_f16 v2658 = residual[v2657];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2659 = iron_to_f32(v2658);
     const float v2660 = fmaf(v2655, v3, v2659);
-    const __half v2661 = __float2half_rn(v2660);
+    const iron_f16 v2661 = iron_f32_to_f16(v2660);
     out[v2657] = v2661;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

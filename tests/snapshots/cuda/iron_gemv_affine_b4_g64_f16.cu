@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 55680 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input f16 tensor, as const __half* __restrict__
+//   x: input f16 tensor, as const iron_f16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input f16 tensor, as const __half* __restrict__
-//   biases: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   scales: input f16 tensor, as const iron_f16* __restrict__
+//   biases: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 struct alignas(16) iron_u32x4 {
   unsigned int v[4];
@@ -184,14 +226,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -207,7 +241,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -226,20 +260,20 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
-    const __half* __restrict__ x,
+    const iron_f16* __restrict__ x,
     const unsigned int* __restrict__ packed,
-    const __half* __restrict__ scales,
-    const __half* __restrict__ biases,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ scales,
+    const iron_f16* __restrict__ biases,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
   unsigned int* const shm0 = reinterpret_cast<unsigned int*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 8192);
-  __half* const shm2 = reinterpret_cast<__half*>(iron_shared + 8704);
-  __half* const shm3 = reinterpret_cast<__half*>(iron_shared + 9216);
-  __half* const shm4 = reinterpret_cast<__half*>(iron_shared + 17664);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 8192);
+  iron_f16* const shm2 = reinterpret_cast<iron_f16*>(iron_shared + 8704);
+  iron_f16* const shm3 = reinterpret_cast<iron_f16*>(iron_shared + 9216);
+  iron_f16* const shm4 = reinterpret_cast<iron_f16*>(iron_shared + 17664);
   float* const shm5 = reinterpret_cast<float*>(iron_shared + 51456);
   float* const shm6 = reinterpret_cast<float*>(iron_shared + 55552);
 
@@ -261,10 +295,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
     const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
     iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__half, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v25, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v27, __float2half_rn(0.0f));
+    iron_frag<iron_f16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v25, iron_f32_to_f16(0.0f));
+    iron_frag<iron_f16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v27, iron_f32_to_f16(0.0f));
 
     for (unsigned int v4447 = 0u; v4447 < 3u; v4447 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v4448 = v4447 << 8u;
@@ -442,10 +476,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const unsigned int v4662 = v4661 + v4659;
       const unsigned int v4663 = v4662 + v4657;
       const unsigned int v4666 = shm0[v4653];  // kernels/gemm/gemv_skinny.hpp:169
-      const __half v4667 = shm1[v4663];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v4668 = __half2float(v4667);
-      const __half v4669 = shm2[v4663];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v4670 = __half2float(v4669);
+      const iron_f16 v4667 = shm1[v4663];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4668 = iron_to_f32(v4667);
+      const iron_f16 v4669 = shm2[v4663];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4670 = iron_to_f32(v4669);
       const unsigned int v4675 = v4666 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4676 = v4675 & 15u;
       const unsigned int v4679 = v4676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -494,24 +528,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v4764 = __uint_as_float(v4763);
       const float v4765 = v4764 - 8388608.0f;
       const float v4766 = fmaf(v4765, v4668, v4670);  // kernels/gemm/quant_b.hpp:51
-      const __half v4767 = __float2half_rn(v4682);  // kernels/gemm/gemv_skinny.hpp:125
-      const __half v4768 = __float2half_rn(v4694);
-      const __half v4769 = __float2half_rn(v4706);
-      const __half v4770 = __float2half_rn(v4718);
-      const __half v4771 = __float2half_rn(v4730);
-      const __half v4772 = __float2half_rn(v4742);
-      const __half v4773 = __float2half_rn(v4754);
-      const __half v4774 = __float2half_rn(v4766);
+      const iron_f16 v4767 = iron_f32_to_f16(v4682);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_f16 v4768 = iron_f32_to_f16(v4694);
+      const iron_f16 v4769 = iron_f32_to_f16(v4706);
+      const iron_f16 v4770 = iron_f32_to_f16(v4718);
+      const iron_f16 v4771 = iron_f32_to_f16(v4730);
+      const iron_f16 v4772 = iron_f32_to_f16(v4742);
+      const iron_f16 v4773 = iron_f32_to_f16(v4754);
+      const iron_f16 v4774 = iron_f32_to_f16(v4766);
       *reinterpret_cast<iron_f16x8*>(shm3 + v4779) = iron_f16x8{{v4767, v4768, v4769, v4770, v4771, v4772, v4773, v4774}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v4793 = v4651 + v4790;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v4794 = v4793 + v4786;
       const unsigned int v4803 = v4661 + v4800;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v4804 = v4803 + v4798;
       const unsigned int v4807 = shm0[v4794];  // kernels/gemm/gemv_skinny.hpp:169
-      const __half v4808 = shm1[v4804];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v4809 = __half2float(v4808);
-      const __half v4810 = shm2[v4804];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v4811 = __half2float(v4810);
+      const iron_f16 v4808 = shm1[v4804];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4809 = iron_to_f32(v4808);
+      const iron_f16 v4810 = shm2[v4804];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4811 = iron_to_f32(v4810);
       const unsigned int v4816 = v4807 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4817 = v4816 & 15u;
       const unsigned int v4820 = v4817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -560,24 +594,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v4905 = __uint_as_float(v4904);
       const float v4906 = v4905 - 8388608.0f;
       const float v4907 = fmaf(v4906, v4809, v4811);  // kernels/gemm/quant_b.hpp:51
-      const __half v4908 = __float2half_rn(v4823);  // kernels/gemm/gemv_skinny.hpp:125
-      const __half v4909 = __float2half_rn(v4835);
-      const __half v4910 = __float2half_rn(v4847);
-      const __half v4911 = __float2half_rn(v4859);
-      const __half v4912 = __float2half_rn(v4871);
-      const __half v4913 = __float2half_rn(v4883);
-      const __half v4914 = __float2half_rn(v4895);
-      const __half v4915 = __float2half_rn(v4907);
+      const iron_f16 v4908 = iron_f32_to_f16(v4823);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_f16 v4909 = iron_f32_to_f16(v4835);
+      const iron_f16 v4910 = iron_f32_to_f16(v4847);
+      const iron_f16 v4911 = iron_f32_to_f16(v4859);
+      const iron_f16 v4912 = iron_f32_to_f16(v4871);
+      const iron_f16 v4913 = iron_f32_to_f16(v4883);
+      const iron_f16 v4914 = iron_f32_to_f16(v4895);
+      const iron_f16 v4915 = iron_f32_to_f16(v4907);
       *reinterpret_cast<iron_f16x8*>(shm3 + v4920) = iron_f16x8{{v4908, v4909, v4910, v4911, v4912, v4913, v4914, v4915}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v4934 = v4651 + v4931;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v4935 = v4934 + v4927;
       const unsigned int v4944 = v4661 + v4941;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v4945 = v4944 + v4939;
       const unsigned int v4948 = shm0[v4935];  // kernels/gemm/gemv_skinny.hpp:169
-      const __half v4949 = shm1[v4945];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v4950 = __half2float(v4949);
-      const __half v4951 = shm2[v4945];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v4952 = __half2float(v4951);
+      const iron_f16 v4949 = shm1[v4945];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v4950 = iron_to_f32(v4949);
+      const iron_f16 v4951 = shm2[v4945];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v4952 = iron_to_f32(v4951);
       const unsigned int v4957 = v4948 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v4958 = v4957 & 15u;
       const unsigned int v4961 = v4958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -626,24 +660,24 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v5046 = __uint_as_float(v5045);
       const float v5047 = v5046 - 8388608.0f;
       const float v5048 = fmaf(v5047, v4950, v4952);  // kernels/gemm/quant_b.hpp:51
-      const __half v5049 = __float2half_rn(v4964);  // kernels/gemm/gemv_skinny.hpp:125
-      const __half v5050 = __float2half_rn(v4976);
-      const __half v5051 = __float2half_rn(v4988);
-      const __half v5052 = __float2half_rn(v5000);
-      const __half v5053 = __float2half_rn(v5012);
-      const __half v5054 = __float2half_rn(v5024);
-      const __half v5055 = __float2half_rn(v5036);
-      const __half v5056 = __float2half_rn(v5048);
+      const iron_f16 v5049 = iron_f32_to_f16(v4964);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_f16 v5050 = iron_f32_to_f16(v4976);
+      const iron_f16 v5051 = iron_f32_to_f16(v4988);
+      const iron_f16 v5052 = iron_f32_to_f16(v5000);
+      const iron_f16 v5053 = iron_f32_to_f16(v5012);
+      const iron_f16 v5054 = iron_f32_to_f16(v5024);
+      const iron_f16 v5055 = iron_f32_to_f16(v5036);
+      const iron_f16 v5056 = iron_f32_to_f16(v5048);
       *reinterpret_cast<iron_f16x8*>(shm3 + v5061) = iron_f16x8{{v5049, v5050, v5051, v5052, v5053, v5054, v5055, v5056}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v5075 = v4651 + v5072;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v5076 = v5075 + v5068;
       const unsigned int v5085 = v4661 + v5082;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v5086 = v5085 + v5080;
       const unsigned int v5089 = shm0[v5076];  // kernels/gemm/gemv_skinny.hpp:169
-      const __half v5090 = shm1[v5086];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v5091 = __half2float(v5090);
-      const __half v5092 = shm2[v5086];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v5093 = __half2float(v5092);
+      const iron_f16 v5090 = shm1[v5086];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v5091 = iron_to_f32(v5090);
+      const iron_f16 v5092 = shm2[v5086];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v5093 = iron_to_f32(v5092);
       const unsigned int v5098 = v5089 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v5099 = v5098 & 15u;
       const unsigned int v5102 = v5099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -692,14 +726,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v5187 = __uint_as_float(v5186);
       const float v5188 = v5187 - 8388608.0f;
       const float v5189 = fmaf(v5188, v5091, v5093);  // kernels/gemm/quant_b.hpp:51
-      const __half v5190 = __float2half_rn(v5105);  // kernels/gemm/gemv_skinny.hpp:125
-      const __half v5191 = __float2half_rn(v5117);
-      const __half v5192 = __float2half_rn(v5129);
-      const __half v5193 = __float2half_rn(v5141);
-      const __half v5194 = __float2half_rn(v5153);
-      const __half v5195 = __float2half_rn(v5165);
-      const __half v5196 = __float2half_rn(v5177);
-      const __half v5197 = __float2half_rn(v5189);
+      const iron_f16 v5190 = iron_f32_to_f16(v5105);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_f16 v5191 = iron_f32_to_f16(v5117);
+      const iron_f16 v5192 = iron_f32_to_f16(v5129);
+      const iron_f16 v5193 = iron_f32_to_f16(v5141);
+      const iron_f16 v5194 = iron_f32_to_f16(v5153);
+      const iron_f16 v5195 = iron_f32_to_f16(v5165);
+      const iron_f16 v5196 = iron_f32_to_f16(v5177);
+      const iron_f16 v5197 = iron_f32_to_f16(v5189);
       *reinterpret_cast<iron_f16x8*>(shm3 + v5202) = iron_f16x8{{v5190, v5191, v5192, v5193, v5194, v5195, v5196, v5197}};  // kernels/gemm/gemv_skinny.hpp:127
       __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
       const unsigned int v5204 = v4638 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
@@ -850,7 +884,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v847 = v846 + v845;
       v832 = v847;
       const float v848 = v832;  // kernels/gemm/gemv_skinny.hpp:261
-      const __half v849 = __float2half_rn(v848);
+      const iron_f16 v849 = iron_f32_to_f16(v848);
       const unsigned int v850 = v824 * v1;
       const unsigned int v851 = v850 + v827;
       out[v851] = v849;
@@ -881,7 +915,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
       const float v880 = v879 + v878;
       v865 = v880;
       const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
-      const __half v882 = __float2half_rn(v881);
+      const iron_f16 v882 = iron_f32_to_f16(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;
       out[v884] = v882;
@@ -965,10 +999,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1003 = v964 << 5u;  // kernels/gemm/gemv.cpp:116
           const unsigned int v1004 = v1003 >> 6u;
           const unsigned int v1008 = v1007 + v1004;
-          const __half v1009 = scales[v1008];  // kernels/gemm/gemv.cpp:117
-          const float v1010 = __half2float(v1009);
-          const __half v1011 = biases[v1008];  // kernels/gemm/gemv.cpp:118
-          const float v1012 = __half2float(v1011);
+          const iron_f16 v1009 = scales[v1008];  // kernels/gemm/gemv.cpp:117
+          const float v1010 = iron_to_f32(v1009);
+          const iron_f16 v1011 = biases[v1008];  // kernels/gemm/gemv.cpp:118
+          const float v1012 = iron_to_f32(v1011);
           const unsigned int v1019 = v1018 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5665 = *reinterpret_cast<const iron_u32x4*>(packed + v1019);
           const unsigned int v1021 = v5665.v[0];
@@ -976,10 +1010,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1039 = v5665.v[2];
           const unsigned int v1048 = v5665.v[3];
           const unsigned int v1056 = v1055 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1057 = scales[v1056];  // kernels/gemm/gemv.cpp:117
-          const float v1058 = __half2float(v1057);
-          const __half v1059 = biases[v1056];  // kernels/gemm/gemv.cpp:118
-          const float v1060 = __half2float(v1059);
+          const iron_f16 v1057 = scales[v1056];  // kernels/gemm/gemv.cpp:117
+          const float v1058 = iron_to_f32(v1057);
+          const iron_f16 v1059 = biases[v1056];  // kernels/gemm/gemv.cpp:118
+          const float v1060 = iron_to_f32(v1059);
           const unsigned int v1067 = v1066 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5666 = *reinterpret_cast<const iron_u32x4*>(packed + v1067);
           const unsigned int v1069 = v5666.v[0];
@@ -987,10 +1021,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1087 = v5666.v[2];
           const unsigned int v1096 = v5666.v[3];
           const unsigned int v1104 = v1103 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1105 = scales[v1104];  // kernels/gemm/gemv.cpp:117
-          const float v1106 = __half2float(v1105);
-          const __half v1107 = biases[v1104];  // kernels/gemm/gemv.cpp:118
-          const float v1108 = __half2float(v1107);
+          const iron_f16 v1105 = scales[v1104];  // kernels/gemm/gemv.cpp:117
+          const float v1106 = iron_to_f32(v1105);
+          const iron_f16 v1107 = biases[v1104];  // kernels/gemm/gemv.cpp:118
+          const float v1108 = iron_to_f32(v1107);
           const unsigned int v1115 = v1114 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5667 = *reinterpret_cast<const iron_u32x4*>(packed + v1115);
           const unsigned int v1117 = v5667.v[0];
@@ -998,10 +1032,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1135 = v5667.v[2];
           const unsigned int v1144 = v5667.v[3];
           const unsigned int v1152 = v1151 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1153 = scales[v1152];  // kernels/gemm/gemv.cpp:117
-          const float v1154 = __half2float(v1153);
-          const __half v1155 = biases[v1152];  // kernels/gemm/gemv.cpp:118
-          const float v1156 = __half2float(v1155);
+          const iron_f16 v1153 = scales[v1152];  // kernels/gemm/gemv.cpp:117
+          const float v1154 = iron_to_f32(v1153);
+          const iron_f16 v1155 = biases[v1152];  // kernels/gemm/gemv.cpp:118
+          const float v1156 = iron_to_f32(v1155);
           const unsigned int v1163 = v1162 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5668 = *reinterpret_cast<const iron_u32x4*>(packed + v1163);
           const unsigned int v1165 = v5668.v[0];
@@ -1009,10 +1043,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1183 = v5668.v[2];
           const unsigned int v1192 = v5668.v[3];
           const unsigned int v1200 = v1199 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1201 = scales[v1200];  // kernels/gemm/gemv.cpp:117
-          const float v1202 = __half2float(v1201);
-          const __half v1203 = biases[v1200];  // kernels/gemm/gemv.cpp:118
-          const float v1204 = __half2float(v1203);
+          const iron_f16 v1201 = scales[v1200];  // kernels/gemm/gemv.cpp:117
+          const float v1202 = iron_to_f32(v1201);
+          const iron_f16 v1203 = biases[v1200];  // kernels/gemm/gemv.cpp:118
+          const float v1204 = iron_to_f32(v1203);
           const unsigned int v1211 = v1210 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5669 = *reinterpret_cast<const iron_u32x4*>(packed + v1211);
           const unsigned int v1213 = v5669.v[0];
@@ -1020,10 +1054,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1231 = v5669.v[2];
           const unsigned int v1240 = v5669.v[3];
           const unsigned int v1248 = v1247 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1249 = scales[v1248];  // kernels/gemm/gemv.cpp:117
-          const float v1250 = __half2float(v1249);
-          const __half v1251 = biases[v1248];  // kernels/gemm/gemv.cpp:118
-          const float v1252 = __half2float(v1251);
+          const iron_f16 v1249 = scales[v1248];  // kernels/gemm/gemv.cpp:117
+          const float v1250 = iron_to_f32(v1249);
+          const iron_f16 v1251 = biases[v1248];  // kernels/gemm/gemv.cpp:118
+          const float v1252 = iron_to_f32(v1251);
           const unsigned int v1259 = v1258 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5670 = *reinterpret_cast<const iron_u32x4*>(packed + v1259);
           const unsigned int v1261 = v5670.v[0];
@@ -1031,10 +1065,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1279 = v5670.v[2];
           const unsigned int v1288 = v5670.v[3];
           const unsigned int v1296 = v1295 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1297 = scales[v1296];  // kernels/gemm/gemv.cpp:117
-          const float v1298 = __half2float(v1297);
-          const __half v1299 = biases[v1296];  // kernels/gemm/gemv.cpp:118
-          const float v1300 = __half2float(v1299);
+          const iron_f16 v1297 = scales[v1296];  // kernels/gemm/gemv.cpp:117
+          const float v1298 = iron_to_f32(v1297);
+          const iron_f16 v1299 = biases[v1296];  // kernels/gemm/gemv.cpp:118
+          const float v1300 = iron_to_f32(v1299);
           const unsigned int v1307 = v1306 + v967;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v5671 = *reinterpret_cast<const iron_u32x4*>(packed + v1307);
           const unsigned int v1309 = v5671.v[0];
@@ -1042,10 +1076,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const unsigned int v1327 = v5671.v[2];
           const unsigned int v1336 = v5671.v[3];
           const unsigned int v1344 = v1343 + v1004;  // kernels/gemm/gemv.cpp:116
-          const __half v1345 = scales[v1344];  // kernels/gemm/gemv.cpp:117
-          const float v1346 = __half2float(v1345);
-          const __half v1347 = biases[v1344];  // kernels/gemm/gemv.cpp:118
-          const float v1348 = __half2float(v1347);
+          const iron_f16 v1345 = scales[v1344];  // kernels/gemm/gemv.cpp:117
+          const float v1346 = iron_to_f32(v1345);
+          const iron_f16 v1347 = biases[v1344];  // kernels/gemm/gemv.cpp:118
+          const float v1348 = iron_to_f32(v1347);
           float v5655 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
           float v5656 = 0.0f;
           float v5657 = 0.0f;
@@ -1321,22 +1355,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const float v1864 = v1863 - 8388608.0f;
           const unsigned int v1869 = v1868 + v1003;  // kernels/gemm/gemv_rows.hpp:92
           const iron_f16x8 v5672 = *reinterpret_cast<const iron_f16x8*>(x + v1869);  // kernels/gemm/gemv_rows.hpp:94
-          const __half v1872 = v5672.v[0];
-          const __half v1876 = v5672.v[1];
-          const __half v1880 = v5672.v[2];
-          const __half v1884 = v5672.v[3];
-          const __half v1888 = v5672.v[4];
-          const __half v1892 = v5672.v[5];
-          const __half v1896 = v5672.v[6];
-          const __half v1900 = v5672.v[7];
-          const float v1873 = __half2float(v1872);
-          const float v1877 = __half2float(v1876);
-          const float v1881 = __half2float(v1880);
-          const float v1885 = __half2float(v1884);
-          const float v1889 = __half2float(v1888);
-          const float v1893 = __half2float(v1892);
-          const float v1897 = __half2float(v1896);
-          const float v1901 = __half2float(v1900);
+          const iron_f16 v1872 = v5672.v[0];
+          const iron_f16 v1876 = v5672.v[1];
+          const iron_f16 v1880 = v5672.v[2];
+          const iron_f16 v1884 = v5672.v[3];
+          const iron_f16 v1888 = v5672.v[4];
+          const iron_f16 v1892 = v5672.v[5];
+          const iron_f16 v1896 = v5672.v[6];
+          const iron_f16 v1900 = v5672.v[7];
+          const float v1873 = iron_to_f32(v1872);
+          const float v1877 = iron_to_f32(v1876);
+          const float v1881 = iron_to_f32(v1880);
+          const float v1885 = iron_to_f32(v1884);
+          const float v1889 = iron_to_f32(v1888);
+          const float v1893 = iron_to_f32(v1892);
+          const float v1897 = iron_to_f32(v1896);
+          const float v1901 = iron_to_f32(v1900);
           const float v1903 = v5663;  // kernels/gemm/gemv_rows.hpp:96
           const float v1904 = v1903 + v1873;
           v5663 = v1904;
@@ -1825,22 +1859,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const float v2585 = v2584 - 8388608.0f;
           const unsigned int v2592 = v1869 + 8u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_f16x8 v5675 = *reinterpret_cast<const iron_f16x8*>(x + v2592);
-          const __half v2593 = v5675.v[0];
-          const __half v2597 = v5675.v[1];
-          const __half v2601 = v5675.v[2];
-          const __half v2605 = v5675.v[3];
-          const __half v2609 = v5675.v[4];
-          const __half v2613 = v5675.v[5];
-          const __half v2617 = v5675.v[6];
-          const __half v2621 = v5675.v[7];
-          const float v2594 = __half2float(v2593);
-          const float v2598 = __half2float(v2597);
-          const float v2602 = __half2float(v2601);
-          const float v2606 = __half2float(v2605);
-          const float v2610 = __half2float(v2609);
-          const float v2614 = __half2float(v2613);
-          const float v2618 = __half2float(v2617);
-          const float v2622 = __half2float(v2621);
+          const iron_f16 v2593 = v5675.v[0];
+          const iron_f16 v2597 = v5675.v[1];
+          const iron_f16 v2601 = v5675.v[2];
+          const iron_f16 v2605 = v5675.v[3];
+          const iron_f16 v2609 = v5675.v[4];
+          const iron_f16 v2613 = v5675.v[5];
+          const iron_f16 v2617 = v5675.v[6];
+          const iron_f16 v2621 = v5675.v[7];
+          const float v2594 = iron_to_f32(v2593);
+          const float v2598 = iron_to_f32(v2597);
+          const float v2602 = iron_to_f32(v2601);
+          const float v2606 = iron_to_f32(v2605);
+          const float v2610 = iron_to_f32(v2609);
+          const float v2614 = iron_to_f32(v2613);
+          const float v2618 = iron_to_f32(v2617);
+          const float v2622 = iron_to_f32(v2621);
           const float v2624 = v5663;  // kernels/gemm/gemv_rows.hpp:96
           const float v2625 = v2624 + v2594;
           v5663 = v2625;
@@ -2329,22 +2363,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const float v3306 = v3305 - 8388608.0f;
           const unsigned int v3313 = v1869 + 16u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_f16x8 v5678 = *reinterpret_cast<const iron_f16x8*>(x + v3313);
-          const __half v3314 = v5678.v[0];
-          const __half v3318 = v5678.v[1];
-          const __half v3322 = v5678.v[2];
-          const __half v3326 = v5678.v[3];
-          const __half v3330 = v5678.v[4];
-          const __half v3334 = v5678.v[5];
-          const __half v3338 = v5678.v[6];
-          const __half v3342 = v5678.v[7];
-          const float v3315 = __half2float(v3314);
-          const float v3319 = __half2float(v3318);
-          const float v3323 = __half2float(v3322);
-          const float v3327 = __half2float(v3326);
-          const float v3331 = __half2float(v3330);
-          const float v3335 = __half2float(v3334);
-          const float v3339 = __half2float(v3338);
-          const float v3343 = __half2float(v3342);
+          const iron_f16 v3314 = v5678.v[0];
+          const iron_f16 v3318 = v5678.v[1];
+          const iron_f16 v3322 = v5678.v[2];
+          const iron_f16 v3326 = v5678.v[3];
+          const iron_f16 v3330 = v5678.v[4];
+          const iron_f16 v3334 = v5678.v[5];
+          const iron_f16 v3338 = v5678.v[6];
+          const iron_f16 v3342 = v5678.v[7];
+          const float v3315 = iron_to_f32(v3314);
+          const float v3319 = iron_to_f32(v3318);
+          const float v3323 = iron_to_f32(v3322);
+          const float v3327 = iron_to_f32(v3326);
+          const float v3331 = iron_to_f32(v3330);
+          const float v3335 = iron_to_f32(v3334);
+          const float v3339 = iron_to_f32(v3338);
+          const float v3343 = iron_to_f32(v3342);
           const float v3345 = v5663;  // kernels/gemm/gemv_rows.hpp:96
           const float v3346 = v3345 + v3315;
           v5663 = v3346;
@@ -2833,22 +2867,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
           const float v4027 = v4026 - 8388608.0f;
           const unsigned int v4034 = v1869 + 24u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_f16x8 v5681 = *reinterpret_cast<const iron_f16x8*>(x + v4034);
-          const __half v4035 = v5681.v[0];
-          const __half v4039 = v5681.v[1];
-          const __half v4043 = v5681.v[2];
-          const __half v4047 = v5681.v[3];
-          const __half v4051 = v5681.v[4];
-          const __half v4055 = v5681.v[5];
-          const __half v4059 = v5681.v[6];
-          const __half v4063 = v5681.v[7];
-          const float v4036 = __half2float(v4035);
-          const float v4040 = __half2float(v4039);
-          const float v4044 = __half2float(v4043);
-          const float v4048 = __half2float(v4047);
-          const float v4052 = __half2float(v4051);
-          const float v4056 = __half2float(v4055);
-          const float v4060 = __half2float(v4059);
-          const float v4064 = __half2float(v4063);
+          const iron_f16 v4035 = v5681.v[0];
+          const iron_f16 v4039 = v5681.v[1];
+          const iron_f16 v4043 = v5681.v[2];
+          const iron_f16 v4047 = v5681.v[3];
+          const iron_f16 v4051 = v5681.v[4];
+          const iron_f16 v4055 = v5681.v[5];
+          const iron_f16 v4059 = v5681.v[6];
+          const iron_f16 v4063 = v5681.v[7];
+          const float v4036 = iron_to_f32(v4035);
+          const float v4040 = iron_to_f32(v4039);
+          const float v4044 = iron_to_f32(v4043);
+          const float v4048 = iron_to_f32(v4047);
+          const float v4052 = iron_to_f32(v4051);
+          const float v4056 = iron_to_f32(v4055);
+          const float v4060 = iron_to_f32(v4059);
+          const float v4064 = iron_to_f32(v4063);
           const float v4066 = v5663;  // kernels/gemm/gemv_rows.hpp:96
           const float v4067 = v4066 + v4036;
           v5663 = v4067;
@@ -3216,7 +3250,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b4_g64_f16(
             v4429 = v4439;
           }
           const float v4440 = v4429;  // kernels/gemm/gemv_rows.hpp:157
-          const __half v4441 = __float2half_rn(v4440);
+          const iron_f16 v4441 = iron_f32_to_f16(v4440);
           const unsigned int v4442 = v4421 * v1;
           const unsigned int v4443 = v4442 + v4418;
           out[v4443] = v4441;

@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 63360 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   x: input bf16 tensor, as const iron_bf16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
-//   scales: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   biases: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   scales: input bf16 tensor, as const iron_bf16* __restrict__
+//   biases: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 struct alignas(16) iron_u32x4 {
   unsigned int v[4];
@@ -184,14 +226,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -207,7 +241,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -226,20 +260,20 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
-    const __nv_bfloat16* __restrict__ x,
+    const iron_bf16* __restrict__ x,
     const unsigned int* __restrict__ packed,
-    const __nv_bfloat16* __restrict__ scales,
-    const __nv_bfloat16* __restrict__ biases,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ scales,
+    const iron_bf16* __restrict__ biases,
+    iron_bf16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
   unsigned int* const shm0 = reinterpret_cast<unsigned int*>(iron_shared + 0);
-  __nv_bfloat16* const shm1 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 16384);
-  __nv_bfloat16* const shm2 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 16640);
-  __nv_bfloat16* const shm3 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 16896);
-  __nv_bfloat16* const shm4 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 25344);
+  iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 16384);
+  iron_bf16* const shm2 = reinterpret_cast<iron_bf16*>(iron_shared + 16640);
+  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 16896);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 25344);
   float* const shm5 = reinterpret_cast<float*>(iron_shared + 59136);
   float* const shm6 = reinterpret_cast<float*>(iron_shared + 63232);
 
@@ -261,10 +295,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
     const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
     iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
+    iron_frag<iron_bf16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v25, iron_f32_to_bf16(0.0f));
+    iron_frag<iron_bf16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v27, iron_f32_to_bf16(0.0f));
 
     for (unsigned int v3030 = 0u; v3030 < 3u; v3030 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v3031 = v3030 << 8u;
@@ -461,10 +495,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const unsigned int v3270 = shm0[v3257];  // kernels/gemm/gemv_skinny.hpp:169
       const unsigned int v3272 = v3257 + 1u;
       const unsigned int v3273 = shm0[v3272];
-      const __nv_bfloat16 v3274 = shm1[v3267];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v3275 = __bfloat162float(v3274);
-      const __nv_bfloat16 v3276 = shm2[v3267];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v3277 = __bfloat162float(v3276);
+      const iron_bf16 v3274 = shm1[v3267];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3275 = iron_to_f32(v3274);
+      const iron_bf16 v3276 = shm2[v3267];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3277 = iron_to_f32(v3276);
       const unsigned int v3282 = v3270 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3283 = v3282 & 255u;
       const unsigned int v3286 = v3283 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -513,14 +547,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v3371 = __uint_as_float(v3370);
       const float v3372 = v3371 - 8388608.0f;
       const float v3373 = fmaf(v3372, v3275, v3277);  // kernels/gemm/quant_b.hpp:51
-      const __nv_bfloat16 v3374 = __float2bfloat16_rn(v3289);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v3375 = __float2bfloat16_rn(v3301);
-      const __nv_bfloat16 v3376 = __float2bfloat16_rn(v3313);
-      const __nv_bfloat16 v3377 = __float2bfloat16_rn(v3325);
-      const __nv_bfloat16 v3378 = __float2bfloat16_rn(v3337);
-      const __nv_bfloat16 v3379 = __float2bfloat16_rn(v3349);
-      const __nv_bfloat16 v3380 = __float2bfloat16_rn(v3361);
-      const __nv_bfloat16 v3381 = __float2bfloat16_rn(v3373);
+      const iron_bf16 v3374 = iron_f32_to_bf16(v3289);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v3375 = iron_f32_to_bf16(v3301);
+      const iron_bf16 v3376 = iron_f32_to_bf16(v3313);
+      const iron_bf16 v3377 = iron_f32_to_bf16(v3325);
+      const iron_bf16 v3378 = iron_f32_to_bf16(v3337);
+      const iron_bf16 v3379 = iron_f32_to_bf16(v3349);
+      const iron_bf16 v3380 = iron_f32_to_bf16(v3361);
+      const iron_bf16 v3381 = iron_f32_to_bf16(v3373);
       *reinterpret_cast<iron_bf16x8*>(shm3 + v3386) = iron_bf16x8{{v3374, v3375, v3376, v3377, v3378, v3379, v3380, v3381}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v3400 = v3255 + v3397;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3401 = v3400 + v3395;
@@ -529,10 +563,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const unsigned int v3414 = shm0[v3401];  // kernels/gemm/gemv_skinny.hpp:169
       const unsigned int v3416 = v3401 + 1u;
       const unsigned int v3417 = shm0[v3416];
-      const __nv_bfloat16 v3418 = shm1[v3411];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v3419 = __bfloat162float(v3418);
-      const __nv_bfloat16 v3420 = shm2[v3411];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v3421 = __bfloat162float(v3420);
+      const iron_bf16 v3418 = shm1[v3411];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3419 = iron_to_f32(v3418);
+      const iron_bf16 v3420 = shm2[v3411];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3421 = iron_to_f32(v3420);
       const unsigned int v3426 = v3414 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3427 = v3426 & 255u;
       const unsigned int v3430 = v3427 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -581,14 +615,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v3515 = __uint_as_float(v3514);
       const float v3516 = v3515 - 8388608.0f;
       const float v3517 = fmaf(v3516, v3419, v3421);  // kernels/gemm/quant_b.hpp:51
-      const __nv_bfloat16 v3518 = __float2bfloat16_rn(v3433);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v3519 = __float2bfloat16_rn(v3445);
-      const __nv_bfloat16 v3520 = __float2bfloat16_rn(v3457);
-      const __nv_bfloat16 v3521 = __float2bfloat16_rn(v3469);
-      const __nv_bfloat16 v3522 = __float2bfloat16_rn(v3481);
-      const __nv_bfloat16 v3523 = __float2bfloat16_rn(v3493);
-      const __nv_bfloat16 v3524 = __float2bfloat16_rn(v3505);
-      const __nv_bfloat16 v3525 = __float2bfloat16_rn(v3517);
+      const iron_bf16 v3518 = iron_f32_to_bf16(v3433);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v3519 = iron_f32_to_bf16(v3445);
+      const iron_bf16 v3520 = iron_f32_to_bf16(v3457);
+      const iron_bf16 v3521 = iron_f32_to_bf16(v3469);
+      const iron_bf16 v3522 = iron_f32_to_bf16(v3481);
+      const iron_bf16 v3523 = iron_f32_to_bf16(v3493);
+      const iron_bf16 v3524 = iron_f32_to_bf16(v3505);
+      const iron_bf16 v3525 = iron_f32_to_bf16(v3517);
       *reinterpret_cast<iron_bf16x8*>(shm3 + v3530) = iron_bf16x8{{v3518, v3519, v3520, v3521, v3522, v3523, v3524, v3525}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v3544 = v3255 + v3541;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3545 = v3544 + v3539;
@@ -597,10 +631,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const unsigned int v3558 = shm0[v3545];  // kernels/gemm/gemv_skinny.hpp:169
       const unsigned int v3560 = v3545 + 1u;
       const unsigned int v3561 = shm0[v3560];
-      const __nv_bfloat16 v3562 = shm1[v3555];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v3563 = __bfloat162float(v3562);
-      const __nv_bfloat16 v3564 = shm2[v3555];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v3565 = __bfloat162float(v3564);
+      const iron_bf16 v3562 = shm1[v3555];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3563 = iron_to_f32(v3562);
+      const iron_bf16 v3564 = shm2[v3555];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3565 = iron_to_f32(v3564);
       const unsigned int v3570 = v3558 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3571 = v3570 & 255u;
       const unsigned int v3574 = v3571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -649,14 +683,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v3659 = __uint_as_float(v3658);
       const float v3660 = v3659 - 8388608.0f;
       const float v3661 = fmaf(v3660, v3563, v3565);  // kernels/gemm/quant_b.hpp:51
-      const __nv_bfloat16 v3662 = __float2bfloat16_rn(v3577);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v3663 = __float2bfloat16_rn(v3589);
-      const __nv_bfloat16 v3664 = __float2bfloat16_rn(v3601);
-      const __nv_bfloat16 v3665 = __float2bfloat16_rn(v3613);
-      const __nv_bfloat16 v3666 = __float2bfloat16_rn(v3625);
-      const __nv_bfloat16 v3667 = __float2bfloat16_rn(v3637);
-      const __nv_bfloat16 v3668 = __float2bfloat16_rn(v3649);
-      const __nv_bfloat16 v3669 = __float2bfloat16_rn(v3661);
+      const iron_bf16 v3662 = iron_f32_to_bf16(v3577);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v3663 = iron_f32_to_bf16(v3589);
+      const iron_bf16 v3664 = iron_f32_to_bf16(v3601);
+      const iron_bf16 v3665 = iron_f32_to_bf16(v3613);
+      const iron_bf16 v3666 = iron_f32_to_bf16(v3625);
+      const iron_bf16 v3667 = iron_f32_to_bf16(v3637);
+      const iron_bf16 v3668 = iron_f32_to_bf16(v3649);
+      const iron_bf16 v3669 = iron_f32_to_bf16(v3661);
       *reinterpret_cast<iron_bf16x8*>(shm3 + v3674) = iron_bf16x8{{v3662, v3663, v3664, v3665, v3666, v3667, v3668, v3669}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v3688 = v3255 + v3685;  // kernels/gemm/gemv_skinny.hpp:166
       const unsigned int v3689 = v3688 + v3683;
@@ -665,10 +699,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const unsigned int v3702 = shm0[v3689];  // kernels/gemm/gemv_skinny.hpp:169
       const unsigned int v3704 = v3689 + 1u;
       const unsigned int v3705 = shm0[v3704];
-      const __nv_bfloat16 v3706 = shm1[v3699];  // kernels/gemm/gemv_skinny.hpp:170
-      const float v3707 = __bfloat162float(v3706);
-      const __nv_bfloat16 v3708 = shm2[v3699];  // kernels/gemm/gemv_skinny.hpp:171
-      const float v3709 = __bfloat162float(v3708);
+      const iron_bf16 v3706 = shm1[v3699];  // kernels/gemm/gemv_skinny.hpp:170
+      const float v3707 = iron_to_f32(v3706);
+      const iron_bf16 v3708 = shm2[v3699];  // kernels/gemm/gemv_skinny.hpp:171
+      const float v3709 = iron_to_f32(v3708);
       const unsigned int v3714 = v3702 >> 0u;  // kernels/primitives/affine_quant.hpp:20
       const unsigned int v3715 = v3714 & 255u;
       const unsigned int v3718 = v3715 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
@@ -717,14 +751,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v3803 = __uint_as_float(v3802);
       const float v3804 = v3803 - 8388608.0f;
       const float v3805 = fmaf(v3804, v3707, v3709);  // kernels/gemm/quant_b.hpp:51
-      const __nv_bfloat16 v3806 = __float2bfloat16_rn(v3721);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v3807 = __float2bfloat16_rn(v3733);
-      const __nv_bfloat16 v3808 = __float2bfloat16_rn(v3745);
-      const __nv_bfloat16 v3809 = __float2bfloat16_rn(v3757);
-      const __nv_bfloat16 v3810 = __float2bfloat16_rn(v3769);
-      const __nv_bfloat16 v3811 = __float2bfloat16_rn(v3781);
-      const __nv_bfloat16 v3812 = __float2bfloat16_rn(v3793);
-      const __nv_bfloat16 v3813 = __float2bfloat16_rn(v3805);
+      const iron_bf16 v3806 = iron_f32_to_bf16(v3721);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v3807 = iron_f32_to_bf16(v3733);
+      const iron_bf16 v3808 = iron_f32_to_bf16(v3745);
+      const iron_bf16 v3809 = iron_f32_to_bf16(v3757);
+      const iron_bf16 v3810 = iron_f32_to_bf16(v3769);
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3781);
+      const iron_bf16 v3812 = iron_f32_to_bf16(v3793);
+      const iron_bf16 v3813 = iron_f32_to_bf16(v3805);
       *reinterpret_cast<iron_bf16x8*>(shm3 + v3818) = iron_bf16x8{{v3806, v3807, v3808, v3809, v3810, v3811, v3812, v3813}};  // kernels/gemm/gemv_skinny.hpp:127
       __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
       const unsigned int v3820 = v3242 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
@@ -888,7 +922,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v880 = v879 + v878;
       v865 = v880;
       const float v881 = v865;  // kernels/gemm/gemv_skinny.hpp:261
-      const __nv_bfloat16 v882 = __float2bfloat16_rn(v881);
+      const iron_bf16 v882 = iron_f32_to_bf16(v881);
       const unsigned int v883 = v857 * v1;
       const unsigned int v884 = v883 + v860;
       out[v884] = v882;
@@ -919,7 +953,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
       const float v913 = v912 + v911;
       v898 = v913;
       const float v914 = v898;  // kernels/gemm/gemv_skinny.hpp:261
-      const __nv_bfloat16 v915 = __float2bfloat16_rn(v914);
+      const iron_bf16 v915 = iron_f32_to_bf16(v914);
       const unsigned int v916 = v890 * v1;
       const unsigned int v917 = v916 + v893;
       out[v917] = v915;
@@ -1003,10 +1037,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1036 = v997 << 4u;  // kernels/gemm/gemv.cpp:116
           const unsigned int v1037 = v1036 >> 7u;
           const unsigned int v1041 = v1040 + v1037;
-          const __nv_bfloat16 v1042 = scales[v1041];  // kernels/gemm/gemv.cpp:117
-          const float v1043 = __bfloat162float(v1042);
-          const __nv_bfloat16 v1044 = biases[v1041];  // kernels/gemm/gemv.cpp:118
-          const float v1045 = __bfloat162float(v1044);
+          const iron_bf16 v1042 = scales[v1041];  // kernels/gemm/gemv.cpp:117
+          const float v1043 = iron_to_f32(v1042);
+          const iron_bf16 v1044 = biases[v1041];  // kernels/gemm/gemv.cpp:118
+          const float v1045 = iron_to_f32(v1044);
           const unsigned int v1052 = v1051 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4312 = *reinterpret_cast<const iron_u32x4*>(packed + v1052);
           const unsigned int v1054 = v4312.v[0];
@@ -1014,10 +1048,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1072 = v4312.v[2];
           const unsigned int v1081 = v4312.v[3];
           const unsigned int v1089 = v1088 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1090 = scales[v1089];  // kernels/gemm/gemv.cpp:117
-          const float v1091 = __bfloat162float(v1090);
-          const __nv_bfloat16 v1092 = biases[v1089];  // kernels/gemm/gemv.cpp:118
-          const float v1093 = __bfloat162float(v1092);
+          const iron_bf16 v1090 = scales[v1089];  // kernels/gemm/gemv.cpp:117
+          const float v1091 = iron_to_f32(v1090);
+          const iron_bf16 v1092 = biases[v1089];  // kernels/gemm/gemv.cpp:118
+          const float v1093 = iron_to_f32(v1092);
           const unsigned int v1100 = v1099 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4313 = *reinterpret_cast<const iron_u32x4*>(packed + v1100);
           const unsigned int v1102 = v4313.v[0];
@@ -1025,10 +1059,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1120 = v4313.v[2];
           const unsigned int v1129 = v4313.v[3];
           const unsigned int v1137 = v1136 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1138 = scales[v1137];  // kernels/gemm/gemv.cpp:117
-          const float v1139 = __bfloat162float(v1138);
-          const __nv_bfloat16 v1140 = biases[v1137];  // kernels/gemm/gemv.cpp:118
-          const float v1141 = __bfloat162float(v1140);
+          const iron_bf16 v1138 = scales[v1137];  // kernels/gemm/gemv.cpp:117
+          const float v1139 = iron_to_f32(v1138);
+          const iron_bf16 v1140 = biases[v1137];  // kernels/gemm/gemv.cpp:118
+          const float v1141 = iron_to_f32(v1140);
           const unsigned int v1148 = v1147 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4314 = *reinterpret_cast<const iron_u32x4*>(packed + v1148);
           const unsigned int v1150 = v4314.v[0];
@@ -1036,10 +1070,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1168 = v4314.v[2];
           const unsigned int v1177 = v4314.v[3];
           const unsigned int v1185 = v1184 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1186 = scales[v1185];  // kernels/gemm/gemv.cpp:117
-          const float v1187 = __bfloat162float(v1186);
-          const __nv_bfloat16 v1188 = biases[v1185];  // kernels/gemm/gemv.cpp:118
-          const float v1189 = __bfloat162float(v1188);
+          const iron_bf16 v1186 = scales[v1185];  // kernels/gemm/gemv.cpp:117
+          const float v1187 = iron_to_f32(v1186);
+          const iron_bf16 v1188 = biases[v1185];  // kernels/gemm/gemv.cpp:118
+          const float v1189 = iron_to_f32(v1188);
           const unsigned int v1196 = v1195 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4315 = *reinterpret_cast<const iron_u32x4*>(packed + v1196);
           const unsigned int v1198 = v4315.v[0];
@@ -1047,10 +1081,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1216 = v4315.v[2];
           const unsigned int v1225 = v4315.v[3];
           const unsigned int v1233 = v1232 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1234 = scales[v1233];  // kernels/gemm/gemv.cpp:117
-          const float v1235 = __bfloat162float(v1234);
-          const __nv_bfloat16 v1236 = biases[v1233];  // kernels/gemm/gemv.cpp:118
-          const float v1237 = __bfloat162float(v1236);
+          const iron_bf16 v1234 = scales[v1233];  // kernels/gemm/gemv.cpp:117
+          const float v1235 = iron_to_f32(v1234);
+          const iron_bf16 v1236 = biases[v1233];  // kernels/gemm/gemv.cpp:118
+          const float v1237 = iron_to_f32(v1236);
           const unsigned int v1244 = v1243 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4316 = *reinterpret_cast<const iron_u32x4*>(packed + v1244);
           const unsigned int v1246 = v4316.v[0];
@@ -1058,10 +1092,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1264 = v4316.v[2];
           const unsigned int v1273 = v4316.v[3];
           const unsigned int v1281 = v1280 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1282 = scales[v1281];  // kernels/gemm/gemv.cpp:117
-          const float v1283 = __bfloat162float(v1282);
-          const __nv_bfloat16 v1284 = biases[v1281];  // kernels/gemm/gemv.cpp:118
-          const float v1285 = __bfloat162float(v1284);
+          const iron_bf16 v1282 = scales[v1281];  // kernels/gemm/gemv.cpp:117
+          const float v1283 = iron_to_f32(v1282);
+          const iron_bf16 v1284 = biases[v1281];  // kernels/gemm/gemv.cpp:118
+          const float v1285 = iron_to_f32(v1284);
           const unsigned int v1292 = v1291 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4317 = *reinterpret_cast<const iron_u32x4*>(packed + v1292);
           const unsigned int v1294 = v4317.v[0];
@@ -1069,10 +1103,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1312 = v4317.v[2];
           const unsigned int v1321 = v4317.v[3];
           const unsigned int v1329 = v1328 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1330 = scales[v1329];  // kernels/gemm/gemv.cpp:117
-          const float v1331 = __bfloat162float(v1330);
-          const __nv_bfloat16 v1332 = biases[v1329];  // kernels/gemm/gemv.cpp:118
-          const float v1333 = __bfloat162float(v1332);
+          const iron_bf16 v1330 = scales[v1329];  // kernels/gemm/gemv.cpp:117
+          const float v1331 = iron_to_f32(v1330);
+          const iron_bf16 v1332 = biases[v1329];  // kernels/gemm/gemv.cpp:118
+          const float v1333 = iron_to_f32(v1332);
           const unsigned int v1340 = v1339 + v1000;  // kernels/gemm/gemv.cpp:115
           const iron_u32x4 v4318 = *reinterpret_cast<const iron_u32x4*>(packed + v1340);
           const unsigned int v1342 = v4318.v[0];
@@ -1080,10 +1114,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const unsigned int v1360 = v4318.v[2];
           const unsigned int v1369 = v4318.v[3];
           const unsigned int v1377 = v1376 + v1037;  // kernels/gemm/gemv.cpp:116
-          const __nv_bfloat16 v1378 = scales[v1377];  // kernels/gemm/gemv.cpp:117
-          const float v1379 = __bfloat162float(v1378);
-          const __nv_bfloat16 v1380 = biases[v1377];  // kernels/gemm/gemv.cpp:118
-          const float v1381 = __bfloat162float(v1380);
+          const iron_bf16 v1378 = scales[v1377];  // kernels/gemm/gemv.cpp:117
+          const float v1379 = iron_to_f32(v1378);
+          const iron_bf16 v1380 = biases[v1377];  // kernels/gemm/gemv.cpp:118
+          const float v1381 = iron_to_f32(v1380);
           float v4302 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
           float v4303 = 0.0f;
           float v4304 = 0.0f;
@@ -1367,22 +1401,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const float v1897 = v1896 - 8388608.0f;
           const unsigned int v1902 = v1901 + v1036;  // kernels/gemm/gemv_rows.hpp:92
           const iron_bf16x8 v4319 = *reinterpret_cast<const iron_bf16x8*>(x + v1902);  // kernels/gemm/gemv_rows.hpp:94
-          const __nv_bfloat16 v1905 = v4319.v[0];
-          const __nv_bfloat16 v1909 = v4319.v[1];
-          const __nv_bfloat16 v1913 = v4319.v[2];
-          const __nv_bfloat16 v1917 = v4319.v[3];
-          const __nv_bfloat16 v1921 = v4319.v[4];
-          const __nv_bfloat16 v1925 = v4319.v[5];
-          const __nv_bfloat16 v1929 = v4319.v[6];
-          const __nv_bfloat16 v1933 = v4319.v[7];
-          const float v1906 = __bfloat162float(v1905);
-          const float v1910 = __bfloat162float(v1909);
-          const float v1914 = __bfloat162float(v1913);
-          const float v1918 = __bfloat162float(v1917);
-          const float v1922 = __bfloat162float(v1921);
-          const float v1926 = __bfloat162float(v1925);
-          const float v1930 = __bfloat162float(v1929);
-          const float v1934 = __bfloat162float(v1933);
+          const iron_bf16 v1905 = v4319.v[0];
+          const iron_bf16 v1909 = v4319.v[1];
+          const iron_bf16 v1913 = v4319.v[2];
+          const iron_bf16 v1917 = v4319.v[3];
+          const iron_bf16 v1921 = v4319.v[4];
+          const iron_bf16 v1925 = v4319.v[5];
+          const iron_bf16 v1929 = v4319.v[6];
+          const iron_bf16 v1933 = v4319.v[7];
+          const float v1906 = iron_to_f32(v1905);
+          const float v1910 = iron_to_f32(v1909);
+          const float v1914 = iron_to_f32(v1913);
+          const float v1918 = iron_to_f32(v1917);
+          const float v1922 = iron_to_f32(v1921);
+          const float v1926 = iron_to_f32(v1925);
+          const float v1930 = iron_to_f32(v1929);
+          const float v1934 = iron_to_f32(v1933);
           const float v1936 = v4310;  // kernels/gemm/gemv_rows.hpp:96
           const float v1937 = v1936 + v1906;
           v4310 = v1937;
@@ -1877,22 +1911,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
           const float v2614 = v2613 - 8388608.0f;
           const unsigned int v2621 = v1902 + 8u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_bf16x8 v4322 = *reinterpret_cast<const iron_bf16x8*>(x + v2621);
-          const __nv_bfloat16 v2622 = v4322.v[0];
-          const __nv_bfloat16 v2626 = v4322.v[1];
-          const __nv_bfloat16 v2630 = v4322.v[2];
-          const __nv_bfloat16 v2634 = v4322.v[3];
-          const __nv_bfloat16 v2638 = v4322.v[4];
-          const __nv_bfloat16 v2642 = v4322.v[5];
-          const __nv_bfloat16 v2646 = v4322.v[6];
-          const __nv_bfloat16 v2650 = v4322.v[7];
-          const float v2623 = __bfloat162float(v2622);
-          const float v2627 = __bfloat162float(v2626);
-          const float v2631 = __bfloat162float(v2630);
-          const float v2635 = __bfloat162float(v2634);
-          const float v2639 = __bfloat162float(v2638);
-          const float v2643 = __bfloat162float(v2642);
-          const float v2647 = __bfloat162float(v2646);
-          const float v2651 = __bfloat162float(v2650);
+          const iron_bf16 v2622 = v4322.v[0];
+          const iron_bf16 v2626 = v4322.v[1];
+          const iron_bf16 v2630 = v4322.v[2];
+          const iron_bf16 v2634 = v4322.v[3];
+          const iron_bf16 v2638 = v4322.v[4];
+          const iron_bf16 v2642 = v4322.v[5];
+          const iron_bf16 v2646 = v4322.v[6];
+          const iron_bf16 v2650 = v4322.v[7];
+          const float v2623 = iron_to_f32(v2622);
+          const float v2627 = iron_to_f32(v2626);
+          const float v2631 = iron_to_f32(v2630);
+          const float v2635 = iron_to_f32(v2634);
+          const float v2639 = iron_to_f32(v2638);
+          const float v2643 = iron_to_f32(v2642);
+          const float v2647 = iron_to_f32(v2646);
+          const float v2651 = iron_to_f32(v2650);
           const float v2653 = v4310;  // kernels/gemm/gemv_rows.hpp:96
           const float v2654 = v2653 + v2623;
           v4310 = v2654;
@@ -2258,7 +2292,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g128_bf16(
             v3012 = v3022;
           }
           const float v3023 = v3012;  // kernels/gemm/gemv_rows.hpp:157
-          const __nv_bfloat16 v3024 = __float2bfloat16_rn(v3023);
+          const iron_bf16 v3024 = iron_f32_to_bf16(v3023);
           const unsigned int v3025 = v3004 * v1;
           const unsigned int v3026 = v3025 + v3001;
           out[v3026] = v3024;

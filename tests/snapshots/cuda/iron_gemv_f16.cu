@@ -3,14 +3,56 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 71808 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input f16 tensor, as const __half* __restrict__
-//   w: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   x: input f16 tensor, as const iron_f16* __restrict__
+//   w: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -174,14 +216,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -197,7 +231,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -216,15 +250,15 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
-    const __half* __restrict__ x,
-    const __half* __restrict__ w,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ x,
+    const iron_f16* __restrict__ w,
+    iron_f16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
-  __half* const shm0 = reinterpret_cast<__half*>(iron_shared + 0);
-  __half* const shm1 = reinterpret_cast<__half*>(iron_shared + 33792);
+  iron_f16* const shm0 = reinterpret_cast<iron_f16*>(iron_shared + 0);
+  iron_f16* const shm1 = reinterpret_cast<iron_f16*>(iron_shared + 33792);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 67584);
   float* const shm3 = reinterpret_cast<float*>(iron_shared + 71680);
 
@@ -244,10 +278,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
     const unsigned int v18 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
     iron_frag<float, 2, 16, 16> v20;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v20, 0.0f);
-    iron_frag<__half, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v22, __float2half_rn(0.0f));
-    iron_frag<__half, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v24, __float2half_rn(0.0f));
+    iron_frag<iron_f16, 0, 16, 16> v22;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v22, iron_f32_to_f16(0.0f));
+    iron_frag<iron_f16, 1, 16, 16> v24;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v24, iron_f32_to_f16(0.0f));
 
     for (unsigned int v705 = 0u; v705 < 3u; v705 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v706 = v705 << 8u;
@@ -527,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v294 = v293 + v292;
       v279 = v294;
       const float v295 = v279;  // kernels/gemm/gemv_skinny.hpp:261
-      const __half v296 = __float2half_rn(v295);
+      const iron_f16 v296 = iron_f32_to_f16(v295);
       const unsigned int v297 = v271 * v1;
       const unsigned int v298 = v297 + v274;
       out[v298] = v296;
@@ -559,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
       const float v327 = v326 + v325;
       v312 = v327;
       const float v328 = v312;  // kernels/gemm/gemv_skinny.hpp:261
-      const __half v329 = __float2half_rn(v328);
+      const iron_f16 v329 = iron_f32_to_f16(v328);
       const unsigned int v330 = v304 * v1;
       const unsigned int v331 = v330 + v307;
       out[v331] = v329;
@@ -616,21 +650,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v1272 = v1261; v1272 < v2; v1272 += v1260) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v1273 = v1262 + v1272;  // kernels/gemm/gemv.cpp:71
-        const __half v1274 = w[v1273];
+        const iron_f16 v1274 = w[v1273];
         const unsigned int v1275 = v1263 + v1272;
-        const __half v1276 = w[v1275];
+        const iron_f16 v1276 = w[v1275];
         const unsigned int v1277 = v1264 + v1272;
-        const __half v1278 = w[v1277];
+        const iron_f16 v1278 = w[v1277];
         const unsigned int v1279 = v1265 + v1272;
-        const __half v1280 = w[v1279];
+        const iron_f16 v1280 = w[v1279];
         const unsigned int v1281 = v1266 + v1272;
-        const __half v1282 = w[v1281];
+        const iron_f16 v1282 = w[v1281];
         const unsigned int v1283 = v1267 + v1272;
-        const __half v1284 = w[v1283];
+        const iron_f16 v1284 = w[v1283];
         const unsigned int v1285 = v1268 + v1272;
-        const __half v1286 = w[v1285];
+        const iron_f16 v1286 = w[v1285];
         const unsigned int v1287 = v1269 + v1272;
-        const __half v1288 = w[v1287];
+        const iron_f16 v1288 = w[v1287];
         float v7125 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7126 = 0.0f;
         float v7127 = 0.0f;
@@ -639,17 +673,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7130 = 0.0f;
         float v7131 = 0.0f;
         float v7132 = 0.0f;
-        const float v1291 = __half2float(v1274);  // kernels/gemm/gemv.cpp:76
-        const float v1292 = __half2float(v1276);
-        const float v1293 = __half2float(v1278);
-        const float v1294 = __half2float(v1280);
-        const float v1295 = __half2float(v1282);
-        const float v1296 = __half2float(v1284);
-        const float v1297 = __half2float(v1286);
-        const float v1298 = __half2float(v1288);
+        const float v1291 = iron_to_f32(v1274);  // kernels/gemm/gemv.cpp:76
+        const float v1292 = iron_to_f32(v1276);
+        const float v1293 = iron_to_f32(v1278);
+        const float v1294 = iron_to_f32(v1280);
+        const float v1295 = iron_to_f32(v1282);
+        const float v1296 = iron_to_f32(v1284);
+        const float v1297 = iron_to_f32(v1286);
+        const float v1298 = iron_to_f32(v1288);
         const unsigned int v1299 = v1271 + v1272;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v1300 = x[v1299];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1301 = __half2float(v1300);
+        const iron_f16 v1300 = x[v1299];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1301 = iron_to_f32(v1300);
         const float v1302 = v7125;  // kernels/gemm/gemv_rows.hpp:103
         const float v1303 = fmaf(v1301, v1291, v1302);
         v7125 = v1303;
@@ -795,7 +829,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v1401 = v1408;
         }
         const float v1409 = v1401;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v1410 = __float2half_rn(v1409);
+        const iron_f16 v1410 = iron_f32_to_f16(v1409);
         const unsigned int v1411 = v1394 * v1;
         const unsigned int v1412 = v1411 + v1392;
         out[v1412] = v1410;
@@ -829,21 +863,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v1456 = v1445; v1456 < v2; v1456 += v1444) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v1457 = v1446 + v1456;  // kernels/gemm/gemv.cpp:71
-        const __half v1458 = w[v1457];
+        const iron_f16 v1458 = w[v1457];
         const unsigned int v1459 = v1447 + v1456;
-        const __half v1460 = w[v1459];
+        const iron_f16 v1460 = w[v1459];
         const unsigned int v1461 = v1448 + v1456;
-        const __half v1462 = w[v1461];
+        const iron_f16 v1462 = w[v1461];
         const unsigned int v1463 = v1449 + v1456;
-        const __half v1464 = w[v1463];
+        const iron_f16 v1464 = w[v1463];
         const unsigned int v1465 = v1450 + v1456;
-        const __half v1466 = w[v1465];
+        const iron_f16 v1466 = w[v1465];
         const unsigned int v1467 = v1451 + v1456;
-        const __half v1468 = w[v1467];
+        const iron_f16 v1468 = w[v1467];
         const unsigned int v1469 = v1452 + v1456;
-        const __half v1470 = w[v1469];
+        const iron_f16 v1470 = w[v1469];
         const unsigned int v1471 = v1453 + v1456;
-        const __half v1472 = w[v1471];
+        const iron_f16 v1472 = w[v1471];
         float v7142 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7143 = 0.0f;
         float v7144 = 0.0f;
@@ -852,17 +886,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7147 = 0.0f;
         float v7148 = 0.0f;
         float v7149 = 0.0f;
-        const float v1475 = __half2float(v1458);  // kernels/gemm/gemv.cpp:76
-        const float v1476 = __half2float(v1460);
-        const float v1477 = __half2float(v1462);
-        const float v1478 = __half2float(v1464);
-        const float v1479 = __half2float(v1466);
-        const float v1480 = __half2float(v1468);
-        const float v1481 = __half2float(v1470);
-        const float v1482 = __half2float(v1472);
+        const float v1475 = iron_to_f32(v1458);  // kernels/gemm/gemv.cpp:76
+        const float v1476 = iron_to_f32(v1460);
+        const float v1477 = iron_to_f32(v1462);
+        const float v1478 = iron_to_f32(v1464);
+        const float v1479 = iron_to_f32(v1466);
+        const float v1480 = iron_to_f32(v1468);
+        const float v1481 = iron_to_f32(v1470);
+        const float v1482 = iron_to_f32(v1472);
         const unsigned int v1483 = v1455 + v1456;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v1484 = x[v1483];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1485 = __half2float(v1484);
+        const iron_f16 v1484 = x[v1483];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1485 = iron_to_f32(v1484);
         const float v1486 = v7142;  // kernels/gemm/gemv_rows.hpp:103
         const float v1487 = fmaf(v1485, v1475, v1486);
         v7142 = v1487;
@@ -1008,7 +1042,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v1585 = v1592;
         }
         const float v1593 = v1585;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v1594 = __float2half_rn(v1593);
+        const iron_f16 v1594 = iron_f32_to_f16(v1593);
         const unsigned int v1595 = v1578 * v1;
         const unsigned int v1596 = v1595 + v1576;
         out[v1596] = v1594;
@@ -1042,21 +1076,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v1640 = v1629; v1640 < v2; v1640 += v1628) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v1641 = v1630 + v1640;  // kernels/gemm/gemv.cpp:71
-        const __half v1642 = w[v1641];
+        const iron_f16 v1642 = w[v1641];
         const unsigned int v1643 = v1631 + v1640;
-        const __half v1644 = w[v1643];
+        const iron_f16 v1644 = w[v1643];
         const unsigned int v1645 = v1632 + v1640;
-        const __half v1646 = w[v1645];
+        const iron_f16 v1646 = w[v1645];
         const unsigned int v1647 = v1633 + v1640;
-        const __half v1648 = w[v1647];
+        const iron_f16 v1648 = w[v1647];
         const unsigned int v1649 = v1634 + v1640;
-        const __half v1650 = w[v1649];
+        const iron_f16 v1650 = w[v1649];
         const unsigned int v1651 = v1635 + v1640;
-        const __half v1652 = w[v1651];
+        const iron_f16 v1652 = w[v1651];
         const unsigned int v1653 = v1636 + v1640;
-        const __half v1654 = w[v1653];
+        const iron_f16 v1654 = w[v1653];
         const unsigned int v1655 = v1637 + v1640;
-        const __half v1656 = w[v1655];
+        const iron_f16 v1656 = w[v1655];
         float v7159 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7160 = 0.0f;
         float v7161 = 0.0f;
@@ -1065,17 +1099,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7164 = 0.0f;
         float v7165 = 0.0f;
         float v7166 = 0.0f;
-        const float v1659 = __half2float(v1642);  // kernels/gemm/gemv.cpp:76
-        const float v1660 = __half2float(v1644);
-        const float v1661 = __half2float(v1646);
-        const float v1662 = __half2float(v1648);
-        const float v1663 = __half2float(v1650);
-        const float v1664 = __half2float(v1652);
-        const float v1665 = __half2float(v1654);
-        const float v1666 = __half2float(v1656);
+        const float v1659 = iron_to_f32(v1642);  // kernels/gemm/gemv.cpp:76
+        const float v1660 = iron_to_f32(v1644);
+        const float v1661 = iron_to_f32(v1646);
+        const float v1662 = iron_to_f32(v1648);
+        const float v1663 = iron_to_f32(v1650);
+        const float v1664 = iron_to_f32(v1652);
+        const float v1665 = iron_to_f32(v1654);
+        const float v1666 = iron_to_f32(v1656);
         const unsigned int v1667 = v1639 + v1640;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v1668 = x[v1667];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1669 = __half2float(v1668);
+        const iron_f16 v1668 = x[v1667];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1669 = iron_to_f32(v1668);
         const float v1670 = v7159;  // kernels/gemm/gemv_rows.hpp:103
         const float v1671 = fmaf(v1669, v1659, v1670);
         v7159 = v1671;
@@ -1221,7 +1255,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v1769 = v1776;
         }
         const float v1777 = v1769;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v1778 = __float2half_rn(v1777);
+        const iron_f16 v1778 = iron_f32_to_f16(v1777);
         const unsigned int v1779 = v1762 * v1;
         const unsigned int v1780 = v1779 + v1760;
         out[v1780] = v1778;
@@ -1255,21 +1289,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v1824 = v1813; v1824 < v2; v1824 += v1812) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v1825 = v1814 + v1824;  // kernels/gemm/gemv.cpp:71
-        const __half v1826 = w[v1825];
+        const iron_f16 v1826 = w[v1825];
         const unsigned int v1827 = v1815 + v1824;
-        const __half v1828 = w[v1827];
+        const iron_f16 v1828 = w[v1827];
         const unsigned int v1829 = v1816 + v1824;
-        const __half v1830 = w[v1829];
+        const iron_f16 v1830 = w[v1829];
         const unsigned int v1831 = v1817 + v1824;
-        const __half v1832 = w[v1831];
+        const iron_f16 v1832 = w[v1831];
         const unsigned int v1833 = v1818 + v1824;
-        const __half v1834 = w[v1833];
+        const iron_f16 v1834 = w[v1833];
         const unsigned int v1835 = v1819 + v1824;
-        const __half v1836 = w[v1835];
+        const iron_f16 v1836 = w[v1835];
         const unsigned int v1837 = v1820 + v1824;
-        const __half v1838 = w[v1837];
+        const iron_f16 v1838 = w[v1837];
         const unsigned int v1839 = v1821 + v1824;
-        const __half v1840 = w[v1839];
+        const iron_f16 v1840 = w[v1839];
         float v7176 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7177 = 0.0f;
         float v7178 = 0.0f;
@@ -1278,17 +1312,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7181 = 0.0f;
         float v7182 = 0.0f;
         float v7183 = 0.0f;
-        const float v1843 = __half2float(v1826);  // kernels/gemm/gemv.cpp:76
-        const float v1844 = __half2float(v1828);
-        const float v1845 = __half2float(v1830);
-        const float v1846 = __half2float(v1832);
-        const float v1847 = __half2float(v1834);
-        const float v1848 = __half2float(v1836);
-        const float v1849 = __half2float(v1838);
-        const float v1850 = __half2float(v1840);
+        const float v1843 = iron_to_f32(v1826);  // kernels/gemm/gemv.cpp:76
+        const float v1844 = iron_to_f32(v1828);
+        const float v1845 = iron_to_f32(v1830);
+        const float v1846 = iron_to_f32(v1832);
+        const float v1847 = iron_to_f32(v1834);
+        const float v1848 = iron_to_f32(v1836);
+        const float v1849 = iron_to_f32(v1838);
+        const float v1850 = iron_to_f32(v1840);
         const unsigned int v1851 = v1823 + v1824;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v1852 = x[v1851];  // kernels/gemm/gemv_rows.hpp:94
-        const float v1853 = __half2float(v1852);
+        const iron_f16 v1852 = x[v1851];  // kernels/gemm/gemv_rows.hpp:94
+        const float v1853 = iron_to_f32(v1852);
         const float v1854 = v7176;  // kernels/gemm/gemv_rows.hpp:103
         const float v1855 = fmaf(v1853, v1843, v1854);
         v7176 = v1855;
@@ -1434,7 +1468,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v1953 = v1960;
         }
         const float v1961 = v1953;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v1962 = __float2half_rn(v1961);
+        const iron_f16 v1962 = iron_f32_to_f16(v1961);
         const unsigned int v1963 = v1946 * v1;
         const unsigned int v1964 = v1963 + v1944;
         out[v1964] = v1962;
@@ -1468,21 +1502,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2008 = v1997; v2008 < v2; v2008 += v1996) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2009 = v1998 + v2008;  // kernels/gemm/gemv.cpp:71
-        const __half v2010 = w[v2009];
+        const iron_f16 v2010 = w[v2009];
         const unsigned int v2011 = v1999 + v2008;
-        const __half v2012 = w[v2011];
+        const iron_f16 v2012 = w[v2011];
         const unsigned int v2013 = v2000 + v2008;
-        const __half v2014 = w[v2013];
+        const iron_f16 v2014 = w[v2013];
         const unsigned int v2015 = v2001 + v2008;
-        const __half v2016 = w[v2015];
+        const iron_f16 v2016 = w[v2015];
         const unsigned int v2017 = v2002 + v2008;
-        const __half v2018 = w[v2017];
+        const iron_f16 v2018 = w[v2017];
         const unsigned int v2019 = v2003 + v2008;
-        const __half v2020 = w[v2019];
+        const iron_f16 v2020 = w[v2019];
         const unsigned int v2021 = v2004 + v2008;
-        const __half v2022 = w[v2021];
+        const iron_f16 v2022 = w[v2021];
         const unsigned int v2023 = v2005 + v2008;
-        const __half v2024 = w[v2023];
+        const iron_f16 v2024 = w[v2023];
         float v7193 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7194 = 0.0f;
         float v7195 = 0.0f;
@@ -1491,17 +1525,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7198 = 0.0f;
         float v7199 = 0.0f;
         float v7200 = 0.0f;
-        const float v2027 = __half2float(v2010);  // kernels/gemm/gemv.cpp:76
-        const float v2028 = __half2float(v2012);
-        const float v2029 = __half2float(v2014);
-        const float v2030 = __half2float(v2016);
-        const float v2031 = __half2float(v2018);
-        const float v2032 = __half2float(v2020);
-        const float v2033 = __half2float(v2022);
-        const float v2034 = __half2float(v2024);
+        const float v2027 = iron_to_f32(v2010);  // kernels/gemm/gemv.cpp:76
+        const float v2028 = iron_to_f32(v2012);
+        const float v2029 = iron_to_f32(v2014);
+        const float v2030 = iron_to_f32(v2016);
+        const float v2031 = iron_to_f32(v2018);
+        const float v2032 = iron_to_f32(v2020);
+        const float v2033 = iron_to_f32(v2022);
+        const float v2034 = iron_to_f32(v2024);
         const unsigned int v2035 = v2007 + v2008;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2036 = x[v2035];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2037 = __half2float(v2036);
+        const iron_f16 v2036 = x[v2035];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2037 = iron_to_f32(v2036);
         const float v2038 = v7193;  // kernels/gemm/gemv_rows.hpp:103
         const float v2039 = fmaf(v2037, v2027, v2038);
         v7193 = v2039;
@@ -1647,7 +1681,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v2137 = v2144;
         }
         const float v2145 = v2137;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v2146 = __float2half_rn(v2145);
+        const iron_f16 v2146 = iron_f32_to_f16(v2145);
         const unsigned int v2147 = v2130 * v1;
         const unsigned int v2148 = v2147 + v2128;
         out[v2148] = v2146;
@@ -1681,21 +1715,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2192 = v2181; v2192 < v2; v2192 += v2180) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2193 = v2182 + v2192;  // kernels/gemm/gemv.cpp:71
-        const __half v2194 = w[v2193];
+        const iron_f16 v2194 = w[v2193];
         const unsigned int v2195 = v2183 + v2192;
-        const __half v2196 = w[v2195];
+        const iron_f16 v2196 = w[v2195];
         const unsigned int v2197 = v2184 + v2192;
-        const __half v2198 = w[v2197];
+        const iron_f16 v2198 = w[v2197];
         const unsigned int v2199 = v2185 + v2192;
-        const __half v2200 = w[v2199];
+        const iron_f16 v2200 = w[v2199];
         const unsigned int v2201 = v2186 + v2192;
-        const __half v2202 = w[v2201];
+        const iron_f16 v2202 = w[v2201];
         const unsigned int v2203 = v2187 + v2192;
-        const __half v2204 = w[v2203];
+        const iron_f16 v2204 = w[v2203];
         const unsigned int v2205 = v2188 + v2192;
-        const __half v2206 = w[v2205];
+        const iron_f16 v2206 = w[v2205];
         const unsigned int v2207 = v2189 + v2192;
-        const __half v2208 = w[v2207];
+        const iron_f16 v2208 = w[v2207];
         float v7210 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7211 = 0.0f;
         float v7212 = 0.0f;
@@ -1704,17 +1738,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7215 = 0.0f;
         float v7216 = 0.0f;
         float v7217 = 0.0f;
-        const float v2211 = __half2float(v2194);  // kernels/gemm/gemv.cpp:76
-        const float v2212 = __half2float(v2196);
-        const float v2213 = __half2float(v2198);
-        const float v2214 = __half2float(v2200);
-        const float v2215 = __half2float(v2202);
-        const float v2216 = __half2float(v2204);
-        const float v2217 = __half2float(v2206);
-        const float v2218 = __half2float(v2208);
+        const float v2211 = iron_to_f32(v2194);  // kernels/gemm/gemv.cpp:76
+        const float v2212 = iron_to_f32(v2196);
+        const float v2213 = iron_to_f32(v2198);
+        const float v2214 = iron_to_f32(v2200);
+        const float v2215 = iron_to_f32(v2202);
+        const float v2216 = iron_to_f32(v2204);
+        const float v2217 = iron_to_f32(v2206);
+        const float v2218 = iron_to_f32(v2208);
         const unsigned int v2219 = v2191 + v2192;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2220 = x[v2219];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2221 = __half2float(v2220);
+        const iron_f16 v2220 = x[v2219];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2221 = iron_to_f32(v2220);
         const float v2222 = v7210;  // kernels/gemm/gemv_rows.hpp:103
         const float v2223 = fmaf(v2221, v2211, v2222);
         v7210 = v2223;
@@ -1860,7 +1894,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v2321 = v2328;
         }
         const float v2329 = v2321;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v2330 = __float2half_rn(v2329);
+        const iron_f16 v2330 = iron_f32_to_f16(v2329);
         const unsigned int v2331 = v2314 * v1;
         const unsigned int v2332 = v2331 + v2312;
         out[v2332] = v2330;
@@ -1894,21 +1928,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2376 = v2365; v2376 < v2; v2376 += v2364) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2377 = v2366 + v2376;  // kernels/gemm/gemv.cpp:71
-        const __half v2378 = w[v2377];
+        const iron_f16 v2378 = w[v2377];
         const unsigned int v2379 = v2367 + v2376;
-        const __half v2380 = w[v2379];
+        const iron_f16 v2380 = w[v2379];
         const unsigned int v2381 = v2368 + v2376;
-        const __half v2382 = w[v2381];
+        const iron_f16 v2382 = w[v2381];
         const unsigned int v2383 = v2369 + v2376;
-        const __half v2384 = w[v2383];
+        const iron_f16 v2384 = w[v2383];
         const unsigned int v2385 = v2370 + v2376;
-        const __half v2386 = w[v2385];
+        const iron_f16 v2386 = w[v2385];
         const unsigned int v2387 = v2371 + v2376;
-        const __half v2388 = w[v2387];
+        const iron_f16 v2388 = w[v2387];
         const unsigned int v2389 = v2372 + v2376;
-        const __half v2390 = w[v2389];
+        const iron_f16 v2390 = w[v2389];
         const unsigned int v2391 = v2373 + v2376;
-        const __half v2392 = w[v2391];
+        const iron_f16 v2392 = w[v2391];
         float v7227 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7228 = 0.0f;
         float v7229 = 0.0f;
@@ -1917,17 +1951,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7232 = 0.0f;
         float v7233 = 0.0f;
         float v7234 = 0.0f;
-        const float v2395 = __half2float(v2378);  // kernels/gemm/gemv.cpp:76
-        const float v2396 = __half2float(v2380);
-        const float v2397 = __half2float(v2382);
-        const float v2398 = __half2float(v2384);
-        const float v2399 = __half2float(v2386);
-        const float v2400 = __half2float(v2388);
-        const float v2401 = __half2float(v2390);
-        const float v2402 = __half2float(v2392);
+        const float v2395 = iron_to_f32(v2378);  // kernels/gemm/gemv.cpp:76
+        const float v2396 = iron_to_f32(v2380);
+        const float v2397 = iron_to_f32(v2382);
+        const float v2398 = iron_to_f32(v2384);
+        const float v2399 = iron_to_f32(v2386);
+        const float v2400 = iron_to_f32(v2388);
+        const float v2401 = iron_to_f32(v2390);
+        const float v2402 = iron_to_f32(v2392);
         const unsigned int v2403 = v2375 + v2376;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2404 = x[v2403];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2405 = __half2float(v2404);
+        const iron_f16 v2404 = x[v2403];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2405 = iron_to_f32(v2404);
         const float v2406 = v7227;  // kernels/gemm/gemv_rows.hpp:103
         const float v2407 = fmaf(v2405, v2395, v2406);
         v7227 = v2407;
@@ -2073,7 +2107,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v2505 = v2512;
         }
         const float v2513 = v2505;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v2514 = __float2half_rn(v2513);
+        const iron_f16 v2514 = iron_f32_to_f16(v2513);
         const unsigned int v2515 = v2498 * v1;
         const unsigned int v2516 = v2515 + v2496;
         out[v2516] = v2514;
@@ -2107,21 +2141,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2560 = v2549; v2560 < v2; v2560 += v2548) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2561 = v2550 + v2560;  // kernels/gemm/gemv.cpp:71
-        const __half v2562 = w[v2561];
+        const iron_f16 v2562 = w[v2561];
         const unsigned int v2563 = v2551 + v2560;
-        const __half v2564 = w[v2563];
+        const iron_f16 v2564 = w[v2563];
         const unsigned int v2565 = v2552 + v2560;
-        const __half v2566 = w[v2565];
+        const iron_f16 v2566 = w[v2565];
         const unsigned int v2567 = v2553 + v2560;
-        const __half v2568 = w[v2567];
+        const iron_f16 v2568 = w[v2567];
         const unsigned int v2569 = v2554 + v2560;
-        const __half v2570 = w[v2569];
+        const iron_f16 v2570 = w[v2569];
         const unsigned int v2571 = v2555 + v2560;
-        const __half v2572 = w[v2571];
+        const iron_f16 v2572 = w[v2571];
         const unsigned int v2573 = v2556 + v2560;
-        const __half v2574 = w[v2573];
+        const iron_f16 v2574 = w[v2573];
         const unsigned int v2575 = v2557 + v2560;
-        const __half v2576 = w[v2575];
+        const iron_f16 v2576 = w[v2575];
         float v7244 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7245 = 0.0f;
         float v7246 = 0.0f;
@@ -2130,17 +2164,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7249 = 0.0f;
         float v7250 = 0.0f;
         float v7251 = 0.0f;
-        const float v2579 = __half2float(v2562);  // kernels/gemm/gemv.cpp:76
-        const float v2580 = __half2float(v2564);
-        const float v2581 = __half2float(v2566);
-        const float v2582 = __half2float(v2568);
-        const float v2583 = __half2float(v2570);
-        const float v2584 = __half2float(v2572);
-        const float v2585 = __half2float(v2574);
-        const float v2586 = __half2float(v2576);
+        const float v2579 = iron_to_f32(v2562);  // kernels/gemm/gemv.cpp:76
+        const float v2580 = iron_to_f32(v2564);
+        const float v2581 = iron_to_f32(v2566);
+        const float v2582 = iron_to_f32(v2568);
+        const float v2583 = iron_to_f32(v2570);
+        const float v2584 = iron_to_f32(v2572);
+        const float v2585 = iron_to_f32(v2574);
+        const float v2586 = iron_to_f32(v2576);
         const unsigned int v2587 = v2559 + v2560;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2588 = x[v2587];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2589 = __half2float(v2588);
+        const iron_f16 v2588 = x[v2587];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2589 = iron_to_f32(v2588);
         const float v2590 = v7244;  // kernels/gemm/gemv_rows.hpp:103
         const float v2591 = fmaf(v2589, v2579, v2590);
         v7244 = v2591;
@@ -2286,7 +2320,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v2689 = v2696;
         }
         const float v2697 = v2689;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v2698 = __float2half_rn(v2697);
+        const iron_f16 v2698 = iron_f32_to_f16(v2697);
         const unsigned int v2699 = v2682 * v1;
         const unsigned int v2700 = v2699 + v2680;
         out[v2700] = v2698;
@@ -2320,21 +2354,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2744 = v2733; v2744 < v2; v2744 += v2732) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2745 = v2734 + v2744;  // kernels/gemm/gemv.cpp:71
-        const __half v2746 = w[v2745];
+        const iron_f16 v2746 = w[v2745];
         const unsigned int v2747 = v2735 + v2744;
-        const __half v2748 = w[v2747];
+        const iron_f16 v2748 = w[v2747];
         const unsigned int v2749 = v2736 + v2744;
-        const __half v2750 = w[v2749];
+        const iron_f16 v2750 = w[v2749];
         const unsigned int v2751 = v2737 + v2744;
-        const __half v2752 = w[v2751];
+        const iron_f16 v2752 = w[v2751];
         const unsigned int v2753 = v2738 + v2744;
-        const __half v2754 = w[v2753];
+        const iron_f16 v2754 = w[v2753];
         const unsigned int v2755 = v2739 + v2744;
-        const __half v2756 = w[v2755];
+        const iron_f16 v2756 = w[v2755];
         const unsigned int v2757 = v2740 + v2744;
-        const __half v2758 = w[v2757];
+        const iron_f16 v2758 = w[v2757];
         const unsigned int v2759 = v2741 + v2744;
-        const __half v2760 = w[v2759];
+        const iron_f16 v2760 = w[v2759];
         float v7261 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7262 = 0.0f;
         float v7263 = 0.0f;
@@ -2343,17 +2377,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7266 = 0.0f;
         float v7267 = 0.0f;
         float v7268 = 0.0f;
-        const float v2763 = __half2float(v2746);  // kernels/gemm/gemv.cpp:76
-        const float v2764 = __half2float(v2748);
-        const float v2765 = __half2float(v2750);
-        const float v2766 = __half2float(v2752);
-        const float v2767 = __half2float(v2754);
-        const float v2768 = __half2float(v2756);
-        const float v2769 = __half2float(v2758);
-        const float v2770 = __half2float(v2760);
+        const float v2763 = iron_to_f32(v2746);  // kernels/gemm/gemv.cpp:76
+        const float v2764 = iron_to_f32(v2748);
+        const float v2765 = iron_to_f32(v2750);
+        const float v2766 = iron_to_f32(v2752);
+        const float v2767 = iron_to_f32(v2754);
+        const float v2768 = iron_to_f32(v2756);
+        const float v2769 = iron_to_f32(v2758);
+        const float v2770 = iron_to_f32(v2760);
         const unsigned int v2771 = v2743 + v2744;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2772 = x[v2771];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2773 = __half2float(v2772);
+        const iron_f16 v2772 = x[v2771];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2773 = iron_to_f32(v2772);
         const float v2774 = v7261;  // kernels/gemm/gemv_rows.hpp:103
         const float v2775 = fmaf(v2773, v2763, v2774);
         v7261 = v2775;
@@ -2499,7 +2533,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v2873 = v2880;
         }
         const float v2881 = v2873;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v2882 = __float2half_rn(v2881);
+        const iron_f16 v2882 = iron_f32_to_f16(v2881);
         const unsigned int v2883 = v2866 * v1;
         const unsigned int v2884 = v2883 + v2864;
         out[v2884] = v2882;
@@ -2533,21 +2567,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v2928 = v2917; v2928 < v2; v2928 += v2916) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v2929 = v2918 + v2928;  // kernels/gemm/gemv.cpp:71
-        const __half v2930 = w[v2929];
+        const iron_f16 v2930 = w[v2929];
         const unsigned int v2931 = v2919 + v2928;
-        const __half v2932 = w[v2931];
+        const iron_f16 v2932 = w[v2931];
         const unsigned int v2933 = v2920 + v2928;
-        const __half v2934 = w[v2933];
+        const iron_f16 v2934 = w[v2933];
         const unsigned int v2935 = v2921 + v2928;
-        const __half v2936 = w[v2935];
+        const iron_f16 v2936 = w[v2935];
         const unsigned int v2937 = v2922 + v2928;
-        const __half v2938 = w[v2937];
+        const iron_f16 v2938 = w[v2937];
         const unsigned int v2939 = v2923 + v2928;
-        const __half v2940 = w[v2939];
+        const iron_f16 v2940 = w[v2939];
         const unsigned int v2941 = v2924 + v2928;
-        const __half v2942 = w[v2941];
+        const iron_f16 v2942 = w[v2941];
         const unsigned int v2943 = v2925 + v2928;
-        const __half v2944 = w[v2943];
+        const iron_f16 v2944 = w[v2943];
         float v7278 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7279 = 0.0f;
         float v7280 = 0.0f;
@@ -2556,17 +2590,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7283 = 0.0f;
         float v7284 = 0.0f;
         float v7285 = 0.0f;
-        const float v2947 = __half2float(v2930);  // kernels/gemm/gemv.cpp:76
-        const float v2948 = __half2float(v2932);
-        const float v2949 = __half2float(v2934);
-        const float v2950 = __half2float(v2936);
-        const float v2951 = __half2float(v2938);
-        const float v2952 = __half2float(v2940);
-        const float v2953 = __half2float(v2942);
-        const float v2954 = __half2float(v2944);
+        const float v2947 = iron_to_f32(v2930);  // kernels/gemm/gemv.cpp:76
+        const float v2948 = iron_to_f32(v2932);
+        const float v2949 = iron_to_f32(v2934);
+        const float v2950 = iron_to_f32(v2936);
+        const float v2951 = iron_to_f32(v2938);
+        const float v2952 = iron_to_f32(v2940);
+        const float v2953 = iron_to_f32(v2942);
+        const float v2954 = iron_to_f32(v2944);
         const unsigned int v2955 = v2927 + v2928;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v2956 = x[v2955];  // kernels/gemm/gemv_rows.hpp:94
-        const float v2957 = __half2float(v2956);
+        const iron_f16 v2956 = x[v2955];  // kernels/gemm/gemv_rows.hpp:94
+        const float v2957 = iron_to_f32(v2956);
         const float v2958 = v7278;  // kernels/gemm/gemv_rows.hpp:103
         const float v2959 = fmaf(v2957, v2947, v2958);
         v7278 = v2959;
@@ -2712,7 +2746,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3057 = v3064;
         }
         const float v3065 = v3057;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3066 = __float2half_rn(v3065);
+        const iron_f16 v3066 = iron_f32_to_f16(v3065);
         const unsigned int v3067 = v3050 * v1;
         const unsigned int v3068 = v3067 + v3048;
         out[v3068] = v3066;
@@ -2746,21 +2780,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v3112 = v3101; v3112 < v2; v3112 += v3100) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v3113 = v3102 + v3112;  // kernels/gemm/gemv.cpp:71
-        const __half v3114 = w[v3113];
+        const iron_f16 v3114 = w[v3113];
         const unsigned int v3115 = v3103 + v3112;
-        const __half v3116 = w[v3115];
+        const iron_f16 v3116 = w[v3115];
         const unsigned int v3117 = v3104 + v3112;
-        const __half v3118 = w[v3117];
+        const iron_f16 v3118 = w[v3117];
         const unsigned int v3119 = v3105 + v3112;
-        const __half v3120 = w[v3119];
+        const iron_f16 v3120 = w[v3119];
         const unsigned int v3121 = v3106 + v3112;
-        const __half v3122 = w[v3121];
+        const iron_f16 v3122 = w[v3121];
         const unsigned int v3123 = v3107 + v3112;
-        const __half v3124 = w[v3123];
+        const iron_f16 v3124 = w[v3123];
         const unsigned int v3125 = v3108 + v3112;
-        const __half v3126 = w[v3125];
+        const iron_f16 v3126 = w[v3125];
         const unsigned int v3127 = v3109 + v3112;
-        const __half v3128 = w[v3127];
+        const iron_f16 v3128 = w[v3127];
         float v7295 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7296 = 0.0f;
         float v7297 = 0.0f;
@@ -2769,17 +2803,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7300 = 0.0f;
         float v7301 = 0.0f;
         float v7302 = 0.0f;
-        const float v3131 = __half2float(v3114);  // kernels/gemm/gemv.cpp:76
-        const float v3132 = __half2float(v3116);
-        const float v3133 = __half2float(v3118);
-        const float v3134 = __half2float(v3120);
-        const float v3135 = __half2float(v3122);
-        const float v3136 = __half2float(v3124);
-        const float v3137 = __half2float(v3126);
-        const float v3138 = __half2float(v3128);
+        const float v3131 = iron_to_f32(v3114);  // kernels/gemm/gemv.cpp:76
+        const float v3132 = iron_to_f32(v3116);
+        const float v3133 = iron_to_f32(v3118);
+        const float v3134 = iron_to_f32(v3120);
+        const float v3135 = iron_to_f32(v3122);
+        const float v3136 = iron_to_f32(v3124);
+        const float v3137 = iron_to_f32(v3126);
+        const float v3138 = iron_to_f32(v3128);
         const unsigned int v3139 = v3111 + v3112;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v3140 = x[v3139];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3141 = __half2float(v3140);
+        const iron_f16 v3140 = x[v3139];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3141 = iron_to_f32(v3140);
         const float v3142 = v7295;  // kernels/gemm/gemv_rows.hpp:103
         const float v3143 = fmaf(v3141, v3131, v3142);
         v7295 = v3143;
@@ -2925,7 +2959,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3241 = v3248;
         }
         const float v3249 = v3241;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3250 = __float2half_rn(v3249);
+        const iron_f16 v3250 = iron_f32_to_f16(v3249);
         const unsigned int v3251 = v3234 * v1;
         const unsigned int v3252 = v3251 + v3232;
         out[v3252] = v3250;
@@ -2959,21 +2993,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v3296 = v3285; v3296 < v2; v3296 += v3284) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v3297 = v3286 + v3296;  // kernels/gemm/gemv.cpp:71
-        const __half v3298 = w[v3297];
+        const iron_f16 v3298 = w[v3297];
         const unsigned int v3299 = v3287 + v3296;
-        const __half v3300 = w[v3299];
+        const iron_f16 v3300 = w[v3299];
         const unsigned int v3301 = v3288 + v3296;
-        const __half v3302 = w[v3301];
+        const iron_f16 v3302 = w[v3301];
         const unsigned int v3303 = v3289 + v3296;
-        const __half v3304 = w[v3303];
+        const iron_f16 v3304 = w[v3303];
         const unsigned int v3305 = v3290 + v3296;
-        const __half v3306 = w[v3305];
+        const iron_f16 v3306 = w[v3305];
         const unsigned int v3307 = v3291 + v3296;
-        const __half v3308 = w[v3307];
+        const iron_f16 v3308 = w[v3307];
         const unsigned int v3309 = v3292 + v3296;
-        const __half v3310 = w[v3309];
+        const iron_f16 v3310 = w[v3309];
         const unsigned int v3311 = v3293 + v3296;
-        const __half v3312 = w[v3311];
+        const iron_f16 v3312 = w[v3311];
         float v7312 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7313 = 0.0f;
         float v7314 = 0.0f;
@@ -2982,17 +3016,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7317 = 0.0f;
         float v7318 = 0.0f;
         float v7319 = 0.0f;
-        const float v3315 = __half2float(v3298);  // kernels/gemm/gemv.cpp:76
-        const float v3316 = __half2float(v3300);
-        const float v3317 = __half2float(v3302);
-        const float v3318 = __half2float(v3304);
-        const float v3319 = __half2float(v3306);
-        const float v3320 = __half2float(v3308);
-        const float v3321 = __half2float(v3310);
-        const float v3322 = __half2float(v3312);
+        const float v3315 = iron_to_f32(v3298);  // kernels/gemm/gemv.cpp:76
+        const float v3316 = iron_to_f32(v3300);
+        const float v3317 = iron_to_f32(v3302);
+        const float v3318 = iron_to_f32(v3304);
+        const float v3319 = iron_to_f32(v3306);
+        const float v3320 = iron_to_f32(v3308);
+        const float v3321 = iron_to_f32(v3310);
+        const float v3322 = iron_to_f32(v3312);
         const unsigned int v3323 = v3295 + v3296;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v3324 = x[v3323];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3325 = __half2float(v3324);
+        const iron_f16 v3324 = x[v3323];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3325 = iron_to_f32(v3324);
         const float v3326 = v7312;  // kernels/gemm/gemv_rows.hpp:103
         const float v3327 = fmaf(v3325, v3315, v3326);
         v7312 = v3327;
@@ -3138,7 +3172,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3425 = v3432;
         }
         const float v3433 = v3425;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3434 = __float2half_rn(v3433);
+        const iron_f16 v3434 = iron_f32_to_f16(v3433);
         const unsigned int v3435 = v3418 * v1;
         const unsigned int v3436 = v3435 + v3416;
         out[v3436] = v3434;
@@ -3172,21 +3206,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v3480 = v3469; v3480 < v2; v3480 += v3468) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v3481 = v3470 + v3480;  // kernels/gemm/gemv.cpp:71
-        const __half v3482 = w[v3481];
+        const iron_f16 v3482 = w[v3481];
         const unsigned int v3483 = v3471 + v3480;
-        const __half v3484 = w[v3483];
+        const iron_f16 v3484 = w[v3483];
         const unsigned int v3485 = v3472 + v3480;
-        const __half v3486 = w[v3485];
+        const iron_f16 v3486 = w[v3485];
         const unsigned int v3487 = v3473 + v3480;
-        const __half v3488 = w[v3487];
+        const iron_f16 v3488 = w[v3487];
         const unsigned int v3489 = v3474 + v3480;
-        const __half v3490 = w[v3489];
+        const iron_f16 v3490 = w[v3489];
         const unsigned int v3491 = v3475 + v3480;
-        const __half v3492 = w[v3491];
+        const iron_f16 v3492 = w[v3491];
         const unsigned int v3493 = v3476 + v3480;
-        const __half v3494 = w[v3493];
+        const iron_f16 v3494 = w[v3493];
         const unsigned int v3495 = v3477 + v3480;
-        const __half v3496 = w[v3495];
+        const iron_f16 v3496 = w[v3495];
         float v7329 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7330 = 0.0f;
         float v7331 = 0.0f;
@@ -3195,17 +3229,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7334 = 0.0f;
         float v7335 = 0.0f;
         float v7336 = 0.0f;
-        const float v3499 = __half2float(v3482);  // kernels/gemm/gemv.cpp:76
-        const float v3500 = __half2float(v3484);
-        const float v3501 = __half2float(v3486);
-        const float v3502 = __half2float(v3488);
-        const float v3503 = __half2float(v3490);
-        const float v3504 = __half2float(v3492);
-        const float v3505 = __half2float(v3494);
-        const float v3506 = __half2float(v3496);
+        const float v3499 = iron_to_f32(v3482);  // kernels/gemm/gemv.cpp:76
+        const float v3500 = iron_to_f32(v3484);
+        const float v3501 = iron_to_f32(v3486);
+        const float v3502 = iron_to_f32(v3488);
+        const float v3503 = iron_to_f32(v3490);
+        const float v3504 = iron_to_f32(v3492);
+        const float v3505 = iron_to_f32(v3494);
+        const float v3506 = iron_to_f32(v3496);
         const unsigned int v3507 = v3479 + v3480;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v3508 = x[v3507];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3509 = __half2float(v3508);
+        const iron_f16 v3508 = x[v3507];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3509 = iron_to_f32(v3508);
         const float v3510 = v7329;  // kernels/gemm/gemv_rows.hpp:103
         const float v3511 = fmaf(v3509, v3499, v3510);
         v7329 = v3511;
@@ -3351,7 +3385,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3609 = v3616;
         }
         const float v3617 = v3609;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3618 = __float2half_rn(v3617);
+        const iron_f16 v3618 = iron_f32_to_f16(v3617);
         const unsigned int v3619 = v3602 * v1;
         const unsigned int v3620 = v3619 + v3600;
         out[v3620] = v3618;
@@ -3385,21 +3419,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v3664 = v3653; v3664 < v2; v3664 += v3652) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v3665 = v3654 + v3664;  // kernels/gemm/gemv.cpp:71
-        const __half v3666 = w[v3665];
+        const iron_f16 v3666 = w[v3665];
         const unsigned int v3667 = v3655 + v3664;
-        const __half v3668 = w[v3667];
+        const iron_f16 v3668 = w[v3667];
         const unsigned int v3669 = v3656 + v3664;
-        const __half v3670 = w[v3669];
+        const iron_f16 v3670 = w[v3669];
         const unsigned int v3671 = v3657 + v3664;
-        const __half v3672 = w[v3671];
+        const iron_f16 v3672 = w[v3671];
         const unsigned int v3673 = v3658 + v3664;
-        const __half v3674 = w[v3673];
+        const iron_f16 v3674 = w[v3673];
         const unsigned int v3675 = v3659 + v3664;
-        const __half v3676 = w[v3675];
+        const iron_f16 v3676 = w[v3675];
         const unsigned int v3677 = v3660 + v3664;
-        const __half v3678 = w[v3677];
+        const iron_f16 v3678 = w[v3677];
         const unsigned int v3679 = v3661 + v3664;
-        const __half v3680 = w[v3679];
+        const iron_f16 v3680 = w[v3679];
         float v7346 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7347 = 0.0f;
         float v7348 = 0.0f;
@@ -3408,17 +3442,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7351 = 0.0f;
         float v7352 = 0.0f;
         float v7353 = 0.0f;
-        const float v3683 = __half2float(v3666);  // kernels/gemm/gemv.cpp:76
-        const float v3684 = __half2float(v3668);
-        const float v3685 = __half2float(v3670);
-        const float v3686 = __half2float(v3672);
-        const float v3687 = __half2float(v3674);
-        const float v3688 = __half2float(v3676);
-        const float v3689 = __half2float(v3678);
-        const float v3690 = __half2float(v3680);
+        const float v3683 = iron_to_f32(v3666);  // kernels/gemm/gemv.cpp:76
+        const float v3684 = iron_to_f32(v3668);
+        const float v3685 = iron_to_f32(v3670);
+        const float v3686 = iron_to_f32(v3672);
+        const float v3687 = iron_to_f32(v3674);
+        const float v3688 = iron_to_f32(v3676);
+        const float v3689 = iron_to_f32(v3678);
+        const float v3690 = iron_to_f32(v3680);
         const unsigned int v3691 = v3663 + v3664;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v3692 = x[v3691];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3693 = __half2float(v3692);
+        const iron_f16 v3692 = x[v3691];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3693 = iron_to_f32(v3692);
         const float v3694 = v7346;  // kernels/gemm/gemv_rows.hpp:103
         const float v3695 = fmaf(v3693, v3683, v3694);
         v7346 = v3695;
@@ -3564,7 +3598,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3793 = v3800;
         }
         const float v3801 = v3793;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3802 = __float2half_rn(v3801);
+        const iron_f16 v3802 = iron_f32_to_f16(v3801);
         const unsigned int v3803 = v3786 * v1;
         const unsigned int v3804 = v3803 + v3784;
         out[v3804] = v3802;
@@ -3598,21 +3632,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v3848 = v3837; v3848 < v2; v3848 += v3836) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v3849 = v3838 + v3848;  // kernels/gemm/gemv.cpp:71
-        const __half v3850 = w[v3849];
+        const iron_f16 v3850 = w[v3849];
         const unsigned int v3851 = v3839 + v3848;
-        const __half v3852 = w[v3851];
+        const iron_f16 v3852 = w[v3851];
         const unsigned int v3853 = v3840 + v3848;
-        const __half v3854 = w[v3853];
+        const iron_f16 v3854 = w[v3853];
         const unsigned int v3855 = v3841 + v3848;
-        const __half v3856 = w[v3855];
+        const iron_f16 v3856 = w[v3855];
         const unsigned int v3857 = v3842 + v3848;
-        const __half v3858 = w[v3857];
+        const iron_f16 v3858 = w[v3857];
         const unsigned int v3859 = v3843 + v3848;
-        const __half v3860 = w[v3859];
+        const iron_f16 v3860 = w[v3859];
         const unsigned int v3861 = v3844 + v3848;
-        const __half v3862 = w[v3861];
+        const iron_f16 v3862 = w[v3861];
         const unsigned int v3863 = v3845 + v3848;
-        const __half v3864 = w[v3863];
+        const iron_f16 v3864 = w[v3863];
         float v7363 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7364 = 0.0f;
         float v7365 = 0.0f;
@@ -3621,17 +3655,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7368 = 0.0f;
         float v7369 = 0.0f;
         float v7370 = 0.0f;
-        const float v3867 = __half2float(v3850);  // kernels/gemm/gemv.cpp:76
-        const float v3868 = __half2float(v3852);
-        const float v3869 = __half2float(v3854);
-        const float v3870 = __half2float(v3856);
-        const float v3871 = __half2float(v3858);
-        const float v3872 = __half2float(v3860);
-        const float v3873 = __half2float(v3862);
-        const float v3874 = __half2float(v3864);
+        const float v3867 = iron_to_f32(v3850);  // kernels/gemm/gemv.cpp:76
+        const float v3868 = iron_to_f32(v3852);
+        const float v3869 = iron_to_f32(v3854);
+        const float v3870 = iron_to_f32(v3856);
+        const float v3871 = iron_to_f32(v3858);
+        const float v3872 = iron_to_f32(v3860);
+        const float v3873 = iron_to_f32(v3862);
+        const float v3874 = iron_to_f32(v3864);
         const unsigned int v3875 = v3847 + v3848;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v3876 = x[v3875];  // kernels/gemm/gemv_rows.hpp:94
-        const float v3877 = __half2float(v3876);
+        const iron_f16 v3876 = x[v3875];  // kernels/gemm/gemv_rows.hpp:94
+        const float v3877 = iron_to_f32(v3876);
         const float v3878 = v7363;  // kernels/gemm/gemv_rows.hpp:103
         const float v3879 = fmaf(v3877, v3867, v3878);
         v7363 = v3879;
@@ -3777,7 +3811,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v3977 = v3984;
         }
         const float v3985 = v3977;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v3986 = __float2half_rn(v3985);
+        const iron_f16 v3986 = iron_f32_to_f16(v3985);
         const unsigned int v3987 = v3970 * v1;
         const unsigned int v3988 = v3987 + v3968;
         out[v3988] = v3986;
@@ -3811,21 +3845,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4032 = v4021; v4032 < v2; v4032 += v4020) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4033 = v4022 + v4032;  // kernels/gemm/gemv.cpp:71
-        const __half v4034 = w[v4033];
+        const iron_f16 v4034 = w[v4033];
         const unsigned int v4035 = v4023 + v4032;
-        const __half v4036 = w[v4035];
+        const iron_f16 v4036 = w[v4035];
         const unsigned int v4037 = v4024 + v4032;
-        const __half v4038 = w[v4037];
+        const iron_f16 v4038 = w[v4037];
         const unsigned int v4039 = v4025 + v4032;
-        const __half v4040 = w[v4039];
+        const iron_f16 v4040 = w[v4039];
         const unsigned int v4041 = v4026 + v4032;
-        const __half v4042 = w[v4041];
+        const iron_f16 v4042 = w[v4041];
         const unsigned int v4043 = v4027 + v4032;
-        const __half v4044 = w[v4043];
+        const iron_f16 v4044 = w[v4043];
         const unsigned int v4045 = v4028 + v4032;
-        const __half v4046 = w[v4045];
+        const iron_f16 v4046 = w[v4045];
         const unsigned int v4047 = v4029 + v4032;
-        const __half v4048 = w[v4047];
+        const iron_f16 v4048 = w[v4047];
         float v7380 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7381 = 0.0f;
         float v7382 = 0.0f;
@@ -3834,17 +3868,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7385 = 0.0f;
         float v7386 = 0.0f;
         float v7387 = 0.0f;
-        const float v4051 = __half2float(v4034);  // kernels/gemm/gemv.cpp:76
-        const float v4052 = __half2float(v4036);
-        const float v4053 = __half2float(v4038);
-        const float v4054 = __half2float(v4040);
-        const float v4055 = __half2float(v4042);
-        const float v4056 = __half2float(v4044);
-        const float v4057 = __half2float(v4046);
-        const float v4058 = __half2float(v4048);
+        const float v4051 = iron_to_f32(v4034);  // kernels/gemm/gemv.cpp:76
+        const float v4052 = iron_to_f32(v4036);
+        const float v4053 = iron_to_f32(v4038);
+        const float v4054 = iron_to_f32(v4040);
+        const float v4055 = iron_to_f32(v4042);
+        const float v4056 = iron_to_f32(v4044);
+        const float v4057 = iron_to_f32(v4046);
+        const float v4058 = iron_to_f32(v4048);
         const unsigned int v4059 = v4031 + v4032;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4060 = x[v4059];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4061 = __half2float(v4060);
+        const iron_f16 v4060 = x[v4059];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4061 = iron_to_f32(v4060);
         const float v4062 = v7380;  // kernels/gemm/gemv_rows.hpp:103
         const float v4063 = fmaf(v4061, v4051, v4062);
         v7380 = v4063;
@@ -3990,7 +4024,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v4161 = v4168;
         }
         const float v4169 = v4161;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v4170 = __float2half_rn(v4169);
+        const iron_f16 v4170 = iron_f32_to_f16(v4169);
         const unsigned int v4171 = v4154 * v1;
         const unsigned int v4172 = v4171 + v4152;
         out[v4172] = v4170;
@@ -4038,21 +4072,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4216 = v4205; v4216 < v2; v4216 += v4204) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4217 = v4206 + v4216;  // kernels/gemm/gemv.cpp:71
-        const __half v4218 = w[v4217];
+        const iron_f16 v4218 = w[v4217];
         const unsigned int v4219 = v4207 + v4216;
-        const __half v4220 = w[v4219];
+        const iron_f16 v4220 = w[v4219];
         const unsigned int v4221 = v4208 + v4216;
-        const __half v4222 = w[v4221];
+        const iron_f16 v4222 = w[v4221];
         const unsigned int v4223 = v4209 + v4216;
-        const __half v4224 = w[v4223];
+        const iron_f16 v4224 = w[v4223];
         const unsigned int v4225 = v4210 + v4216;
-        const __half v4226 = w[v4225];
+        const iron_f16 v4226 = w[v4225];
         const unsigned int v4227 = v4211 + v4216;
-        const __half v4228 = w[v4227];
+        const iron_f16 v4228 = w[v4227];
         const unsigned int v4229 = v4212 + v4216;
-        const __half v4230 = w[v4229];
+        const iron_f16 v4230 = w[v4229];
         const unsigned int v4231 = v4213 + v4216;
-        const __half v4232 = w[v4231];
+        const iron_f16 v4232 = w[v4231];
         float v7397 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7398 = 0.0f;
         float v7399 = 0.0f;
@@ -4061,17 +4095,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7402 = 0.0f;
         float v7403 = 0.0f;
         float v7404 = 0.0f;
-        const float v4235 = __half2float(v4218);  // kernels/gemm/gemv.cpp:76
-        const float v4236 = __half2float(v4220);
-        const float v4237 = __half2float(v4222);
-        const float v4238 = __half2float(v4224);
-        const float v4239 = __half2float(v4226);
-        const float v4240 = __half2float(v4228);
-        const float v4241 = __half2float(v4230);
-        const float v4242 = __half2float(v4232);
+        const float v4235 = iron_to_f32(v4218);  // kernels/gemm/gemv.cpp:76
+        const float v4236 = iron_to_f32(v4220);
+        const float v4237 = iron_to_f32(v4222);
+        const float v4238 = iron_to_f32(v4224);
+        const float v4239 = iron_to_f32(v4226);
+        const float v4240 = iron_to_f32(v4228);
+        const float v4241 = iron_to_f32(v4230);
+        const float v4242 = iron_to_f32(v4232);
         const unsigned int v4243 = v4215 + v4216;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4244 = x[v4243];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4245 = __half2float(v4244);
+        const iron_f16 v4244 = x[v4243];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4245 = iron_to_f32(v4244);
         const float v4246 = v7397;  // kernels/gemm/gemv_rows.hpp:103
         const float v4247 = fmaf(v4245, v4235, v4246);
         v7397 = v4247;
@@ -4217,7 +4251,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v4345 = v4352;
         }
         const float v4353 = v4345;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v4354 = __float2half_rn(v4353);
+        const iron_f16 v4354 = iron_f32_to_f16(v4353);
         const unsigned int v4355 = v4338 * v1;
         const unsigned int v4356 = v4355 + v4336;
         out[v4356] = v4354;
@@ -4248,21 +4282,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4400 = v4389; v4400 < v2; v4400 += v4388) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4401 = v4390 + v4400;  // kernels/gemm/gemv.cpp:71
-        const __half v4402 = w[v4401];
+        const iron_f16 v4402 = w[v4401];
         const unsigned int v4403 = v4391 + v4400;
-        const __half v4404 = w[v4403];
+        const iron_f16 v4404 = w[v4403];
         const unsigned int v4405 = v4392 + v4400;
-        const __half v4406 = w[v4405];
+        const iron_f16 v4406 = w[v4405];
         const unsigned int v4407 = v4393 + v4400;
-        const __half v4408 = w[v4407];
+        const iron_f16 v4408 = w[v4407];
         const unsigned int v4409 = v4394 + v4400;
-        const __half v4410 = w[v4409];
+        const iron_f16 v4410 = w[v4409];
         const unsigned int v4411 = v4395 + v4400;
-        const __half v4412 = w[v4411];
+        const iron_f16 v4412 = w[v4411];
         const unsigned int v4413 = v4396 + v4400;
-        const __half v4414 = w[v4413];
+        const iron_f16 v4414 = w[v4413];
         const unsigned int v4415 = v4397 + v4400;
-        const __half v4416 = w[v4415];
+        const iron_f16 v4416 = w[v4415];
         float v7414 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7415 = 0.0f;
         float v7416 = 0.0f;
@@ -4271,17 +4305,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7419 = 0.0f;
         float v7420 = 0.0f;
         float v7421 = 0.0f;
-        const float v4419 = __half2float(v4402);  // kernels/gemm/gemv.cpp:76
-        const float v4420 = __half2float(v4404);
-        const float v4421 = __half2float(v4406);
-        const float v4422 = __half2float(v4408);
-        const float v4423 = __half2float(v4410);
-        const float v4424 = __half2float(v4412);
-        const float v4425 = __half2float(v4414);
-        const float v4426 = __half2float(v4416);
+        const float v4419 = iron_to_f32(v4402);  // kernels/gemm/gemv.cpp:76
+        const float v4420 = iron_to_f32(v4404);
+        const float v4421 = iron_to_f32(v4406);
+        const float v4422 = iron_to_f32(v4408);
+        const float v4423 = iron_to_f32(v4410);
+        const float v4424 = iron_to_f32(v4412);
+        const float v4425 = iron_to_f32(v4414);
+        const float v4426 = iron_to_f32(v4416);
         const unsigned int v4427 = v4399 + v4400;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4428 = x[v4427];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4429 = __half2float(v4428);
+        const iron_f16 v4428 = x[v4427];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4429 = iron_to_f32(v4428);
         const float v4430 = v7414;  // kernels/gemm/gemv_rows.hpp:103
         const float v4431 = fmaf(v4429, v4419, v4430);
         v7414 = v4431;
@@ -4427,7 +4461,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v4529 = v4536;
         }
         const float v4537 = v4529;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v4538 = __float2half_rn(v4537);
+        const iron_f16 v4538 = iron_f32_to_f16(v4537);
         const unsigned int v4539 = v4522 * v1;
         const unsigned int v4540 = v4539 + v4520;
         out[v4540] = v4538;
@@ -4458,21 +4492,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4584 = v4573; v4584 < v2; v4584 += v4572) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4585 = v4574 + v4584;  // kernels/gemm/gemv.cpp:71
-        const __half v4586 = w[v4585];
+        const iron_f16 v4586 = w[v4585];
         const unsigned int v4587 = v4575 + v4584;
-        const __half v4588 = w[v4587];
+        const iron_f16 v4588 = w[v4587];
         const unsigned int v4589 = v4576 + v4584;
-        const __half v4590 = w[v4589];
+        const iron_f16 v4590 = w[v4589];
         const unsigned int v4591 = v4577 + v4584;
-        const __half v4592 = w[v4591];
+        const iron_f16 v4592 = w[v4591];
         const unsigned int v4593 = v4578 + v4584;
-        const __half v4594 = w[v4593];
+        const iron_f16 v4594 = w[v4593];
         const unsigned int v4595 = v4579 + v4584;
-        const __half v4596 = w[v4595];
+        const iron_f16 v4596 = w[v4595];
         const unsigned int v4597 = v4580 + v4584;
-        const __half v4598 = w[v4597];
+        const iron_f16 v4598 = w[v4597];
         const unsigned int v4599 = v4581 + v4584;
-        const __half v4600 = w[v4599];
+        const iron_f16 v4600 = w[v4599];
         float v7431 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7432 = 0.0f;
         float v7433 = 0.0f;
@@ -4481,17 +4515,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7436 = 0.0f;
         float v7437 = 0.0f;
         float v7438 = 0.0f;
-        const float v4603 = __half2float(v4586);  // kernels/gemm/gemv.cpp:76
-        const float v4604 = __half2float(v4588);
-        const float v4605 = __half2float(v4590);
-        const float v4606 = __half2float(v4592);
-        const float v4607 = __half2float(v4594);
-        const float v4608 = __half2float(v4596);
-        const float v4609 = __half2float(v4598);
-        const float v4610 = __half2float(v4600);
+        const float v4603 = iron_to_f32(v4586);  // kernels/gemm/gemv.cpp:76
+        const float v4604 = iron_to_f32(v4588);
+        const float v4605 = iron_to_f32(v4590);
+        const float v4606 = iron_to_f32(v4592);
+        const float v4607 = iron_to_f32(v4594);
+        const float v4608 = iron_to_f32(v4596);
+        const float v4609 = iron_to_f32(v4598);
+        const float v4610 = iron_to_f32(v4600);
         const unsigned int v4611 = v4583 + v4584;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4612 = x[v4611];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4613 = __half2float(v4612);
+        const iron_f16 v4612 = x[v4611];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4613 = iron_to_f32(v4612);
         const float v4614 = v7431;  // kernels/gemm/gemv_rows.hpp:103
         const float v4615 = fmaf(v4613, v4603, v4614);
         v7431 = v4615;
@@ -4637,7 +4671,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v4713 = v4720;
         }
         const float v4721 = v4713;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v4722 = __float2half_rn(v4721);
+        const iron_f16 v4722 = iron_f32_to_f16(v4721);
         const unsigned int v4723 = v4706 * v1;
         const unsigned int v4724 = v4723 + v4704;
         out[v4724] = v4722;
@@ -4668,21 +4702,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4768 = v4757; v4768 < v2; v4768 += v4756) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4769 = v4758 + v4768;  // kernels/gemm/gemv.cpp:71
-        const __half v4770 = w[v4769];
+        const iron_f16 v4770 = w[v4769];
         const unsigned int v4771 = v4759 + v4768;
-        const __half v4772 = w[v4771];
+        const iron_f16 v4772 = w[v4771];
         const unsigned int v4773 = v4760 + v4768;
-        const __half v4774 = w[v4773];
+        const iron_f16 v4774 = w[v4773];
         const unsigned int v4775 = v4761 + v4768;
-        const __half v4776 = w[v4775];
+        const iron_f16 v4776 = w[v4775];
         const unsigned int v4777 = v4762 + v4768;
-        const __half v4778 = w[v4777];
+        const iron_f16 v4778 = w[v4777];
         const unsigned int v4779 = v4763 + v4768;
-        const __half v4780 = w[v4779];
+        const iron_f16 v4780 = w[v4779];
         const unsigned int v4781 = v4764 + v4768;
-        const __half v4782 = w[v4781];
+        const iron_f16 v4782 = w[v4781];
         const unsigned int v4783 = v4765 + v4768;
-        const __half v4784 = w[v4783];
+        const iron_f16 v4784 = w[v4783];
         float v7448 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7449 = 0.0f;
         float v7450 = 0.0f;
@@ -4691,17 +4725,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7453 = 0.0f;
         float v7454 = 0.0f;
         float v7455 = 0.0f;
-        const float v4787 = __half2float(v4770);  // kernels/gemm/gemv.cpp:76
-        const float v4788 = __half2float(v4772);
-        const float v4789 = __half2float(v4774);
-        const float v4790 = __half2float(v4776);
-        const float v4791 = __half2float(v4778);
-        const float v4792 = __half2float(v4780);
-        const float v4793 = __half2float(v4782);
-        const float v4794 = __half2float(v4784);
+        const float v4787 = iron_to_f32(v4770);  // kernels/gemm/gemv.cpp:76
+        const float v4788 = iron_to_f32(v4772);
+        const float v4789 = iron_to_f32(v4774);
+        const float v4790 = iron_to_f32(v4776);
+        const float v4791 = iron_to_f32(v4778);
+        const float v4792 = iron_to_f32(v4780);
+        const float v4793 = iron_to_f32(v4782);
+        const float v4794 = iron_to_f32(v4784);
         const unsigned int v4795 = v4767 + v4768;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4796 = x[v4795];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4797 = __half2float(v4796);
+        const iron_f16 v4796 = x[v4795];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4797 = iron_to_f32(v4796);
         const float v4798 = v7448;  // kernels/gemm/gemv_rows.hpp:103
         const float v4799 = fmaf(v4797, v4787, v4798);
         v7448 = v4799;
@@ -4847,7 +4881,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v4897 = v4904;
         }
         const float v4905 = v4897;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v4906 = __float2half_rn(v4905);
+        const iron_f16 v4906 = iron_f32_to_f16(v4905);
         const unsigned int v4907 = v4890 * v1;
         const unsigned int v4908 = v4907 + v4888;
         out[v4908] = v4906;
@@ -4878,21 +4912,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v4952 = v4941; v4952 < v2; v4952 += v4940) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v4953 = v4942 + v4952;  // kernels/gemm/gemv.cpp:71
-        const __half v4954 = w[v4953];
+        const iron_f16 v4954 = w[v4953];
         const unsigned int v4955 = v4943 + v4952;
-        const __half v4956 = w[v4955];
+        const iron_f16 v4956 = w[v4955];
         const unsigned int v4957 = v4944 + v4952;
-        const __half v4958 = w[v4957];
+        const iron_f16 v4958 = w[v4957];
         const unsigned int v4959 = v4945 + v4952;
-        const __half v4960 = w[v4959];
+        const iron_f16 v4960 = w[v4959];
         const unsigned int v4961 = v4946 + v4952;
-        const __half v4962 = w[v4961];
+        const iron_f16 v4962 = w[v4961];
         const unsigned int v4963 = v4947 + v4952;
-        const __half v4964 = w[v4963];
+        const iron_f16 v4964 = w[v4963];
         const unsigned int v4965 = v4948 + v4952;
-        const __half v4966 = w[v4965];
+        const iron_f16 v4966 = w[v4965];
         const unsigned int v4967 = v4949 + v4952;
-        const __half v4968 = w[v4967];
+        const iron_f16 v4968 = w[v4967];
         float v7465 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7466 = 0.0f;
         float v7467 = 0.0f;
@@ -4901,17 +4935,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7470 = 0.0f;
         float v7471 = 0.0f;
         float v7472 = 0.0f;
-        const float v4971 = __half2float(v4954);  // kernels/gemm/gemv.cpp:76
-        const float v4972 = __half2float(v4956);
-        const float v4973 = __half2float(v4958);
-        const float v4974 = __half2float(v4960);
-        const float v4975 = __half2float(v4962);
-        const float v4976 = __half2float(v4964);
-        const float v4977 = __half2float(v4966);
-        const float v4978 = __half2float(v4968);
+        const float v4971 = iron_to_f32(v4954);  // kernels/gemm/gemv.cpp:76
+        const float v4972 = iron_to_f32(v4956);
+        const float v4973 = iron_to_f32(v4958);
+        const float v4974 = iron_to_f32(v4960);
+        const float v4975 = iron_to_f32(v4962);
+        const float v4976 = iron_to_f32(v4964);
+        const float v4977 = iron_to_f32(v4966);
+        const float v4978 = iron_to_f32(v4968);
         const unsigned int v4979 = v4951 + v4952;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v4980 = x[v4979];  // kernels/gemm/gemv_rows.hpp:94
-        const float v4981 = __half2float(v4980);
+        const iron_f16 v4980 = x[v4979];  // kernels/gemm/gemv_rows.hpp:94
+        const float v4981 = iron_to_f32(v4980);
         const float v4982 = v7465;  // kernels/gemm/gemv_rows.hpp:103
         const float v4983 = fmaf(v4981, v4971, v4982);
         v7465 = v4983;
@@ -5057,7 +5091,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v5081 = v5088;
         }
         const float v5089 = v5081;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v5090 = __float2half_rn(v5089);
+        const iron_f16 v5090 = iron_f32_to_f16(v5089);
         const unsigned int v5091 = v5074 * v1;
         const unsigned int v5092 = v5091 + v5072;
         out[v5092] = v5090;
@@ -5088,21 +5122,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v5136 = v5125; v5136 < v2; v5136 += v5124) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v5137 = v5126 + v5136;  // kernels/gemm/gemv.cpp:71
-        const __half v5138 = w[v5137];
+        const iron_f16 v5138 = w[v5137];
         const unsigned int v5139 = v5127 + v5136;
-        const __half v5140 = w[v5139];
+        const iron_f16 v5140 = w[v5139];
         const unsigned int v5141 = v5128 + v5136;
-        const __half v5142 = w[v5141];
+        const iron_f16 v5142 = w[v5141];
         const unsigned int v5143 = v5129 + v5136;
-        const __half v5144 = w[v5143];
+        const iron_f16 v5144 = w[v5143];
         const unsigned int v5145 = v5130 + v5136;
-        const __half v5146 = w[v5145];
+        const iron_f16 v5146 = w[v5145];
         const unsigned int v5147 = v5131 + v5136;
-        const __half v5148 = w[v5147];
+        const iron_f16 v5148 = w[v5147];
         const unsigned int v5149 = v5132 + v5136;
-        const __half v5150 = w[v5149];
+        const iron_f16 v5150 = w[v5149];
         const unsigned int v5151 = v5133 + v5136;
-        const __half v5152 = w[v5151];
+        const iron_f16 v5152 = w[v5151];
         float v7482 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7483 = 0.0f;
         float v7484 = 0.0f;
@@ -5111,17 +5145,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7487 = 0.0f;
         float v7488 = 0.0f;
         float v7489 = 0.0f;
-        const float v5155 = __half2float(v5138);  // kernels/gemm/gemv.cpp:76
-        const float v5156 = __half2float(v5140);
-        const float v5157 = __half2float(v5142);
-        const float v5158 = __half2float(v5144);
-        const float v5159 = __half2float(v5146);
-        const float v5160 = __half2float(v5148);
-        const float v5161 = __half2float(v5150);
-        const float v5162 = __half2float(v5152);
+        const float v5155 = iron_to_f32(v5138);  // kernels/gemm/gemv.cpp:76
+        const float v5156 = iron_to_f32(v5140);
+        const float v5157 = iron_to_f32(v5142);
+        const float v5158 = iron_to_f32(v5144);
+        const float v5159 = iron_to_f32(v5146);
+        const float v5160 = iron_to_f32(v5148);
+        const float v5161 = iron_to_f32(v5150);
+        const float v5162 = iron_to_f32(v5152);
         const unsigned int v5163 = v5135 + v5136;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v5164 = x[v5163];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5165 = __half2float(v5164);
+        const iron_f16 v5164 = x[v5163];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5165 = iron_to_f32(v5164);
         const float v5166 = v7482;  // kernels/gemm/gemv_rows.hpp:103
         const float v5167 = fmaf(v5165, v5155, v5166);
         v7482 = v5167;
@@ -5267,7 +5301,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v5265 = v5272;
         }
         const float v5273 = v5265;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v5274 = __float2half_rn(v5273);
+        const iron_f16 v5274 = iron_f32_to_f16(v5273);
         const unsigned int v5275 = v5258 * v1;
         const unsigned int v5276 = v5275 + v5256;
         out[v5276] = v5274;
@@ -5298,21 +5332,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v5320 = v5309; v5320 < v2; v5320 += v5308) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v5321 = v5310 + v5320;  // kernels/gemm/gemv.cpp:71
-        const __half v5322 = w[v5321];
+        const iron_f16 v5322 = w[v5321];
         const unsigned int v5323 = v5311 + v5320;
-        const __half v5324 = w[v5323];
+        const iron_f16 v5324 = w[v5323];
         const unsigned int v5325 = v5312 + v5320;
-        const __half v5326 = w[v5325];
+        const iron_f16 v5326 = w[v5325];
         const unsigned int v5327 = v5313 + v5320;
-        const __half v5328 = w[v5327];
+        const iron_f16 v5328 = w[v5327];
         const unsigned int v5329 = v5314 + v5320;
-        const __half v5330 = w[v5329];
+        const iron_f16 v5330 = w[v5329];
         const unsigned int v5331 = v5315 + v5320;
-        const __half v5332 = w[v5331];
+        const iron_f16 v5332 = w[v5331];
         const unsigned int v5333 = v5316 + v5320;
-        const __half v5334 = w[v5333];
+        const iron_f16 v5334 = w[v5333];
         const unsigned int v5335 = v5317 + v5320;
-        const __half v5336 = w[v5335];
+        const iron_f16 v5336 = w[v5335];
         float v7499 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7500 = 0.0f;
         float v7501 = 0.0f;
@@ -5321,17 +5355,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7504 = 0.0f;
         float v7505 = 0.0f;
         float v7506 = 0.0f;
-        const float v5339 = __half2float(v5322);  // kernels/gemm/gemv.cpp:76
-        const float v5340 = __half2float(v5324);
-        const float v5341 = __half2float(v5326);
-        const float v5342 = __half2float(v5328);
-        const float v5343 = __half2float(v5330);
-        const float v5344 = __half2float(v5332);
-        const float v5345 = __half2float(v5334);
-        const float v5346 = __half2float(v5336);
+        const float v5339 = iron_to_f32(v5322);  // kernels/gemm/gemv.cpp:76
+        const float v5340 = iron_to_f32(v5324);
+        const float v5341 = iron_to_f32(v5326);
+        const float v5342 = iron_to_f32(v5328);
+        const float v5343 = iron_to_f32(v5330);
+        const float v5344 = iron_to_f32(v5332);
+        const float v5345 = iron_to_f32(v5334);
+        const float v5346 = iron_to_f32(v5336);
         const unsigned int v5347 = v5319 + v5320;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v5348 = x[v5347];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5349 = __half2float(v5348);
+        const iron_f16 v5348 = x[v5347];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5349 = iron_to_f32(v5348);
         const float v5350 = v7499;  // kernels/gemm/gemv_rows.hpp:103
         const float v5351 = fmaf(v5349, v5339, v5350);
         v7499 = v5351;
@@ -5477,7 +5511,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v5449 = v5456;
         }
         const float v5457 = v5449;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v5458 = __float2half_rn(v5457);
+        const iron_f16 v5458 = iron_f32_to_f16(v5457);
         const unsigned int v5459 = v5442 * v1;
         const unsigned int v5460 = v5459 + v5440;
         out[v5460] = v5458;
@@ -5508,21 +5542,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v5504 = v5493; v5504 < v2; v5504 += v5492) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v5505 = v5494 + v5504;  // kernels/gemm/gemv.cpp:71
-        const __half v5506 = w[v5505];
+        const iron_f16 v5506 = w[v5505];
         const unsigned int v5507 = v5495 + v5504;
-        const __half v5508 = w[v5507];
+        const iron_f16 v5508 = w[v5507];
         const unsigned int v5509 = v5496 + v5504;
-        const __half v5510 = w[v5509];
+        const iron_f16 v5510 = w[v5509];
         const unsigned int v5511 = v5497 + v5504;
-        const __half v5512 = w[v5511];
+        const iron_f16 v5512 = w[v5511];
         const unsigned int v5513 = v5498 + v5504;
-        const __half v5514 = w[v5513];
+        const iron_f16 v5514 = w[v5513];
         const unsigned int v5515 = v5499 + v5504;
-        const __half v5516 = w[v5515];
+        const iron_f16 v5516 = w[v5515];
         const unsigned int v5517 = v5500 + v5504;
-        const __half v5518 = w[v5517];
+        const iron_f16 v5518 = w[v5517];
         const unsigned int v5519 = v5501 + v5504;
-        const __half v5520 = w[v5519];
+        const iron_f16 v5520 = w[v5519];
         float v7516 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7517 = 0.0f;
         float v7518 = 0.0f;
@@ -5531,17 +5565,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7521 = 0.0f;
         float v7522 = 0.0f;
         float v7523 = 0.0f;
-        const float v5523 = __half2float(v5506);  // kernels/gemm/gemv.cpp:76
-        const float v5524 = __half2float(v5508);
-        const float v5525 = __half2float(v5510);
-        const float v5526 = __half2float(v5512);
-        const float v5527 = __half2float(v5514);
-        const float v5528 = __half2float(v5516);
-        const float v5529 = __half2float(v5518);
-        const float v5530 = __half2float(v5520);
+        const float v5523 = iron_to_f32(v5506);  // kernels/gemm/gemv.cpp:76
+        const float v5524 = iron_to_f32(v5508);
+        const float v5525 = iron_to_f32(v5510);
+        const float v5526 = iron_to_f32(v5512);
+        const float v5527 = iron_to_f32(v5514);
+        const float v5528 = iron_to_f32(v5516);
+        const float v5529 = iron_to_f32(v5518);
+        const float v5530 = iron_to_f32(v5520);
         const unsigned int v5531 = v5503 + v5504;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v5532 = x[v5531];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5533 = __half2float(v5532);
+        const iron_f16 v5532 = x[v5531];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5533 = iron_to_f32(v5532);
         const float v5534 = v7516;  // kernels/gemm/gemv_rows.hpp:103
         const float v5535 = fmaf(v5533, v5523, v5534);
         v7516 = v5535;
@@ -5687,7 +5721,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v5633 = v5640;
         }
         const float v5641 = v5633;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v5642 = __float2half_rn(v5641);
+        const iron_f16 v5642 = iron_f32_to_f16(v5641);
         const unsigned int v5643 = v5626 * v1;
         const unsigned int v5644 = v5643 + v5624;
         out[v5644] = v5642;
@@ -5718,21 +5752,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v5688 = v5677; v5688 < v2; v5688 += v5676) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v5689 = v5678 + v5688;  // kernels/gemm/gemv.cpp:71
-        const __half v5690 = w[v5689];
+        const iron_f16 v5690 = w[v5689];
         const unsigned int v5691 = v5679 + v5688;
-        const __half v5692 = w[v5691];
+        const iron_f16 v5692 = w[v5691];
         const unsigned int v5693 = v5680 + v5688;
-        const __half v5694 = w[v5693];
+        const iron_f16 v5694 = w[v5693];
         const unsigned int v5695 = v5681 + v5688;
-        const __half v5696 = w[v5695];
+        const iron_f16 v5696 = w[v5695];
         const unsigned int v5697 = v5682 + v5688;
-        const __half v5698 = w[v5697];
+        const iron_f16 v5698 = w[v5697];
         const unsigned int v5699 = v5683 + v5688;
-        const __half v5700 = w[v5699];
+        const iron_f16 v5700 = w[v5699];
         const unsigned int v5701 = v5684 + v5688;
-        const __half v5702 = w[v5701];
+        const iron_f16 v5702 = w[v5701];
         const unsigned int v5703 = v5685 + v5688;
-        const __half v5704 = w[v5703];
+        const iron_f16 v5704 = w[v5703];
         float v7533 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7534 = 0.0f;
         float v7535 = 0.0f;
@@ -5741,17 +5775,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7538 = 0.0f;
         float v7539 = 0.0f;
         float v7540 = 0.0f;
-        const float v5707 = __half2float(v5690);  // kernels/gemm/gemv.cpp:76
-        const float v5708 = __half2float(v5692);
-        const float v5709 = __half2float(v5694);
-        const float v5710 = __half2float(v5696);
-        const float v5711 = __half2float(v5698);
-        const float v5712 = __half2float(v5700);
-        const float v5713 = __half2float(v5702);
-        const float v5714 = __half2float(v5704);
+        const float v5707 = iron_to_f32(v5690);  // kernels/gemm/gemv.cpp:76
+        const float v5708 = iron_to_f32(v5692);
+        const float v5709 = iron_to_f32(v5694);
+        const float v5710 = iron_to_f32(v5696);
+        const float v5711 = iron_to_f32(v5698);
+        const float v5712 = iron_to_f32(v5700);
+        const float v5713 = iron_to_f32(v5702);
+        const float v5714 = iron_to_f32(v5704);
         const unsigned int v5715 = v5687 + v5688;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v5716 = x[v5715];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5717 = __half2float(v5716);
+        const iron_f16 v5716 = x[v5715];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5717 = iron_to_f32(v5716);
         const float v5718 = v7533;  // kernels/gemm/gemv_rows.hpp:103
         const float v5719 = fmaf(v5717, v5707, v5718);
         v7533 = v5719;
@@ -5897,7 +5931,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v5817 = v5824;
         }
         const float v5825 = v5817;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v5826 = __float2half_rn(v5825);
+        const iron_f16 v5826 = iron_f32_to_f16(v5825);
         const unsigned int v5827 = v5810 * v1;
         const unsigned int v5828 = v5827 + v5808;
         out[v5828] = v5826;
@@ -5928,21 +5962,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v5872 = v5861; v5872 < v2; v5872 += v5860) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v5873 = v5862 + v5872;  // kernels/gemm/gemv.cpp:71
-        const __half v5874 = w[v5873];
+        const iron_f16 v5874 = w[v5873];
         const unsigned int v5875 = v5863 + v5872;
-        const __half v5876 = w[v5875];
+        const iron_f16 v5876 = w[v5875];
         const unsigned int v5877 = v5864 + v5872;
-        const __half v5878 = w[v5877];
+        const iron_f16 v5878 = w[v5877];
         const unsigned int v5879 = v5865 + v5872;
-        const __half v5880 = w[v5879];
+        const iron_f16 v5880 = w[v5879];
         const unsigned int v5881 = v5866 + v5872;
-        const __half v5882 = w[v5881];
+        const iron_f16 v5882 = w[v5881];
         const unsigned int v5883 = v5867 + v5872;
-        const __half v5884 = w[v5883];
+        const iron_f16 v5884 = w[v5883];
         const unsigned int v5885 = v5868 + v5872;
-        const __half v5886 = w[v5885];
+        const iron_f16 v5886 = w[v5885];
         const unsigned int v5887 = v5869 + v5872;
-        const __half v5888 = w[v5887];
+        const iron_f16 v5888 = w[v5887];
         float v7550 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7551 = 0.0f;
         float v7552 = 0.0f;
@@ -5951,17 +5985,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7555 = 0.0f;
         float v7556 = 0.0f;
         float v7557 = 0.0f;
-        const float v5891 = __half2float(v5874);  // kernels/gemm/gemv.cpp:76
-        const float v5892 = __half2float(v5876);
-        const float v5893 = __half2float(v5878);
-        const float v5894 = __half2float(v5880);
-        const float v5895 = __half2float(v5882);
-        const float v5896 = __half2float(v5884);
-        const float v5897 = __half2float(v5886);
-        const float v5898 = __half2float(v5888);
+        const float v5891 = iron_to_f32(v5874);  // kernels/gemm/gemv.cpp:76
+        const float v5892 = iron_to_f32(v5876);
+        const float v5893 = iron_to_f32(v5878);
+        const float v5894 = iron_to_f32(v5880);
+        const float v5895 = iron_to_f32(v5882);
+        const float v5896 = iron_to_f32(v5884);
+        const float v5897 = iron_to_f32(v5886);
+        const float v5898 = iron_to_f32(v5888);
         const unsigned int v5899 = v5871 + v5872;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v5900 = x[v5899];  // kernels/gemm/gemv_rows.hpp:94
-        const float v5901 = __half2float(v5900);
+        const iron_f16 v5900 = x[v5899];  // kernels/gemm/gemv_rows.hpp:94
+        const float v5901 = iron_to_f32(v5900);
         const float v5902 = v7550;  // kernels/gemm/gemv_rows.hpp:103
         const float v5903 = fmaf(v5901, v5891, v5902);
         v7550 = v5903;
@@ -6107,7 +6141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6001 = v6008;
         }
         const float v6009 = v6001;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6010 = __float2half_rn(v6009);
+        const iron_f16 v6010 = iron_f32_to_f16(v6009);
         const unsigned int v6011 = v5994 * v1;
         const unsigned int v6012 = v6011 + v5992;
         out[v6012] = v6010;
@@ -6138,21 +6172,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6056 = v6045; v6056 < v2; v6056 += v6044) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6057 = v6046 + v6056;  // kernels/gemm/gemv.cpp:71
-        const __half v6058 = w[v6057];
+        const iron_f16 v6058 = w[v6057];
         const unsigned int v6059 = v6047 + v6056;
-        const __half v6060 = w[v6059];
+        const iron_f16 v6060 = w[v6059];
         const unsigned int v6061 = v6048 + v6056;
-        const __half v6062 = w[v6061];
+        const iron_f16 v6062 = w[v6061];
         const unsigned int v6063 = v6049 + v6056;
-        const __half v6064 = w[v6063];
+        const iron_f16 v6064 = w[v6063];
         const unsigned int v6065 = v6050 + v6056;
-        const __half v6066 = w[v6065];
+        const iron_f16 v6066 = w[v6065];
         const unsigned int v6067 = v6051 + v6056;
-        const __half v6068 = w[v6067];
+        const iron_f16 v6068 = w[v6067];
         const unsigned int v6069 = v6052 + v6056;
-        const __half v6070 = w[v6069];
+        const iron_f16 v6070 = w[v6069];
         const unsigned int v6071 = v6053 + v6056;
-        const __half v6072 = w[v6071];
+        const iron_f16 v6072 = w[v6071];
         float v7567 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7568 = 0.0f;
         float v7569 = 0.0f;
@@ -6161,17 +6195,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7572 = 0.0f;
         float v7573 = 0.0f;
         float v7574 = 0.0f;
-        const float v6075 = __half2float(v6058);  // kernels/gemm/gemv.cpp:76
-        const float v6076 = __half2float(v6060);
-        const float v6077 = __half2float(v6062);
-        const float v6078 = __half2float(v6064);
-        const float v6079 = __half2float(v6066);
-        const float v6080 = __half2float(v6068);
-        const float v6081 = __half2float(v6070);
-        const float v6082 = __half2float(v6072);
+        const float v6075 = iron_to_f32(v6058);  // kernels/gemm/gemv.cpp:76
+        const float v6076 = iron_to_f32(v6060);
+        const float v6077 = iron_to_f32(v6062);
+        const float v6078 = iron_to_f32(v6064);
+        const float v6079 = iron_to_f32(v6066);
+        const float v6080 = iron_to_f32(v6068);
+        const float v6081 = iron_to_f32(v6070);
+        const float v6082 = iron_to_f32(v6072);
         const unsigned int v6083 = v6055 + v6056;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v6084 = x[v6083];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6085 = __half2float(v6084);
+        const iron_f16 v6084 = x[v6083];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6085 = iron_to_f32(v6084);
         const float v6086 = v7567;  // kernels/gemm/gemv_rows.hpp:103
         const float v6087 = fmaf(v6085, v6075, v6086);
         v7567 = v6087;
@@ -6317,7 +6351,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6185 = v6192;
         }
         const float v6193 = v6185;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6194 = __float2half_rn(v6193);
+        const iron_f16 v6194 = iron_f32_to_f16(v6193);
         const unsigned int v6195 = v6178 * v1;
         const unsigned int v6196 = v6195 + v6176;
         out[v6196] = v6194;
@@ -6348,21 +6382,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6240 = v6229; v6240 < v2; v6240 += v6228) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6241 = v6230 + v6240;  // kernels/gemm/gemv.cpp:71
-        const __half v6242 = w[v6241];
+        const iron_f16 v6242 = w[v6241];
         const unsigned int v6243 = v6231 + v6240;
-        const __half v6244 = w[v6243];
+        const iron_f16 v6244 = w[v6243];
         const unsigned int v6245 = v6232 + v6240;
-        const __half v6246 = w[v6245];
+        const iron_f16 v6246 = w[v6245];
         const unsigned int v6247 = v6233 + v6240;
-        const __half v6248 = w[v6247];
+        const iron_f16 v6248 = w[v6247];
         const unsigned int v6249 = v6234 + v6240;
-        const __half v6250 = w[v6249];
+        const iron_f16 v6250 = w[v6249];
         const unsigned int v6251 = v6235 + v6240;
-        const __half v6252 = w[v6251];
+        const iron_f16 v6252 = w[v6251];
         const unsigned int v6253 = v6236 + v6240;
-        const __half v6254 = w[v6253];
+        const iron_f16 v6254 = w[v6253];
         const unsigned int v6255 = v6237 + v6240;
-        const __half v6256 = w[v6255];
+        const iron_f16 v6256 = w[v6255];
         float v7584 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7585 = 0.0f;
         float v7586 = 0.0f;
@@ -6371,17 +6405,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7589 = 0.0f;
         float v7590 = 0.0f;
         float v7591 = 0.0f;
-        const float v6259 = __half2float(v6242);  // kernels/gemm/gemv.cpp:76
-        const float v6260 = __half2float(v6244);
-        const float v6261 = __half2float(v6246);
-        const float v6262 = __half2float(v6248);
-        const float v6263 = __half2float(v6250);
-        const float v6264 = __half2float(v6252);
-        const float v6265 = __half2float(v6254);
-        const float v6266 = __half2float(v6256);
+        const float v6259 = iron_to_f32(v6242);  // kernels/gemm/gemv.cpp:76
+        const float v6260 = iron_to_f32(v6244);
+        const float v6261 = iron_to_f32(v6246);
+        const float v6262 = iron_to_f32(v6248);
+        const float v6263 = iron_to_f32(v6250);
+        const float v6264 = iron_to_f32(v6252);
+        const float v6265 = iron_to_f32(v6254);
+        const float v6266 = iron_to_f32(v6256);
         const unsigned int v6267 = v6239 + v6240;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v6268 = x[v6267];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6269 = __half2float(v6268);
+        const iron_f16 v6268 = x[v6267];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6269 = iron_to_f32(v6268);
         const float v6270 = v7584;  // kernels/gemm/gemv_rows.hpp:103
         const float v6271 = fmaf(v6269, v6259, v6270);
         v7584 = v6271;
@@ -6527,7 +6561,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6369 = v6376;
         }
         const float v6377 = v6369;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6378 = __float2half_rn(v6377);
+        const iron_f16 v6378 = iron_f32_to_f16(v6377);
         const unsigned int v6379 = v6362 * v1;
         const unsigned int v6380 = v6379 + v6360;
         out[v6380] = v6378;
@@ -6558,21 +6592,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6424 = v6413; v6424 < v2; v6424 += v6412) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6425 = v6414 + v6424;  // kernels/gemm/gemv.cpp:71
-        const __half v6426 = w[v6425];
+        const iron_f16 v6426 = w[v6425];
         const unsigned int v6427 = v6415 + v6424;
-        const __half v6428 = w[v6427];
+        const iron_f16 v6428 = w[v6427];
         const unsigned int v6429 = v6416 + v6424;
-        const __half v6430 = w[v6429];
+        const iron_f16 v6430 = w[v6429];
         const unsigned int v6431 = v6417 + v6424;
-        const __half v6432 = w[v6431];
+        const iron_f16 v6432 = w[v6431];
         const unsigned int v6433 = v6418 + v6424;
-        const __half v6434 = w[v6433];
+        const iron_f16 v6434 = w[v6433];
         const unsigned int v6435 = v6419 + v6424;
-        const __half v6436 = w[v6435];
+        const iron_f16 v6436 = w[v6435];
         const unsigned int v6437 = v6420 + v6424;
-        const __half v6438 = w[v6437];
+        const iron_f16 v6438 = w[v6437];
         const unsigned int v6439 = v6421 + v6424;
-        const __half v6440 = w[v6439];
+        const iron_f16 v6440 = w[v6439];
         float v7601 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7602 = 0.0f;
         float v7603 = 0.0f;
@@ -6581,17 +6615,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7606 = 0.0f;
         float v7607 = 0.0f;
         float v7608 = 0.0f;
-        const float v6443 = __half2float(v6426);  // kernels/gemm/gemv.cpp:76
-        const float v6444 = __half2float(v6428);
-        const float v6445 = __half2float(v6430);
-        const float v6446 = __half2float(v6432);
-        const float v6447 = __half2float(v6434);
-        const float v6448 = __half2float(v6436);
-        const float v6449 = __half2float(v6438);
-        const float v6450 = __half2float(v6440);
+        const float v6443 = iron_to_f32(v6426);  // kernels/gemm/gemv.cpp:76
+        const float v6444 = iron_to_f32(v6428);
+        const float v6445 = iron_to_f32(v6430);
+        const float v6446 = iron_to_f32(v6432);
+        const float v6447 = iron_to_f32(v6434);
+        const float v6448 = iron_to_f32(v6436);
+        const float v6449 = iron_to_f32(v6438);
+        const float v6450 = iron_to_f32(v6440);
         const unsigned int v6451 = v6423 + v6424;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v6452 = x[v6451];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6453 = __half2float(v6452);
+        const iron_f16 v6452 = x[v6451];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6453 = iron_to_f32(v6452);
         const float v6454 = v7601;  // kernels/gemm/gemv_rows.hpp:103
         const float v6455 = fmaf(v6453, v6443, v6454);
         v7601 = v6455;
@@ -6737,7 +6771,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6553 = v6560;
         }
         const float v6561 = v6553;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6562 = __float2half_rn(v6561);
+        const iron_f16 v6562 = iron_f32_to_f16(v6561);
         const unsigned int v6563 = v6546 * v1;
         const unsigned int v6564 = v6563 + v6544;
         out[v6564] = v6562;
@@ -6768,21 +6802,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6608 = v6597; v6608 < v2; v6608 += v6596) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6609 = v6598 + v6608;  // kernels/gemm/gemv.cpp:71
-        const __half v6610 = w[v6609];
+        const iron_f16 v6610 = w[v6609];
         const unsigned int v6611 = v6599 + v6608;
-        const __half v6612 = w[v6611];
+        const iron_f16 v6612 = w[v6611];
         const unsigned int v6613 = v6600 + v6608;
-        const __half v6614 = w[v6613];
+        const iron_f16 v6614 = w[v6613];
         const unsigned int v6615 = v6601 + v6608;
-        const __half v6616 = w[v6615];
+        const iron_f16 v6616 = w[v6615];
         const unsigned int v6617 = v6602 + v6608;
-        const __half v6618 = w[v6617];
+        const iron_f16 v6618 = w[v6617];
         const unsigned int v6619 = v6603 + v6608;
-        const __half v6620 = w[v6619];
+        const iron_f16 v6620 = w[v6619];
         const unsigned int v6621 = v6604 + v6608;
-        const __half v6622 = w[v6621];
+        const iron_f16 v6622 = w[v6621];
         const unsigned int v6623 = v6605 + v6608;
-        const __half v6624 = w[v6623];
+        const iron_f16 v6624 = w[v6623];
         float v7618 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7619 = 0.0f;
         float v7620 = 0.0f;
@@ -6791,17 +6825,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7623 = 0.0f;
         float v7624 = 0.0f;
         float v7625 = 0.0f;
-        const float v6627 = __half2float(v6610);  // kernels/gemm/gemv.cpp:76
-        const float v6628 = __half2float(v6612);
-        const float v6629 = __half2float(v6614);
-        const float v6630 = __half2float(v6616);
-        const float v6631 = __half2float(v6618);
-        const float v6632 = __half2float(v6620);
-        const float v6633 = __half2float(v6622);
-        const float v6634 = __half2float(v6624);
+        const float v6627 = iron_to_f32(v6610);  // kernels/gemm/gemv.cpp:76
+        const float v6628 = iron_to_f32(v6612);
+        const float v6629 = iron_to_f32(v6614);
+        const float v6630 = iron_to_f32(v6616);
+        const float v6631 = iron_to_f32(v6618);
+        const float v6632 = iron_to_f32(v6620);
+        const float v6633 = iron_to_f32(v6622);
+        const float v6634 = iron_to_f32(v6624);
         const unsigned int v6635 = v6607 + v6608;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v6636 = x[v6635];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6637 = __half2float(v6636);
+        const iron_f16 v6636 = x[v6635];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6637 = iron_to_f32(v6636);
         const float v6638 = v7618;  // kernels/gemm/gemv_rows.hpp:103
         const float v6639 = fmaf(v6637, v6627, v6638);
         v7618 = v6639;
@@ -6947,7 +6981,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6737 = v6744;
         }
         const float v6745 = v6737;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6746 = __float2half_rn(v6745);
+        const iron_f16 v6746 = iron_f32_to_f16(v6745);
         const unsigned int v6747 = v6730 * v1;
         const unsigned int v6748 = v6747 + v6728;
         out[v6748] = v6746;
@@ -6978,21 +7012,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6792 = v6781; v6792 < v2; v6792 += v6780) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6793 = v6782 + v6792;  // kernels/gemm/gemv.cpp:71
-        const __half v6794 = w[v6793];
+        const iron_f16 v6794 = w[v6793];
         const unsigned int v6795 = v6783 + v6792;
-        const __half v6796 = w[v6795];
+        const iron_f16 v6796 = w[v6795];
         const unsigned int v6797 = v6784 + v6792;
-        const __half v6798 = w[v6797];
+        const iron_f16 v6798 = w[v6797];
         const unsigned int v6799 = v6785 + v6792;
-        const __half v6800 = w[v6799];
+        const iron_f16 v6800 = w[v6799];
         const unsigned int v6801 = v6786 + v6792;
-        const __half v6802 = w[v6801];
+        const iron_f16 v6802 = w[v6801];
         const unsigned int v6803 = v6787 + v6792;
-        const __half v6804 = w[v6803];
+        const iron_f16 v6804 = w[v6803];
         const unsigned int v6805 = v6788 + v6792;
-        const __half v6806 = w[v6805];
+        const iron_f16 v6806 = w[v6805];
         const unsigned int v6807 = v6789 + v6792;
-        const __half v6808 = w[v6807];
+        const iron_f16 v6808 = w[v6807];
         float v7635 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7636 = 0.0f;
         float v7637 = 0.0f;
@@ -7001,17 +7035,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7640 = 0.0f;
         float v7641 = 0.0f;
         float v7642 = 0.0f;
-        const float v6811 = __half2float(v6794);  // kernels/gemm/gemv.cpp:76
-        const float v6812 = __half2float(v6796);
-        const float v6813 = __half2float(v6798);
-        const float v6814 = __half2float(v6800);
-        const float v6815 = __half2float(v6802);
-        const float v6816 = __half2float(v6804);
-        const float v6817 = __half2float(v6806);
-        const float v6818 = __half2float(v6808);
+        const float v6811 = iron_to_f32(v6794);  // kernels/gemm/gemv.cpp:76
+        const float v6812 = iron_to_f32(v6796);
+        const float v6813 = iron_to_f32(v6798);
+        const float v6814 = iron_to_f32(v6800);
+        const float v6815 = iron_to_f32(v6802);
+        const float v6816 = iron_to_f32(v6804);
+        const float v6817 = iron_to_f32(v6806);
+        const float v6818 = iron_to_f32(v6808);
         const unsigned int v6819 = v6791 + v6792;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v6820 = x[v6819];  // kernels/gemm/gemv_rows.hpp:94
-        const float v6821 = __half2float(v6820);
+        const iron_f16 v6820 = x[v6819];  // kernels/gemm/gemv_rows.hpp:94
+        const float v6821 = iron_to_f32(v6820);
         const float v6822 = v7635;  // kernels/gemm/gemv_rows.hpp:103
         const float v6823 = fmaf(v6821, v6811, v6822);
         v7635 = v6823;
@@ -7157,7 +7191,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v6921 = v6928;
         }
         const float v6929 = v6921;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v6930 = __float2half_rn(v6929);
+        const iron_f16 v6930 = iron_f32_to_f16(v6929);
         const unsigned int v6931 = v6914 * v1;
         const unsigned int v6932 = v6931 + v6912;
         out[v6932] = v6930;
@@ -7188,21 +7222,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
 
       for (unsigned int v6976 = v6965; v6976 < v2; v6976 += v6964) {  // kernels/gemm/gemv_rows.hpp:123
         const unsigned int v6977 = v6966 + v6976;  // kernels/gemm/gemv.cpp:71
-        const __half v6978 = w[v6977];
+        const iron_f16 v6978 = w[v6977];
         const unsigned int v6979 = v6967 + v6976;
-        const __half v6980 = w[v6979];
+        const iron_f16 v6980 = w[v6979];
         const unsigned int v6981 = v6968 + v6976;
-        const __half v6982 = w[v6981];
+        const iron_f16 v6982 = w[v6981];
         const unsigned int v6983 = v6969 + v6976;
-        const __half v6984 = w[v6983];
+        const iron_f16 v6984 = w[v6983];
         const unsigned int v6985 = v6970 + v6976;
-        const __half v6986 = w[v6985];
+        const iron_f16 v6986 = w[v6985];
         const unsigned int v6987 = v6971 + v6976;
-        const __half v6988 = w[v6987];
+        const iron_f16 v6988 = w[v6987];
         const unsigned int v6989 = v6972 + v6976;
-        const __half v6990 = w[v6989];
+        const iron_f16 v6990 = w[v6989];
         const unsigned int v6991 = v6973 + v6976;
-        const __half v6992 = w[v6991];
+        const iron_f16 v6992 = w[v6991];
         float v7652 = 0.0f;  // kernels/gemm/gemv_rows.hpp:84
         float v7653 = 0.0f;
         float v7654 = 0.0f;
@@ -7211,17 +7245,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
         float v7657 = 0.0f;
         float v7658 = 0.0f;
         float v7659 = 0.0f;
-        const float v6995 = __half2float(v6978);  // kernels/gemm/gemv.cpp:76
-        const float v6996 = __half2float(v6980);
-        const float v6997 = __half2float(v6982);
-        const float v6998 = __half2float(v6984);
-        const float v6999 = __half2float(v6986);
-        const float v7000 = __half2float(v6988);
-        const float v7001 = __half2float(v6990);
-        const float v7002 = __half2float(v6992);
+        const float v6995 = iron_to_f32(v6978);  // kernels/gemm/gemv.cpp:76
+        const float v6996 = iron_to_f32(v6980);
+        const float v6997 = iron_to_f32(v6982);
+        const float v6998 = iron_to_f32(v6984);
+        const float v6999 = iron_to_f32(v6986);
+        const float v7000 = iron_to_f32(v6988);
+        const float v7001 = iron_to_f32(v6990);
+        const float v7002 = iron_to_f32(v6992);
         const unsigned int v7003 = v6975 + v6976;  // kernels/gemm/gemv_rows.hpp:92
-        const __half v7004 = x[v7003];  // kernels/gemm/gemv_rows.hpp:94
-        const float v7005 = __half2float(v7004);
+        const iron_f16 v7004 = x[v7003];  // kernels/gemm/gemv_rows.hpp:94
+        const float v7005 = iron_to_f32(v7004);
         const float v7006 = v7652;  // kernels/gemm/gemv_rows.hpp:103
         const float v7007 = fmaf(v7005, v6995, v7006);
         v7652 = v7007;
@@ -7367,7 +7401,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_f16(
           v7105 = v7112;
         }
         const float v7113 = v7105;  // kernels/gemm/gemv_rows.hpp:157
-        const __half v7114 = __float2half_rn(v7113);
+        const iron_f16 v7114 = iron_f32_to_f16(v7113);
         const unsigned int v7115 = v7098 * v1;
         const unsigned int v7116 = v7115 + v7096;
         out[v7116] = v7114;

@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 128 threads each; 55168 bytes of dynamic shared memory (launch with that many, after cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)).
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   x: input bf16 tensor, as const iron_bf16* __restrict__
 //   packed: input u32 tensor, as const unsigned int* __restrict__
 //   scales: input u8 tensor, as const unsigned char* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   m: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 //   k: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 struct alignas(16) iron_u32x4 {
   unsigned int v[4];
@@ -183,14 +225,6 @@ __device__ __forceinline__ void iron_frag_load_shared(iron_frag<T, ROLE, R, C>& 
 }
 
 // d += a·b by mma.sync.m16n8k16 (f32 accumulate), k tiles outermost.
-template <class T>
-struct iron_mma_is_bf16 {
-  static constexpr bool value = false;
-};
-template <>
-struct iron_mma_is_bf16<__nv_bfloat16> {
-  static constexpr bool value = true;
-};
 template <class T, int M, int N, int K>
 __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
                                                    const iron_frag<T, 0, M, K>& a,
@@ -206,7 +240,7 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
         const unsigned int* x = ar + (mt * (K / 16) + kt) * 4;
         const unsigned int* y = br + (kt * (N / 8) + nt) * 2;
         float* c = d.x + (mt * (N / 8) + nt) * 4;
-        if constexpr (iron_mma_is_bf16<T>::value) {
+        if constexpr (T::bfloat) {
           asm volatile(
               "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
@@ -225,18 +259,18 @@ __device__ __forceinline__ void iron_frag_mma_sync(iron_frag<float, 2, M, N>& d,
 }
 
 extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
-    const __nv_bfloat16* __restrict__ x,
+    const iron_bf16* __restrict__ x,
     const unsigned int* __restrict__ packed,
     const unsigned char* __restrict__ scales,
-    __nv_bfloat16* __restrict__ out,
+    iron_bf16* __restrict__ out,
     unsigned int m,
     unsigned int n,
     unsigned int k) {
   extern __shared__ __align__(16) unsigned char iron_shared[];
   unsigned int* const shm0 = reinterpret_cast<unsigned int*>(iron_shared + 0);
   unsigned char* const shm1 = reinterpret_cast<unsigned char*>(iron_shared + 8192);
-  __nv_bfloat16* const shm2 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 8704);
-  __nv_bfloat16* const shm3 = reinterpret_cast<__nv_bfloat16*>(iron_shared + 17152);
+  iron_bf16* const shm2 = reinterpret_cast<iron_bf16*>(iron_shared + 8704);
+  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 17152);
   float* const shm4 = reinterpret_cast<float*>(iron_shared + 50944);
   float* const shm5 = reinterpret_cast<float*>(iron_shared + 55040);
 
@@ -258,10 +292,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
     const unsigned int v21 = iron_linear_thread() >> 5;  // kernels/gemm/gemv_skinny.hpp:225
     iron_frag<float, 2, 16, 16> v23;  // kernels/gemm/gemv_skinny.hpp:226
     iron_frag_fill(v23, 0.0f);
-    iron_frag<__nv_bfloat16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
-    iron_frag_fill(v25, __float2bfloat16_rn(0.0f));
-    iron_frag<__nv_bfloat16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
-    iron_frag_fill(v27, __float2bfloat16_rn(0.0f));
+    iron_frag<iron_bf16, 0, 16, 16> v25;  // kernels/gemm/gemv_skinny.hpp:227
+    iron_frag_fill(v25, iron_f32_to_bf16(0.0f));
+    iron_frag<iron_bf16, 1, 16, 16> v27;  // kernels/gemm/gemv_skinny.hpp:228
+    iron_frag_fill(v27, iron_f32_to_bf16(0.0f));
 
     for (unsigned int v7390 = 0u; v7390 < 3u; v7390 += 1u) {  // kernels/gemm/gemv_skinny.hpp:229
       const unsigned int v7391 = v7390 << 8u;
@@ -533,14 +567,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7745 = v7740 | v7744;
       const float v7746 = __uint_as_float(v7745);
       const float v7747 = v7746 * v7587;  // kernels/gemm/quant_b.hpp:80
-      const __nv_bfloat16 v7748 = __float2bfloat16_rn(v7607);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v7749 = __float2bfloat16_rn(v7627);
-      const __nv_bfloat16 v7750 = __float2bfloat16_rn(v7647);
-      const __nv_bfloat16 v7751 = __float2bfloat16_rn(v7667);
-      const __nv_bfloat16 v7752 = __float2bfloat16_rn(v7687);
-      const __nv_bfloat16 v7753 = __float2bfloat16_rn(v7707);
-      const __nv_bfloat16 v7754 = __float2bfloat16_rn(v7727);
-      const __nv_bfloat16 v7755 = __float2bfloat16_rn(v7747);
+      const iron_bf16 v7748 = iron_f32_to_bf16(v7607);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v7749 = iron_f32_to_bf16(v7627);
+      const iron_bf16 v7750 = iron_f32_to_bf16(v7647);
+      const iron_bf16 v7751 = iron_f32_to_bf16(v7667);
+      const iron_bf16 v7752 = iron_f32_to_bf16(v7687);
+      const iron_bf16 v7753 = iron_f32_to_bf16(v7707);
+      const iron_bf16 v7754 = iron_f32_to_bf16(v7727);
+      const iron_bf16 v7755 = iron_f32_to_bf16(v7747);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v7760) = iron_bf16x8{{v7748, v7749, v7750, v7751, v7752, v7753, v7754, v7755}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v7772 = v7563 + v7769;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v7773 = v7772 + v7767;
@@ -651,14 +685,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v7953 = v7948 | v7952;
       const float v7954 = __uint_as_float(v7953);
       const float v7955 = v7954 * v7795;  // kernels/gemm/quant_b.hpp:80
-      const __nv_bfloat16 v7956 = __float2bfloat16_rn(v7815);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v7957 = __float2bfloat16_rn(v7835);
-      const __nv_bfloat16 v7958 = __float2bfloat16_rn(v7855);
-      const __nv_bfloat16 v7959 = __float2bfloat16_rn(v7875);
-      const __nv_bfloat16 v7960 = __float2bfloat16_rn(v7895);
-      const __nv_bfloat16 v7961 = __float2bfloat16_rn(v7915);
-      const __nv_bfloat16 v7962 = __float2bfloat16_rn(v7935);
-      const __nv_bfloat16 v7963 = __float2bfloat16_rn(v7955);
+      const iron_bf16 v7956 = iron_f32_to_bf16(v7815);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v7957 = iron_f32_to_bf16(v7835);
+      const iron_bf16 v7958 = iron_f32_to_bf16(v7855);
+      const iron_bf16 v7959 = iron_f32_to_bf16(v7875);
+      const iron_bf16 v7960 = iron_f32_to_bf16(v7895);
+      const iron_bf16 v7961 = iron_f32_to_bf16(v7915);
+      const iron_bf16 v7962 = iron_f32_to_bf16(v7935);
+      const iron_bf16 v7963 = iron_f32_to_bf16(v7955);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v7968) = iron_bf16x8{{v7956, v7957, v7958, v7959, v7960, v7961, v7962, v7963}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v7980 = v7563 + v7977;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v7981 = v7980 + v7975;
@@ -769,14 +803,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8161 = v8156 | v8160;
       const float v8162 = __uint_as_float(v8161);
       const float v8163 = v8162 * v8003;  // kernels/gemm/quant_b.hpp:80
-      const __nv_bfloat16 v8164 = __float2bfloat16_rn(v8023);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v8165 = __float2bfloat16_rn(v8043);
-      const __nv_bfloat16 v8166 = __float2bfloat16_rn(v8063);
-      const __nv_bfloat16 v8167 = __float2bfloat16_rn(v8083);
-      const __nv_bfloat16 v8168 = __float2bfloat16_rn(v8103);
-      const __nv_bfloat16 v8169 = __float2bfloat16_rn(v8123);
-      const __nv_bfloat16 v8170 = __float2bfloat16_rn(v8143);
-      const __nv_bfloat16 v8171 = __float2bfloat16_rn(v8163);
+      const iron_bf16 v8164 = iron_f32_to_bf16(v8023);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v8165 = iron_f32_to_bf16(v8043);
+      const iron_bf16 v8166 = iron_f32_to_bf16(v8063);
+      const iron_bf16 v8167 = iron_f32_to_bf16(v8083);
+      const iron_bf16 v8168 = iron_f32_to_bf16(v8103);
+      const iron_bf16 v8169 = iron_f32_to_bf16(v8123);
+      const iron_bf16 v8170 = iron_f32_to_bf16(v8143);
+      const iron_bf16 v8171 = iron_f32_to_bf16(v8163);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v8176) = iron_bf16x8{{v8164, v8165, v8166, v8167, v8168, v8169, v8170, v8171}};  // kernels/gemm/gemv_skinny.hpp:127
       const unsigned int v8188 = v7563 + v8185;  // kernels/gemm/gemv_skinny.hpp:198
       const unsigned int v8189 = v8188 + v8183;
@@ -887,14 +921,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const unsigned int v8369 = v8364 | v8368;
       const float v8370 = __uint_as_float(v8369);
       const float v8371 = v8370 * v8211;  // kernels/gemm/quant_b.hpp:80
-      const __nv_bfloat16 v8372 = __float2bfloat16_rn(v8231);  // kernels/gemm/gemv_skinny.hpp:125
-      const __nv_bfloat16 v8373 = __float2bfloat16_rn(v8251);
-      const __nv_bfloat16 v8374 = __float2bfloat16_rn(v8271);
-      const __nv_bfloat16 v8375 = __float2bfloat16_rn(v8291);
-      const __nv_bfloat16 v8376 = __float2bfloat16_rn(v8311);
-      const __nv_bfloat16 v8377 = __float2bfloat16_rn(v8331);
-      const __nv_bfloat16 v8378 = __float2bfloat16_rn(v8351);
-      const __nv_bfloat16 v8379 = __float2bfloat16_rn(v8371);
+      const iron_bf16 v8372 = iron_f32_to_bf16(v8231);  // kernels/gemm/gemv_skinny.hpp:125
+      const iron_bf16 v8373 = iron_f32_to_bf16(v8251);
+      const iron_bf16 v8374 = iron_f32_to_bf16(v8271);
+      const iron_bf16 v8375 = iron_f32_to_bf16(v8291);
+      const iron_bf16 v8376 = iron_f32_to_bf16(v8311);
+      const iron_bf16 v8377 = iron_f32_to_bf16(v8331);
+      const iron_bf16 v8378 = iron_f32_to_bf16(v8351);
+      const iron_bf16 v8379 = iron_f32_to_bf16(v8371);
       *reinterpret_cast<iron_bf16x8*>(shm2 + v8384) = iron_bf16x8{{v8372, v8373, v8374, v8375, v8376, v8377, v8378, v8379}};  // kernels/gemm/gemv_skinny.hpp:127
       __syncthreads();  // kernels/gemm/gemv_skinny.hpp:238
       const unsigned int v8386 = v7552 * 4224u;  // kernels/gemm/gemv_skinny.hpp:240
@@ -1035,7 +1069,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1086 = v1085 + v1084;
       v1071 = v1086;
       const float v1087 = v1071;  // kernels/gemm/gemv_skinny.hpp:261
-      const __nv_bfloat16 v1088 = __float2bfloat16_rn(v1087);
+      const iron_bf16 v1088 = iron_f32_to_bf16(v1087);
       const unsigned int v1089 = v1063 * v1;
       const unsigned int v1090 = v1089 + v1066;
       out[v1090] = v1088;
@@ -1066,7 +1100,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
       const float v1119 = v1118 + v1117;
       v1104 = v1119;
       const float v1120 = v1104;  // kernels/gemm/gemv_skinny.hpp:261
-      const __nv_bfloat16 v1121 = __float2bfloat16_rn(v1120);
+      const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
       const unsigned int v1122 = v1096 * v1;
       const unsigned int v1123 = v1122 + v1099;
       out[v1123] = v1121;
@@ -1975,22 +2009,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
           const unsigned int v2850 = v1203 << 5u;  // kernels/gemm/gemv_rows.hpp:92
           const unsigned int v2852 = v2851 + v2850;
           const iron_bf16x8 v8795 = *reinterpret_cast<const iron_bf16x8*>(x + v2852);  // kernels/gemm/gemv_rows.hpp:94
-          const __nv_bfloat16 v2855 = v8795.v[0];
-          const __nv_bfloat16 v2859 = v8795.v[1];
-          const __nv_bfloat16 v2863 = v8795.v[2];
-          const __nv_bfloat16 v2867 = v8795.v[3];
-          const __nv_bfloat16 v2871 = v8795.v[4];
-          const __nv_bfloat16 v2875 = v8795.v[5];
-          const __nv_bfloat16 v2879 = v8795.v[6];
-          const __nv_bfloat16 v2883 = v8795.v[7];
-          const float v2856 = __bfloat162float(v2855);
-          const float v2860 = __bfloat162float(v2859);
-          const float v2864 = __bfloat162float(v2863);
-          const float v2868 = __bfloat162float(v2867);
-          const float v2872 = __bfloat162float(v2871);
-          const float v2876 = __bfloat162float(v2875);
-          const float v2880 = __bfloat162float(v2879);
-          const float v2884 = __bfloat162float(v2883);
+          const iron_bf16 v2855 = v8795.v[0];
+          const iron_bf16 v2859 = v8795.v[1];
+          const iron_bf16 v2863 = v8795.v[2];
+          const iron_bf16 v2867 = v8795.v[3];
+          const iron_bf16 v2871 = v8795.v[4];
+          const iron_bf16 v2875 = v8795.v[5];
+          const iron_bf16 v2879 = v8795.v[6];
+          const iron_bf16 v2883 = v8795.v[7];
+          const float v2856 = iron_to_f32(v2855);
+          const float v2860 = iron_to_f32(v2859);
+          const float v2864 = iron_to_f32(v2863);
+          const float v2868 = iron_to_f32(v2867);
+          const float v2872 = iron_to_f32(v2871);
+          const float v2876 = iron_to_f32(v2875);
+          const float v2880 = iron_to_f32(v2879);
+          const float v2884 = iron_to_f32(v2883);
           const float v2886 = v8778;  // kernels/gemm/gemv_rows.hpp:103
           const float v2887 = fmaf(v2856, v1650, v2886);
           v8778 = v2887;
@@ -2889,22 +2923,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
           const float v4236 = __uint_as_float(v4235);
           const unsigned int v4243 = v2852 + 8u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_bf16x8 v8798 = *reinterpret_cast<const iron_bf16x8*>(x + v4243);
-          const __nv_bfloat16 v4244 = v8798.v[0];
-          const __nv_bfloat16 v4248 = v8798.v[1];
-          const __nv_bfloat16 v4252 = v8798.v[2];
-          const __nv_bfloat16 v4256 = v8798.v[3];
-          const __nv_bfloat16 v4260 = v8798.v[4];
-          const __nv_bfloat16 v4264 = v8798.v[5];
-          const __nv_bfloat16 v4268 = v8798.v[6];
-          const __nv_bfloat16 v4272 = v8798.v[7];
-          const float v4245 = __bfloat162float(v4244);
-          const float v4249 = __bfloat162float(v4248);
-          const float v4253 = __bfloat162float(v4252);
-          const float v4257 = __bfloat162float(v4256);
-          const float v4261 = __bfloat162float(v4260);
-          const float v4265 = __bfloat162float(v4264);
-          const float v4269 = __bfloat162float(v4268);
-          const float v4273 = __bfloat162float(v4272);
+          const iron_bf16 v4244 = v8798.v[0];
+          const iron_bf16 v4248 = v8798.v[1];
+          const iron_bf16 v4252 = v8798.v[2];
+          const iron_bf16 v4256 = v8798.v[3];
+          const iron_bf16 v4260 = v8798.v[4];
+          const iron_bf16 v4264 = v8798.v[5];
+          const iron_bf16 v4268 = v8798.v[6];
+          const iron_bf16 v4272 = v8798.v[7];
+          const float v4245 = iron_to_f32(v4244);
+          const float v4249 = iron_to_f32(v4248);
+          const float v4253 = iron_to_f32(v4252);
+          const float v4257 = iron_to_f32(v4256);
+          const float v4261 = iron_to_f32(v4260);
+          const float v4265 = iron_to_f32(v4264);
+          const float v4269 = iron_to_f32(v4268);
+          const float v4273 = iron_to_f32(v4272);
           const float v4275 = v8778;  // kernels/gemm/gemv_rows.hpp:103
           const float v4276 = fmaf(v4245, v3039, v4275);
           v8778 = v4276;
@@ -3803,22 +3837,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
           const float v5625 = __uint_as_float(v5624);
           const unsigned int v5632 = v2852 + 16u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_bf16x8 v8801 = *reinterpret_cast<const iron_bf16x8*>(x + v5632);
-          const __nv_bfloat16 v5633 = v8801.v[0];
-          const __nv_bfloat16 v5637 = v8801.v[1];
-          const __nv_bfloat16 v5641 = v8801.v[2];
-          const __nv_bfloat16 v5645 = v8801.v[3];
-          const __nv_bfloat16 v5649 = v8801.v[4];
-          const __nv_bfloat16 v5653 = v8801.v[5];
-          const __nv_bfloat16 v5657 = v8801.v[6];
-          const __nv_bfloat16 v5661 = v8801.v[7];
-          const float v5634 = __bfloat162float(v5633);
-          const float v5638 = __bfloat162float(v5637);
-          const float v5642 = __bfloat162float(v5641);
-          const float v5646 = __bfloat162float(v5645);
-          const float v5650 = __bfloat162float(v5649);
-          const float v5654 = __bfloat162float(v5653);
-          const float v5658 = __bfloat162float(v5657);
-          const float v5662 = __bfloat162float(v5661);
+          const iron_bf16 v5633 = v8801.v[0];
+          const iron_bf16 v5637 = v8801.v[1];
+          const iron_bf16 v5641 = v8801.v[2];
+          const iron_bf16 v5645 = v8801.v[3];
+          const iron_bf16 v5649 = v8801.v[4];
+          const iron_bf16 v5653 = v8801.v[5];
+          const iron_bf16 v5657 = v8801.v[6];
+          const iron_bf16 v5661 = v8801.v[7];
+          const float v5634 = iron_to_f32(v5633);
+          const float v5638 = iron_to_f32(v5637);
+          const float v5642 = iron_to_f32(v5641);
+          const float v5646 = iron_to_f32(v5645);
+          const float v5650 = iron_to_f32(v5649);
+          const float v5654 = iron_to_f32(v5653);
+          const float v5658 = iron_to_f32(v5657);
+          const float v5662 = iron_to_f32(v5661);
           const float v5664 = v8778;  // kernels/gemm/gemv_rows.hpp:103
           const float v5665 = fmaf(v5634, v4428, v5664);
           v8778 = v5665;
@@ -4717,22 +4751,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
           const float v7014 = __uint_as_float(v7013);
           const unsigned int v7021 = v2852 + 24u;  // kernels/gemm/gemv_rows.hpp:94
           const iron_bf16x8 v8804 = *reinterpret_cast<const iron_bf16x8*>(x + v7021);
-          const __nv_bfloat16 v7022 = v8804.v[0];
-          const __nv_bfloat16 v7026 = v8804.v[1];
-          const __nv_bfloat16 v7030 = v8804.v[2];
-          const __nv_bfloat16 v7034 = v8804.v[3];
-          const __nv_bfloat16 v7038 = v8804.v[4];
-          const __nv_bfloat16 v7042 = v8804.v[5];
-          const __nv_bfloat16 v7046 = v8804.v[6];
-          const __nv_bfloat16 v7050 = v8804.v[7];
-          const float v7023 = __bfloat162float(v7022);
-          const float v7027 = __bfloat162float(v7026);
-          const float v7031 = __bfloat162float(v7030);
-          const float v7035 = __bfloat162float(v7034);
-          const float v7039 = __bfloat162float(v7038);
-          const float v7043 = __bfloat162float(v7042);
-          const float v7047 = __bfloat162float(v7046);
-          const float v7051 = __bfloat162float(v7050);
+          const iron_bf16 v7022 = v8804.v[0];
+          const iron_bf16 v7026 = v8804.v[1];
+          const iron_bf16 v7030 = v8804.v[2];
+          const iron_bf16 v7034 = v8804.v[3];
+          const iron_bf16 v7038 = v8804.v[4];
+          const iron_bf16 v7042 = v8804.v[5];
+          const iron_bf16 v7046 = v8804.v[6];
+          const iron_bf16 v7050 = v8804.v[7];
+          const float v7023 = iron_to_f32(v7022);
+          const float v7027 = iron_to_f32(v7026);
+          const float v7031 = iron_to_f32(v7030);
+          const float v7035 = iron_to_f32(v7034);
+          const float v7039 = iron_to_f32(v7038);
+          const float v7043 = iron_to_f32(v7042);
+          const float v7047 = iron_to_f32(v7046);
+          const float v7051 = iron_to_f32(v7050);
           const float v7053 = v8778;  // kernels/gemm/gemv_rows.hpp:103
           const float v7054 = fmaf(v7023, v5817, v7053);
           v8778 = v7054;
@@ -5054,7 +5088,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_mxfp4_bf16(
             v7372 = v7382;
           }
           const float v7383 = v7372;  // kernels/gemm/gemv_rows.hpp:157
-          const __nv_bfloat16 v7384 = __float2bfloat16_rn(v7383);
+          const iron_bf16 v7384 = iron_f32_to_bf16(v7383);
           const unsigned int v7385 = v7364 * v1;
           const unsigned int v7386 = v7385 + v7361;
           out[v7386] = v7384;

@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:104
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_bf16(
   const unsigned int v18 = v17 << 10u;
   const unsigned int v19 = v18 + v13;
   const iron_bf16x8 v995 = *reinterpret_cast<const iron_bf16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __nv_bfloat16 v22 = v995.v[0];
-  const __nv_bfloat16 v26 = v995.v[1];
-  const __nv_bfloat16 v30 = v995.v[2];
-  const __nv_bfloat16 v34 = v995.v[3];
-  const __nv_bfloat16 v38 = v995.v[4];
-  const __nv_bfloat16 v42 = v995.v[5];
-  const __nv_bfloat16 v46 = v995.v[6];
-  const __nv_bfloat16 v50 = v995.v[7];
-  const float v23 = __bfloat162float(v22);
-  const float v27 = __bfloat162float(v26);
-  const float v31 = __bfloat162float(v30);
-  const float v35 = __bfloat162float(v34);
-  const float v39 = __bfloat162float(v38);
-  const float v43 = __bfloat162float(v42);
-  const float v47 = __bfloat162float(v46);
-  const float v51 = __bfloat162float(v50);
+  const iron_bf16 v22 = v995.v[0];
+  const iron_bf16 v26 = v995.v[1];
+  const iron_bf16 v30 = v995.v[2];
+  const iron_bf16 v34 = v995.v[3];
+  const iron_bf16 v38 = v995.v[4];
+  const iron_bf16 v42 = v995.v[5];
+  const iron_bf16 v46 = v995.v[6];
+  const iron_bf16 v50 = v995.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 256u;
   const iron_bf16x8 v998 = *reinterpret_cast<const iron_bf16x8*>(inp + v53);
-  const __nv_bfloat16 v54 = v998.v[0];
-  const __nv_bfloat16 v58 = v998.v[1];
-  const __nv_bfloat16 v62 = v998.v[2];
-  const __nv_bfloat16 v66 = v998.v[3];
-  const __nv_bfloat16 v70 = v998.v[4];
-  const __nv_bfloat16 v74 = v998.v[5];
-  const __nv_bfloat16 v78 = v998.v[6];
-  const __nv_bfloat16 v82 = v998.v[7];
-  const float v55 = __bfloat162float(v54);
-  const float v59 = __bfloat162float(v58);
-  const float v63 = __bfloat162float(v62);
-  const float v67 = __bfloat162float(v66);
-  const float v71 = __bfloat162float(v70);
-  const float v75 = __bfloat162float(v74);
-  const float v79 = __bfloat162float(v78);
-  const float v83 = __bfloat162float(v82);
+  const iron_bf16 v54 = v998.v[0];
+  const iron_bf16 v58 = v998.v[1];
+  const iron_bf16 v62 = v998.v[2];
+  const iron_bf16 v66 = v998.v[3];
+  const iron_bf16 v70 = v998.v[4];
+  const iron_bf16 v74 = v998.v[5];
+  const iron_bf16 v78 = v998.v[6];
+  const iron_bf16 v82 = v998.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 512u;
   const iron_bf16x8 v1001 = *reinterpret_cast<const iron_bf16x8*>(inp + v85);
-  const __nv_bfloat16 v86 = v1001.v[0];
-  const __nv_bfloat16 v90 = v1001.v[1];
-  const __nv_bfloat16 v94 = v1001.v[2];
-  const __nv_bfloat16 v98 = v1001.v[3];
-  const __nv_bfloat16 v102 = v1001.v[4];
-  const __nv_bfloat16 v106 = v1001.v[5];
-  const __nv_bfloat16 v110 = v1001.v[6];
-  const __nv_bfloat16 v114 = v1001.v[7];
-  const float v87 = __bfloat162float(v86);
-  const float v91 = __bfloat162float(v90);
-  const float v95 = __bfloat162float(v94);
-  const float v99 = __bfloat162float(v98);
-  const float v103 = __bfloat162float(v102);
-  const float v107 = __bfloat162float(v106);
-  const float v111 = __bfloat162float(v110);
-  const float v115 = __bfloat162float(v114);
+  const iron_bf16 v86 = v1001.v[0];
+  const iron_bf16 v90 = v1001.v[1];
+  const iron_bf16 v94 = v1001.v[2];
+  const iron_bf16 v98 = v1001.v[3];
+  const iron_bf16 v102 = v1001.v[4];
+  const iron_bf16 v106 = v1001.v[5];
+  const iron_bf16 v110 = v1001.v[6];
+  const iron_bf16 v114 = v1001.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 768u;
   const iron_bf16x8 v1004 = *reinterpret_cast<const iron_bf16x8*>(inp + v117);
-  const __nv_bfloat16 v118 = v1004.v[0];
-  const __nv_bfloat16 v122 = v1004.v[1];
-  const __nv_bfloat16 v126 = v1004.v[2];
-  const __nv_bfloat16 v130 = v1004.v[3];
-  const __nv_bfloat16 v134 = v1004.v[4];
-  const __nv_bfloat16 v138 = v1004.v[5];
-  const __nv_bfloat16 v142 = v1004.v[6];
-  const __nv_bfloat16 v146 = v1004.v[7];
-  const float v119 = __bfloat162float(v118);
-  const float v123 = __bfloat162float(v122);
-  const float v127 = __bfloat162float(v126);
-  const float v131 = __bfloat162float(v130);
-  const float v135 = __bfloat162float(v134);
-  const float v139 = __bfloat162float(v138);
-  const float v143 = __bfloat162float(v142);
-  const float v147 = __bfloat162float(v146);
+  const iron_bf16 v118 = v1004.v[0];
+  const iron_bf16 v122 = v1004.v[1];
+  const iron_bf16 v126 = v1004.v[2];
+  const iron_bf16 v130 = v1004.v[3];
+  const iron_bf16 v134 = v1004.v[4];
+  const iron_bf16 v138 = v1004.v[5];
+  const iron_bf16 v142 = v1004.v[6];
+  const iron_bf16 v146 = v1004.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -607,72 +649,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_bf16(
   const bool v824 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v824) {
     const float v826 = v730 * 0.03125f;  // kernels/quant/hadamard.cpp:95
-    const __nv_bfloat16 v827 = __float2bfloat16_rn(v826);
+    const iron_bf16 v827 = iron_f32_to_bf16(v826);
     const float v831 = v733 * 0.03125f;
-    const __nv_bfloat16 v832 = __float2bfloat16_rn(v831);
+    const iron_bf16 v832 = iron_f32_to_bf16(v831);
     const float v836 = v736 * 0.03125f;
-    const __nv_bfloat16 v837 = __float2bfloat16_rn(v836);
+    const iron_bf16 v837 = iron_f32_to_bf16(v836);
     const float v841 = v739 * 0.03125f;
-    const __nv_bfloat16 v842 = __float2bfloat16_rn(v841);
+    const iron_bf16 v842 = iron_f32_to_bf16(v841);
     const float v846 = v742 * 0.03125f;
-    const __nv_bfloat16 v847 = __float2bfloat16_rn(v846);
+    const iron_bf16 v847 = iron_f32_to_bf16(v846);
     const float v851 = v745 * 0.03125f;
-    const __nv_bfloat16 v852 = __float2bfloat16_rn(v851);
+    const iron_bf16 v852 = iron_f32_to_bf16(v851);
     const float v856 = v748 * 0.03125f;
-    const __nv_bfloat16 v857 = __float2bfloat16_rn(v856);
+    const iron_bf16 v857 = iron_f32_to_bf16(v856);
     const float v861 = v751 * 0.03125f;
-    const __nv_bfloat16 v862 = __float2bfloat16_rn(v861);
+    const iron_bf16 v862 = iron_f32_to_bf16(v861);
     *reinterpret_cast<iron_bf16x8*>(out + v19) = iron_bf16x8{{v827, v832, v837, v842, v847, v852, v857, v862}};
     const float v866 = v754 * 0.03125f;
-    const __nv_bfloat16 v867 = __float2bfloat16_rn(v866);
+    const iron_bf16 v867 = iron_f32_to_bf16(v866);
     const float v871 = v757 * 0.03125f;
-    const __nv_bfloat16 v872 = __float2bfloat16_rn(v871);
+    const iron_bf16 v872 = iron_f32_to_bf16(v871);
     const float v876 = v760 * 0.03125f;
-    const __nv_bfloat16 v877 = __float2bfloat16_rn(v876);
+    const iron_bf16 v877 = iron_f32_to_bf16(v876);
     const float v881 = v763 * 0.03125f;
-    const __nv_bfloat16 v882 = __float2bfloat16_rn(v881);
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
     const float v886 = v766 * 0.03125f;
-    const __nv_bfloat16 v887 = __float2bfloat16_rn(v886);
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
     const float v891 = v769 * 0.03125f;
-    const __nv_bfloat16 v892 = __float2bfloat16_rn(v891);
+    const iron_bf16 v892 = iron_f32_to_bf16(v891);
     const float v896 = v772 * 0.03125f;
-    const __nv_bfloat16 v897 = __float2bfloat16_rn(v896);
+    const iron_bf16 v897 = iron_f32_to_bf16(v896);
     const float v901 = v775 * 0.03125f;
-    const __nv_bfloat16 v902 = __float2bfloat16_rn(v901);
+    const iron_bf16 v902 = iron_f32_to_bf16(v901);
     *reinterpret_cast<iron_bf16x8*>(out + v53) = iron_bf16x8{{v867, v872, v877, v882, v887, v892, v897, v902}};
     const float v906 = v778 * 0.03125f;
-    const __nv_bfloat16 v907 = __float2bfloat16_rn(v906);
+    const iron_bf16 v907 = iron_f32_to_bf16(v906);
     const float v911 = v781 * 0.03125f;
-    const __nv_bfloat16 v912 = __float2bfloat16_rn(v911);
+    const iron_bf16 v912 = iron_f32_to_bf16(v911);
     const float v916 = v784 * 0.03125f;
-    const __nv_bfloat16 v917 = __float2bfloat16_rn(v916);
+    const iron_bf16 v917 = iron_f32_to_bf16(v916);
     const float v921 = v787 * 0.03125f;
-    const __nv_bfloat16 v922 = __float2bfloat16_rn(v921);
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
     const float v926 = v790 * 0.03125f;
-    const __nv_bfloat16 v927 = __float2bfloat16_rn(v926);
+    const iron_bf16 v927 = iron_f32_to_bf16(v926);
     const float v931 = v793 * 0.03125f;
-    const __nv_bfloat16 v932 = __float2bfloat16_rn(v931);
+    const iron_bf16 v932 = iron_f32_to_bf16(v931);
     const float v936 = v796 * 0.03125f;
-    const __nv_bfloat16 v937 = __float2bfloat16_rn(v936);
+    const iron_bf16 v937 = iron_f32_to_bf16(v936);
     const float v941 = v799 * 0.03125f;
-    const __nv_bfloat16 v942 = __float2bfloat16_rn(v941);
+    const iron_bf16 v942 = iron_f32_to_bf16(v941);
     *reinterpret_cast<iron_bf16x8*>(out + v85) = iron_bf16x8{{v907, v912, v917, v922, v927, v932, v937, v942}};
     const float v946 = v802 * 0.03125f;
-    const __nv_bfloat16 v947 = __float2bfloat16_rn(v946);
+    const iron_bf16 v947 = iron_f32_to_bf16(v946);
     const float v951 = v805 * 0.03125f;
-    const __nv_bfloat16 v952 = __float2bfloat16_rn(v951);
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
     const float v956 = v808 * 0.03125f;
-    const __nv_bfloat16 v957 = __float2bfloat16_rn(v956);
+    const iron_bf16 v957 = iron_f32_to_bf16(v956);
     const float v961 = v811 * 0.03125f;
-    const __nv_bfloat16 v962 = __float2bfloat16_rn(v961);
+    const iron_bf16 v962 = iron_f32_to_bf16(v961);
     const float v966 = v814 * 0.03125f;
-    const __nv_bfloat16 v967 = __float2bfloat16_rn(v966);
+    const iron_bf16 v967 = iron_f32_to_bf16(v966);
     const float v971 = v817 * 0.03125f;
-    const __nv_bfloat16 v972 = __float2bfloat16_rn(v971);
+    const iron_bf16 v972 = iron_f32_to_bf16(v971);
     const float v976 = v820 * 0.03125f;
-    const __nv_bfloat16 v977 = __float2bfloat16_rn(v976);
+    const iron_bf16 v977 = iron_f32_to_bf16(v976);
     const float v981 = v823 * 0.03125f;
-    const __nv_bfloat16 v982 = __float2bfloat16_rn(v981);
+    const iron_bf16 v982 = iron_f32_to_bf16(v981);
     *reinterpret_cast<iron_bf16x8*>(out + v117) = iron_bf16x8{{v947, v952, v957, v962, v967, v972, v977, v982}};
   }
 }

@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:104
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_f16(
   const unsigned int v18 = v17 << 10u;
   const unsigned int v19 = v18 + v13;
   const iron_f16x8 v995 = *reinterpret_cast<const iron_f16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __half v22 = v995.v[0];
-  const __half v26 = v995.v[1];
-  const __half v30 = v995.v[2];
-  const __half v34 = v995.v[3];
-  const __half v38 = v995.v[4];
-  const __half v42 = v995.v[5];
-  const __half v46 = v995.v[6];
-  const __half v50 = v995.v[7];
-  const float v23 = __half2float(v22);
-  const float v27 = __half2float(v26);
-  const float v31 = __half2float(v30);
-  const float v35 = __half2float(v34);
-  const float v39 = __half2float(v38);
-  const float v43 = __half2float(v42);
-  const float v47 = __half2float(v46);
-  const float v51 = __half2float(v50);
+  const iron_f16 v22 = v995.v[0];
+  const iron_f16 v26 = v995.v[1];
+  const iron_f16 v30 = v995.v[2];
+  const iron_f16 v34 = v995.v[3];
+  const iron_f16 v38 = v995.v[4];
+  const iron_f16 v42 = v995.v[5];
+  const iron_f16 v46 = v995.v[6];
+  const iron_f16 v50 = v995.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 256u;
   const iron_f16x8 v998 = *reinterpret_cast<const iron_f16x8*>(inp + v53);
-  const __half v54 = v998.v[0];
-  const __half v58 = v998.v[1];
-  const __half v62 = v998.v[2];
-  const __half v66 = v998.v[3];
-  const __half v70 = v998.v[4];
-  const __half v74 = v998.v[5];
-  const __half v78 = v998.v[6];
-  const __half v82 = v998.v[7];
-  const float v55 = __half2float(v54);
-  const float v59 = __half2float(v58);
-  const float v63 = __half2float(v62);
-  const float v67 = __half2float(v66);
-  const float v71 = __half2float(v70);
-  const float v75 = __half2float(v74);
-  const float v79 = __half2float(v78);
-  const float v83 = __half2float(v82);
+  const iron_f16 v54 = v998.v[0];
+  const iron_f16 v58 = v998.v[1];
+  const iron_f16 v62 = v998.v[2];
+  const iron_f16 v66 = v998.v[3];
+  const iron_f16 v70 = v998.v[4];
+  const iron_f16 v74 = v998.v[5];
+  const iron_f16 v78 = v998.v[6];
+  const iron_f16 v82 = v998.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 512u;
   const iron_f16x8 v1001 = *reinterpret_cast<const iron_f16x8*>(inp + v85);
-  const __half v86 = v1001.v[0];
-  const __half v90 = v1001.v[1];
-  const __half v94 = v1001.v[2];
-  const __half v98 = v1001.v[3];
-  const __half v102 = v1001.v[4];
-  const __half v106 = v1001.v[5];
-  const __half v110 = v1001.v[6];
-  const __half v114 = v1001.v[7];
-  const float v87 = __half2float(v86);
-  const float v91 = __half2float(v90);
-  const float v95 = __half2float(v94);
-  const float v99 = __half2float(v98);
-  const float v103 = __half2float(v102);
-  const float v107 = __half2float(v106);
-  const float v111 = __half2float(v110);
-  const float v115 = __half2float(v114);
+  const iron_f16 v86 = v1001.v[0];
+  const iron_f16 v90 = v1001.v[1];
+  const iron_f16 v94 = v1001.v[2];
+  const iron_f16 v98 = v1001.v[3];
+  const iron_f16 v102 = v1001.v[4];
+  const iron_f16 v106 = v1001.v[5];
+  const iron_f16 v110 = v1001.v[6];
+  const iron_f16 v114 = v1001.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 768u;
   const iron_f16x8 v1004 = *reinterpret_cast<const iron_f16x8*>(inp + v117);
-  const __half v118 = v1004.v[0];
-  const __half v122 = v1004.v[1];
-  const __half v126 = v1004.v[2];
-  const __half v130 = v1004.v[3];
-  const __half v134 = v1004.v[4];
-  const __half v138 = v1004.v[5];
-  const __half v142 = v1004.v[6];
-  const __half v146 = v1004.v[7];
-  const float v119 = __half2float(v118);
-  const float v123 = __half2float(v122);
-  const float v127 = __half2float(v126);
-  const float v131 = __half2float(v130);
-  const float v135 = __half2float(v134);
-  const float v139 = __half2float(v138);
-  const float v143 = __half2float(v142);
-  const float v147 = __half2float(v146);
+  const iron_f16 v118 = v1004.v[0];
+  const iron_f16 v122 = v1004.v[1];
+  const iron_f16 v126 = v1004.v[2];
+  const iron_f16 v130 = v1004.v[3];
+  const iron_f16 v134 = v1004.v[4];
+  const iron_f16 v138 = v1004.v[5];
+  const iron_f16 v142 = v1004.v[6];
+  const iron_f16 v146 = v1004.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -607,72 +649,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n1024_f16(
   const bool v824 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v824) {
     const float v826 = v730 * 0.03125f;  // kernels/quant/hadamard.cpp:95
-    const __half v827 = __float2half_rn(v826);
+    const iron_f16 v827 = iron_f32_to_f16(v826);
     const float v831 = v733 * 0.03125f;
-    const __half v832 = __float2half_rn(v831);
+    const iron_f16 v832 = iron_f32_to_f16(v831);
     const float v836 = v736 * 0.03125f;
-    const __half v837 = __float2half_rn(v836);
+    const iron_f16 v837 = iron_f32_to_f16(v836);
     const float v841 = v739 * 0.03125f;
-    const __half v842 = __float2half_rn(v841);
+    const iron_f16 v842 = iron_f32_to_f16(v841);
     const float v846 = v742 * 0.03125f;
-    const __half v847 = __float2half_rn(v846);
+    const iron_f16 v847 = iron_f32_to_f16(v846);
     const float v851 = v745 * 0.03125f;
-    const __half v852 = __float2half_rn(v851);
+    const iron_f16 v852 = iron_f32_to_f16(v851);
     const float v856 = v748 * 0.03125f;
-    const __half v857 = __float2half_rn(v856);
+    const iron_f16 v857 = iron_f32_to_f16(v856);
     const float v861 = v751 * 0.03125f;
-    const __half v862 = __float2half_rn(v861);
+    const iron_f16 v862 = iron_f32_to_f16(v861);
     *reinterpret_cast<iron_f16x8*>(out + v19) = iron_f16x8{{v827, v832, v837, v842, v847, v852, v857, v862}};
     const float v866 = v754 * 0.03125f;
-    const __half v867 = __float2half_rn(v866);
+    const iron_f16 v867 = iron_f32_to_f16(v866);
     const float v871 = v757 * 0.03125f;
-    const __half v872 = __float2half_rn(v871);
+    const iron_f16 v872 = iron_f32_to_f16(v871);
     const float v876 = v760 * 0.03125f;
-    const __half v877 = __float2half_rn(v876);
+    const iron_f16 v877 = iron_f32_to_f16(v876);
     const float v881 = v763 * 0.03125f;
-    const __half v882 = __float2half_rn(v881);
+    const iron_f16 v882 = iron_f32_to_f16(v881);
     const float v886 = v766 * 0.03125f;
-    const __half v887 = __float2half_rn(v886);
+    const iron_f16 v887 = iron_f32_to_f16(v886);
     const float v891 = v769 * 0.03125f;
-    const __half v892 = __float2half_rn(v891);
+    const iron_f16 v892 = iron_f32_to_f16(v891);
     const float v896 = v772 * 0.03125f;
-    const __half v897 = __float2half_rn(v896);
+    const iron_f16 v897 = iron_f32_to_f16(v896);
     const float v901 = v775 * 0.03125f;
-    const __half v902 = __float2half_rn(v901);
+    const iron_f16 v902 = iron_f32_to_f16(v901);
     *reinterpret_cast<iron_f16x8*>(out + v53) = iron_f16x8{{v867, v872, v877, v882, v887, v892, v897, v902}};
     const float v906 = v778 * 0.03125f;
-    const __half v907 = __float2half_rn(v906);
+    const iron_f16 v907 = iron_f32_to_f16(v906);
     const float v911 = v781 * 0.03125f;
-    const __half v912 = __float2half_rn(v911);
+    const iron_f16 v912 = iron_f32_to_f16(v911);
     const float v916 = v784 * 0.03125f;
-    const __half v917 = __float2half_rn(v916);
+    const iron_f16 v917 = iron_f32_to_f16(v916);
     const float v921 = v787 * 0.03125f;
-    const __half v922 = __float2half_rn(v921);
+    const iron_f16 v922 = iron_f32_to_f16(v921);
     const float v926 = v790 * 0.03125f;
-    const __half v927 = __float2half_rn(v926);
+    const iron_f16 v927 = iron_f32_to_f16(v926);
     const float v931 = v793 * 0.03125f;
-    const __half v932 = __float2half_rn(v931);
+    const iron_f16 v932 = iron_f32_to_f16(v931);
     const float v936 = v796 * 0.03125f;
-    const __half v937 = __float2half_rn(v936);
+    const iron_f16 v937 = iron_f32_to_f16(v936);
     const float v941 = v799 * 0.03125f;
-    const __half v942 = __float2half_rn(v941);
+    const iron_f16 v942 = iron_f32_to_f16(v941);
     *reinterpret_cast<iron_f16x8*>(out + v85) = iron_f16x8{{v907, v912, v917, v922, v927, v932, v937, v942}};
     const float v946 = v802 * 0.03125f;
-    const __half v947 = __float2half_rn(v946);
+    const iron_f16 v947 = iron_f32_to_f16(v946);
     const float v951 = v805 * 0.03125f;
-    const __half v952 = __float2half_rn(v951);
+    const iron_f16 v952 = iron_f32_to_f16(v951);
     const float v956 = v808 * 0.03125f;
-    const __half v957 = __float2half_rn(v956);
+    const iron_f16 v957 = iron_f32_to_f16(v956);
     const float v961 = v811 * 0.03125f;
-    const __half v962 = __float2half_rn(v961);
+    const iron_f16 v962 = iron_f32_to_f16(v961);
     const float v966 = v814 * 0.03125f;
-    const __half v967 = __float2half_rn(v966);
+    const iron_f16 v967 = iron_f32_to_f16(v966);
     const float v971 = v817 * 0.03125f;
-    const __half v972 = __float2half_rn(v971);
+    const iron_f16 v972 = iron_f32_to_f16(v971);
     const float v976 = v820 * 0.03125f;
-    const __half v977 = __float2half_rn(v976);
+    const iron_f16 v977 = iron_f32_to_f16(v976);
     const float v981 = v823 * 0.03125f;
-    const __half v982 = __float2half_rn(v981);
+    const iron_f16 v982 = iron_f32_to_f16(v981);
     *reinterpret_cast<iron_f16x8*>(out + v117) = iron_f16x8{{v947, v952, v957, v962, v967, v972, v977, v982}};
   }
 }

@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n128_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:101
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n128_bf16(
   const unsigned int v18 = v17 << 7u;
   const unsigned int v19 = v18 + v13;
   const iron_bf16x8 v686 = *reinterpret_cast<const iron_bf16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __nv_bfloat16 v22 = v686.v[0];
-  const __nv_bfloat16 v26 = v686.v[1];
-  const __nv_bfloat16 v30 = v686.v[2];
-  const __nv_bfloat16 v34 = v686.v[3];
-  const __nv_bfloat16 v38 = v686.v[4];
-  const __nv_bfloat16 v42 = v686.v[5];
-  const __nv_bfloat16 v46 = v686.v[6];
-  const __nv_bfloat16 v50 = v686.v[7];
-  const float v23 = __bfloat162float(v22);
-  const float v27 = __bfloat162float(v26);
-  const float v31 = __bfloat162float(v30);
-  const float v35 = __bfloat162float(v34);
-  const float v39 = __bfloat162float(v38);
-  const float v43 = __bfloat162float(v42);
-  const float v47 = __bfloat162float(v46);
-  const float v51 = __bfloat162float(v50);
+  const iron_bf16 v22 = v686.v[0];
+  const iron_bf16 v26 = v686.v[1];
+  const iron_bf16 v30 = v686.v[2];
+  const iron_bf16 v34 = v686.v[3];
+  const iron_bf16 v38 = v686.v[4];
+  const iron_bf16 v42 = v686.v[5];
+  const iron_bf16 v46 = v686.v[6];
+  const iron_bf16 v50 = v686.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 32u;
   const iron_bf16x8 v689 = *reinterpret_cast<const iron_bf16x8*>(inp + v53);
-  const __nv_bfloat16 v54 = v689.v[0];
-  const __nv_bfloat16 v58 = v689.v[1];
-  const __nv_bfloat16 v62 = v689.v[2];
-  const __nv_bfloat16 v66 = v689.v[3];
-  const __nv_bfloat16 v70 = v689.v[4];
-  const __nv_bfloat16 v74 = v689.v[5];
-  const __nv_bfloat16 v78 = v689.v[6];
-  const __nv_bfloat16 v82 = v689.v[7];
-  const float v55 = __bfloat162float(v54);
-  const float v59 = __bfloat162float(v58);
-  const float v63 = __bfloat162float(v62);
-  const float v67 = __bfloat162float(v66);
-  const float v71 = __bfloat162float(v70);
-  const float v75 = __bfloat162float(v74);
-  const float v79 = __bfloat162float(v78);
-  const float v83 = __bfloat162float(v82);
+  const iron_bf16 v54 = v689.v[0];
+  const iron_bf16 v58 = v689.v[1];
+  const iron_bf16 v62 = v689.v[2];
+  const iron_bf16 v66 = v689.v[3];
+  const iron_bf16 v70 = v689.v[4];
+  const iron_bf16 v74 = v689.v[5];
+  const iron_bf16 v78 = v689.v[6];
+  const iron_bf16 v82 = v689.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 64u;
   const iron_bf16x8 v692 = *reinterpret_cast<const iron_bf16x8*>(inp + v85);
-  const __nv_bfloat16 v86 = v692.v[0];
-  const __nv_bfloat16 v90 = v692.v[1];
-  const __nv_bfloat16 v94 = v692.v[2];
-  const __nv_bfloat16 v98 = v692.v[3];
-  const __nv_bfloat16 v102 = v692.v[4];
-  const __nv_bfloat16 v106 = v692.v[5];
-  const __nv_bfloat16 v110 = v692.v[6];
-  const __nv_bfloat16 v114 = v692.v[7];
-  const float v87 = __bfloat162float(v86);
-  const float v91 = __bfloat162float(v90);
-  const float v95 = __bfloat162float(v94);
-  const float v99 = __bfloat162float(v98);
-  const float v103 = __bfloat162float(v102);
-  const float v107 = __bfloat162float(v106);
-  const float v111 = __bfloat162float(v110);
-  const float v115 = __bfloat162float(v114);
+  const iron_bf16 v86 = v692.v[0];
+  const iron_bf16 v90 = v692.v[1];
+  const iron_bf16 v94 = v692.v[2];
+  const iron_bf16 v98 = v692.v[3];
+  const iron_bf16 v102 = v692.v[4];
+  const iron_bf16 v106 = v692.v[5];
+  const iron_bf16 v110 = v692.v[6];
+  const iron_bf16 v114 = v692.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 96u;
   const iron_bf16x8 v695 = *reinterpret_cast<const iron_bf16x8*>(inp + v117);
-  const __nv_bfloat16 v118 = v695.v[0];
-  const __nv_bfloat16 v122 = v695.v[1];
-  const __nv_bfloat16 v126 = v695.v[2];
-  const __nv_bfloat16 v130 = v695.v[3];
-  const __nv_bfloat16 v134 = v695.v[4];
-  const __nv_bfloat16 v138 = v695.v[5];
-  const __nv_bfloat16 v142 = v695.v[6];
-  const __nv_bfloat16 v146 = v695.v[7];
-  const float v119 = __bfloat162float(v118);
-  const float v123 = __bfloat162float(v122);
-  const float v127 = __bfloat162float(v126);
-  const float v131 = __bfloat162float(v130);
-  const float v135 = __bfloat162float(v134);
-  const float v139 = __bfloat162float(v138);
-  const float v143 = __bfloat162float(v142);
-  const float v147 = __bfloat162float(v146);
+  const iron_bf16 v118 = v695.v[0];
+  const iron_bf16 v122 = v695.v[1];
+  const iron_bf16 v126 = v695.v[2];
+  const iron_bf16 v130 = v695.v[3];
+  const iron_bf16 v134 = v695.v[4];
+  const iron_bf16 v138 = v695.v[5];
+  const iron_bf16 v142 = v695.v[6];
+  const iron_bf16 v146 = v695.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -406,72 +448,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n128_bf16(
   const bool v515 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v515) {
     const float v517 = v421 * 0.088388346f;  // kernels/quant/hadamard.cpp:95
-    const __nv_bfloat16 v518 = __float2bfloat16_rn(v517);
+    const iron_bf16 v518 = iron_f32_to_bf16(v517);
     const float v522 = v424 * 0.088388346f;
-    const __nv_bfloat16 v523 = __float2bfloat16_rn(v522);
+    const iron_bf16 v523 = iron_f32_to_bf16(v522);
     const float v527 = v427 * 0.088388346f;
-    const __nv_bfloat16 v528 = __float2bfloat16_rn(v527);
+    const iron_bf16 v528 = iron_f32_to_bf16(v527);
     const float v532 = v430 * 0.088388346f;
-    const __nv_bfloat16 v533 = __float2bfloat16_rn(v532);
+    const iron_bf16 v533 = iron_f32_to_bf16(v532);
     const float v537 = v433 * 0.088388346f;
-    const __nv_bfloat16 v538 = __float2bfloat16_rn(v537);
+    const iron_bf16 v538 = iron_f32_to_bf16(v537);
     const float v542 = v436 * 0.088388346f;
-    const __nv_bfloat16 v543 = __float2bfloat16_rn(v542);
+    const iron_bf16 v543 = iron_f32_to_bf16(v542);
     const float v547 = v439 * 0.088388346f;
-    const __nv_bfloat16 v548 = __float2bfloat16_rn(v547);
+    const iron_bf16 v548 = iron_f32_to_bf16(v547);
     const float v552 = v442 * 0.088388346f;
-    const __nv_bfloat16 v553 = __float2bfloat16_rn(v552);
+    const iron_bf16 v553 = iron_f32_to_bf16(v552);
     *reinterpret_cast<iron_bf16x8*>(out + v19) = iron_bf16x8{{v518, v523, v528, v533, v538, v543, v548, v553}};
     const float v557 = v445 * 0.088388346f;
-    const __nv_bfloat16 v558 = __float2bfloat16_rn(v557);
+    const iron_bf16 v558 = iron_f32_to_bf16(v557);
     const float v562 = v448 * 0.088388346f;
-    const __nv_bfloat16 v563 = __float2bfloat16_rn(v562);
+    const iron_bf16 v563 = iron_f32_to_bf16(v562);
     const float v567 = v451 * 0.088388346f;
-    const __nv_bfloat16 v568 = __float2bfloat16_rn(v567);
+    const iron_bf16 v568 = iron_f32_to_bf16(v567);
     const float v572 = v454 * 0.088388346f;
-    const __nv_bfloat16 v573 = __float2bfloat16_rn(v572);
+    const iron_bf16 v573 = iron_f32_to_bf16(v572);
     const float v577 = v457 * 0.088388346f;
-    const __nv_bfloat16 v578 = __float2bfloat16_rn(v577);
+    const iron_bf16 v578 = iron_f32_to_bf16(v577);
     const float v582 = v460 * 0.088388346f;
-    const __nv_bfloat16 v583 = __float2bfloat16_rn(v582);
+    const iron_bf16 v583 = iron_f32_to_bf16(v582);
     const float v587 = v463 * 0.088388346f;
-    const __nv_bfloat16 v588 = __float2bfloat16_rn(v587);
+    const iron_bf16 v588 = iron_f32_to_bf16(v587);
     const float v592 = v466 * 0.088388346f;
-    const __nv_bfloat16 v593 = __float2bfloat16_rn(v592);
+    const iron_bf16 v593 = iron_f32_to_bf16(v592);
     *reinterpret_cast<iron_bf16x8*>(out + v53) = iron_bf16x8{{v558, v563, v568, v573, v578, v583, v588, v593}};
     const float v597 = v469 * 0.088388346f;
-    const __nv_bfloat16 v598 = __float2bfloat16_rn(v597);
+    const iron_bf16 v598 = iron_f32_to_bf16(v597);
     const float v602 = v472 * 0.088388346f;
-    const __nv_bfloat16 v603 = __float2bfloat16_rn(v602);
+    const iron_bf16 v603 = iron_f32_to_bf16(v602);
     const float v607 = v475 * 0.088388346f;
-    const __nv_bfloat16 v608 = __float2bfloat16_rn(v607);
+    const iron_bf16 v608 = iron_f32_to_bf16(v607);
     const float v612 = v478 * 0.088388346f;
-    const __nv_bfloat16 v613 = __float2bfloat16_rn(v612);
+    const iron_bf16 v613 = iron_f32_to_bf16(v612);
     const float v617 = v481 * 0.088388346f;
-    const __nv_bfloat16 v618 = __float2bfloat16_rn(v617);
+    const iron_bf16 v618 = iron_f32_to_bf16(v617);
     const float v622 = v484 * 0.088388346f;
-    const __nv_bfloat16 v623 = __float2bfloat16_rn(v622);
+    const iron_bf16 v623 = iron_f32_to_bf16(v622);
     const float v627 = v487 * 0.088388346f;
-    const __nv_bfloat16 v628 = __float2bfloat16_rn(v627);
+    const iron_bf16 v628 = iron_f32_to_bf16(v627);
     const float v632 = v490 * 0.088388346f;
-    const __nv_bfloat16 v633 = __float2bfloat16_rn(v632);
+    const iron_bf16 v633 = iron_f32_to_bf16(v632);
     *reinterpret_cast<iron_bf16x8*>(out + v85) = iron_bf16x8{{v598, v603, v608, v613, v618, v623, v628, v633}};
     const float v637 = v493 * 0.088388346f;
-    const __nv_bfloat16 v638 = __float2bfloat16_rn(v637);
+    const iron_bf16 v638 = iron_f32_to_bf16(v637);
     const float v642 = v496 * 0.088388346f;
-    const __nv_bfloat16 v643 = __float2bfloat16_rn(v642);
+    const iron_bf16 v643 = iron_f32_to_bf16(v642);
     const float v647 = v499 * 0.088388346f;
-    const __nv_bfloat16 v648 = __float2bfloat16_rn(v647);
+    const iron_bf16 v648 = iron_f32_to_bf16(v647);
     const float v652 = v502 * 0.088388346f;
-    const __nv_bfloat16 v653 = __float2bfloat16_rn(v652);
+    const iron_bf16 v653 = iron_f32_to_bf16(v652);
     const float v657 = v505 * 0.088388346f;
-    const __nv_bfloat16 v658 = __float2bfloat16_rn(v657);
+    const iron_bf16 v658 = iron_f32_to_bf16(v657);
     const float v662 = v508 * 0.088388346f;
-    const __nv_bfloat16 v663 = __float2bfloat16_rn(v662);
+    const iron_bf16 v663 = iron_f32_to_bf16(v662);
     const float v667 = v511 * 0.088388346f;
-    const __nv_bfloat16 v668 = __float2bfloat16_rn(v667);
+    const iron_bf16 v668 = iron_f32_to_bf16(v667);
     const float v672 = v514 * 0.088388346f;
-    const __nv_bfloat16 v673 = __float2bfloat16_rn(v672);
+    const iron_bf16 v673 = iron_f32_to_bf16(v672);
     *reinterpret_cast<iron_bf16x8*>(out + v117) = iron_bf16x8{{v638, v643, v648, v653, v658, v663, v668, v673}};
   }
 }

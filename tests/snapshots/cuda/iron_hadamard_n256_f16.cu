@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n256_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:102
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n256_f16(
   const unsigned int v18 = v17 << 8u;
   const unsigned int v19 = v18 + v13;
   const iron_f16x8 v789 = *reinterpret_cast<const iron_f16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __half v22 = v789.v[0];
-  const __half v26 = v789.v[1];
-  const __half v30 = v789.v[2];
-  const __half v34 = v789.v[3];
-  const __half v38 = v789.v[4];
-  const __half v42 = v789.v[5];
-  const __half v46 = v789.v[6];
-  const __half v50 = v789.v[7];
-  const float v23 = __half2float(v22);
-  const float v27 = __half2float(v26);
-  const float v31 = __half2float(v30);
-  const float v35 = __half2float(v34);
-  const float v39 = __half2float(v38);
-  const float v43 = __half2float(v42);
-  const float v47 = __half2float(v46);
-  const float v51 = __half2float(v50);
+  const iron_f16 v22 = v789.v[0];
+  const iron_f16 v26 = v789.v[1];
+  const iron_f16 v30 = v789.v[2];
+  const iron_f16 v34 = v789.v[3];
+  const iron_f16 v38 = v789.v[4];
+  const iron_f16 v42 = v789.v[5];
+  const iron_f16 v46 = v789.v[6];
+  const iron_f16 v50 = v789.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 64u;
   const iron_f16x8 v792 = *reinterpret_cast<const iron_f16x8*>(inp + v53);
-  const __half v54 = v792.v[0];
-  const __half v58 = v792.v[1];
-  const __half v62 = v792.v[2];
-  const __half v66 = v792.v[3];
-  const __half v70 = v792.v[4];
-  const __half v74 = v792.v[5];
-  const __half v78 = v792.v[6];
-  const __half v82 = v792.v[7];
-  const float v55 = __half2float(v54);
-  const float v59 = __half2float(v58);
-  const float v63 = __half2float(v62);
-  const float v67 = __half2float(v66);
-  const float v71 = __half2float(v70);
-  const float v75 = __half2float(v74);
-  const float v79 = __half2float(v78);
-  const float v83 = __half2float(v82);
+  const iron_f16 v54 = v792.v[0];
+  const iron_f16 v58 = v792.v[1];
+  const iron_f16 v62 = v792.v[2];
+  const iron_f16 v66 = v792.v[3];
+  const iron_f16 v70 = v792.v[4];
+  const iron_f16 v74 = v792.v[5];
+  const iron_f16 v78 = v792.v[6];
+  const iron_f16 v82 = v792.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 128u;
   const iron_f16x8 v795 = *reinterpret_cast<const iron_f16x8*>(inp + v85);
-  const __half v86 = v795.v[0];
-  const __half v90 = v795.v[1];
-  const __half v94 = v795.v[2];
-  const __half v98 = v795.v[3];
-  const __half v102 = v795.v[4];
-  const __half v106 = v795.v[5];
-  const __half v110 = v795.v[6];
-  const __half v114 = v795.v[7];
-  const float v87 = __half2float(v86);
-  const float v91 = __half2float(v90);
-  const float v95 = __half2float(v94);
-  const float v99 = __half2float(v98);
-  const float v103 = __half2float(v102);
-  const float v107 = __half2float(v106);
-  const float v111 = __half2float(v110);
-  const float v115 = __half2float(v114);
+  const iron_f16 v86 = v795.v[0];
+  const iron_f16 v90 = v795.v[1];
+  const iron_f16 v94 = v795.v[2];
+  const iron_f16 v98 = v795.v[3];
+  const iron_f16 v102 = v795.v[4];
+  const iron_f16 v106 = v795.v[5];
+  const iron_f16 v110 = v795.v[6];
+  const iron_f16 v114 = v795.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 192u;
   const iron_f16x8 v798 = *reinterpret_cast<const iron_f16x8*>(inp + v117);
-  const __half v118 = v798.v[0];
-  const __half v122 = v798.v[1];
-  const __half v126 = v798.v[2];
-  const __half v130 = v798.v[3];
-  const __half v134 = v798.v[4];
-  const __half v138 = v798.v[5];
-  const __half v142 = v798.v[6];
-  const __half v146 = v798.v[7];
-  const float v119 = __half2float(v118);
-  const float v123 = __half2float(v122);
-  const float v127 = __half2float(v126);
-  const float v131 = __half2float(v130);
-  const float v135 = __half2float(v134);
-  const float v139 = __half2float(v138);
-  const float v143 = __half2float(v142);
-  const float v147 = __half2float(v146);
+  const iron_f16 v118 = v798.v[0];
+  const iron_f16 v122 = v798.v[1];
+  const iron_f16 v126 = v798.v[2];
+  const iron_f16 v130 = v798.v[3];
+  const iron_f16 v134 = v798.v[4];
+  const iron_f16 v138 = v798.v[5];
+  const iron_f16 v142 = v798.v[6];
+  const iron_f16 v146 = v798.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -473,72 +515,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n256_f16(
   const bool v618 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v618) {
     const float v620 = v524 * 0.0625f;  // kernels/quant/hadamard.cpp:95
-    const __half v621 = __float2half_rn(v620);
+    const iron_f16 v621 = iron_f32_to_f16(v620);
     const float v625 = v527 * 0.0625f;
-    const __half v626 = __float2half_rn(v625);
+    const iron_f16 v626 = iron_f32_to_f16(v625);
     const float v630 = v530 * 0.0625f;
-    const __half v631 = __float2half_rn(v630);
+    const iron_f16 v631 = iron_f32_to_f16(v630);
     const float v635 = v533 * 0.0625f;
-    const __half v636 = __float2half_rn(v635);
+    const iron_f16 v636 = iron_f32_to_f16(v635);
     const float v640 = v536 * 0.0625f;
-    const __half v641 = __float2half_rn(v640);
+    const iron_f16 v641 = iron_f32_to_f16(v640);
     const float v645 = v539 * 0.0625f;
-    const __half v646 = __float2half_rn(v645);
+    const iron_f16 v646 = iron_f32_to_f16(v645);
     const float v650 = v542 * 0.0625f;
-    const __half v651 = __float2half_rn(v650);
+    const iron_f16 v651 = iron_f32_to_f16(v650);
     const float v655 = v545 * 0.0625f;
-    const __half v656 = __float2half_rn(v655);
+    const iron_f16 v656 = iron_f32_to_f16(v655);
     *reinterpret_cast<iron_f16x8*>(out + v19) = iron_f16x8{{v621, v626, v631, v636, v641, v646, v651, v656}};
     const float v660 = v548 * 0.0625f;
-    const __half v661 = __float2half_rn(v660);
+    const iron_f16 v661 = iron_f32_to_f16(v660);
     const float v665 = v551 * 0.0625f;
-    const __half v666 = __float2half_rn(v665);
+    const iron_f16 v666 = iron_f32_to_f16(v665);
     const float v670 = v554 * 0.0625f;
-    const __half v671 = __float2half_rn(v670);
+    const iron_f16 v671 = iron_f32_to_f16(v670);
     const float v675 = v557 * 0.0625f;
-    const __half v676 = __float2half_rn(v675);
+    const iron_f16 v676 = iron_f32_to_f16(v675);
     const float v680 = v560 * 0.0625f;
-    const __half v681 = __float2half_rn(v680);
+    const iron_f16 v681 = iron_f32_to_f16(v680);
     const float v685 = v563 * 0.0625f;
-    const __half v686 = __float2half_rn(v685);
+    const iron_f16 v686 = iron_f32_to_f16(v685);
     const float v690 = v566 * 0.0625f;
-    const __half v691 = __float2half_rn(v690);
+    const iron_f16 v691 = iron_f32_to_f16(v690);
     const float v695 = v569 * 0.0625f;
-    const __half v696 = __float2half_rn(v695);
+    const iron_f16 v696 = iron_f32_to_f16(v695);
     *reinterpret_cast<iron_f16x8*>(out + v53) = iron_f16x8{{v661, v666, v671, v676, v681, v686, v691, v696}};
     const float v700 = v572 * 0.0625f;
-    const __half v701 = __float2half_rn(v700);
+    const iron_f16 v701 = iron_f32_to_f16(v700);
     const float v705 = v575 * 0.0625f;
-    const __half v706 = __float2half_rn(v705);
+    const iron_f16 v706 = iron_f32_to_f16(v705);
     const float v710 = v578 * 0.0625f;
-    const __half v711 = __float2half_rn(v710);
+    const iron_f16 v711 = iron_f32_to_f16(v710);
     const float v715 = v581 * 0.0625f;
-    const __half v716 = __float2half_rn(v715);
+    const iron_f16 v716 = iron_f32_to_f16(v715);
     const float v720 = v584 * 0.0625f;
-    const __half v721 = __float2half_rn(v720);
+    const iron_f16 v721 = iron_f32_to_f16(v720);
     const float v725 = v587 * 0.0625f;
-    const __half v726 = __float2half_rn(v725);
+    const iron_f16 v726 = iron_f32_to_f16(v725);
     const float v730 = v590 * 0.0625f;
-    const __half v731 = __float2half_rn(v730);
+    const iron_f16 v731 = iron_f32_to_f16(v730);
     const float v735 = v593 * 0.0625f;
-    const __half v736 = __float2half_rn(v735);
+    const iron_f16 v736 = iron_f32_to_f16(v735);
     *reinterpret_cast<iron_f16x8*>(out + v85) = iron_f16x8{{v701, v706, v711, v716, v721, v726, v731, v736}};
     const float v740 = v596 * 0.0625f;
-    const __half v741 = __float2half_rn(v740);
+    const iron_f16 v741 = iron_f32_to_f16(v740);
     const float v745 = v599 * 0.0625f;
-    const __half v746 = __float2half_rn(v745);
+    const iron_f16 v746 = iron_f32_to_f16(v745);
     const float v750 = v602 * 0.0625f;
-    const __half v751 = __float2half_rn(v750);
+    const iron_f16 v751 = iron_f32_to_f16(v750);
     const float v755 = v605 * 0.0625f;
-    const __half v756 = __float2half_rn(v755);
+    const iron_f16 v756 = iron_f32_to_f16(v755);
     const float v760 = v608 * 0.0625f;
-    const __half v761 = __float2half_rn(v760);
+    const iron_f16 v761 = iron_f32_to_f16(v760);
     const float v765 = v611 * 0.0625f;
-    const __half v766 = __float2half_rn(v765);
+    const iron_f16 v766 = iron_f32_to_f16(v765);
     const float v770 = v614 * 0.0625f;
-    const __half v771 = __float2half_rn(v770);
+    const iron_f16 v771 = iron_f32_to_f16(v770);
     const float v775 = v617 * 0.0625f;
-    const __half v776 = __float2half_rn(v775);
+    const iron_f16 v776 = iron_f32_to_f16(v775);
     *reinterpret_cast<iron_f16x8*>(out + v117) = iron_f16x8{{v741, v746, v751, v756, v761, v766, v771, v776}};
   }
 }

@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n512_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:103
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n512_f16(
   const unsigned int v18 = v17 << 9u;
   const unsigned int v19 = v18 + v13;
   const iron_f16x8 v892 = *reinterpret_cast<const iron_f16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __half v22 = v892.v[0];
-  const __half v26 = v892.v[1];
-  const __half v30 = v892.v[2];
-  const __half v34 = v892.v[3];
-  const __half v38 = v892.v[4];
-  const __half v42 = v892.v[5];
-  const __half v46 = v892.v[6];
-  const __half v50 = v892.v[7];
-  const float v23 = __half2float(v22);
-  const float v27 = __half2float(v26);
-  const float v31 = __half2float(v30);
-  const float v35 = __half2float(v34);
-  const float v39 = __half2float(v38);
-  const float v43 = __half2float(v42);
-  const float v47 = __half2float(v46);
-  const float v51 = __half2float(v50);
+  const iron_f16 v22 = v892.v[0];
+  const iron_f16 v26 = v892.v[1];
+  const iron_f16 v30 = v892.v[2];
+  const iron_f16 v34 = v892.v[3];
+  const iron_f16 v38 = v892.v[4];
+  const iron_f16 v42 = v892.v[5];
+  const iron_f16 v46 = v892.v[6];
+  const iron_f16 v50 = v892.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 128u;
   const iron_f16x8 v895 = *reinterpret_cast<const iron_f16x8*>(inp + v53);
-  const __half v54 = v895.v[0];
-  const __half v58 = v895.v[1];
-  const __half v62 = v895.v[2];
-  const __half v66 = v895.v[3];
-  const __half v70 = v895.v[4];
-  const __half v74 = v895.v[5];
-  const __half v78 = v895.v[6];
-  const __half v82 = v895.v[7];
-  const float v55 = __half2float(v54);
-  const float v59 = __half2float(v58);
-  const float v63 = __half2float(v62);
-  const float v67 = __half2float(v66);
-  const float v71 = __half2float(v70);
-  const float v75 = __half2float(v74);
-  const float v79 = __half2float(v78);
-  const float v83 = __half2float(v82);
+  const iron_f16 v54 = v895.v[0];
+  const iron_f16 v58 = v895.v[1];
+  const iron_f16 v62 = v895.v[2];
+  const iron_f16 v66 = v895.v[3];
+  const iron_f16 v70 = v895.v[4];
+  const iron_f16 v74 = v895.v[5];
+  const iron_f16 v78 = v895.v[6];
+  const iron_f16 v82 = v895.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 256u;
   const iron_f16x8 v898 = *reinterpret_cast<const iron_f16x8*>(inp + v85);
-  const __half v86 = v898.v[0];
-  const __half v90 = v898.v[1];
-  const __half v94 = v898.v[2];
-  const __half v98 = v898.v[3];
-  const __half v102 = v898.v[4];
-  const __half v106 = v898.v[5];
-  const __half v110 = v898.v[6];
-  const __half v114 = v898.v[7];
-  const float v87 = __half2float(v86);
-  const float v91 = __half2float(v90);
-  const float v95 = __half2float(v94);
-  const float v99 = __half2float(v98);
-  const float v103 = __half2float(v102);
-  const float v107 = __half2float(v106);
-  const float v111 = __half2float(v110);
-  const float v115 = __half2float(v114);
+  const iron_f16 v86 = v898.v[0];
+  const iron_f16 v90 = v898.v[1];
+  const iron_f16 v94 = v898.v[2];
+  const iron_f16 v98 = v898.v[3];
+  const iron_f16 v102 = v898.v[4];
+  const iron_f16 v106 = v898.v[5];
+  const iron_f16 v110 = v898.v[6];
+  const iron_f16 v114 = v898.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 384u;
   const iron_f16x8 v901 = *reinterpret_cast<const iron_f16x8*>(inp + v117);
-  const __half v118 = v901.v[0];
-  const __half v122 = v901.v[1];
-  const __half v126 = v901.v[2];
-  const __half v130 = v901.v[3];
-  const __half v134 = v901.v[4];
-  const __half v138 = v901.v[5];
-  const __half v142 = v901.v[6];
-  const __half v146 = v901.v[7];
-  const float v119 = __half2float(v118);
-  const float v123 = __half2float(v122);
-  const float v127 = __half2float(v126);
-  const float v131 = __half2float(v130);
-  const float v135 = __half2float(v134);
-  const float v139 = __half2float(v138);
-  const float v143 = __half2float(v142);
-  const float v147 = __half2float(v146);
+  const iron_f16 v118 = v901.v[0];
+  const iron_f16 v122 = v901.v[1];
+  const iron_f16 v126 = v901.v[2];
+  const iron_f16 v130 = v901.v[3];
+  const iron_f16 v134 = v901.v[4];
+  const iron_f16 v138 = v901.v[5];
+  const iron_f16 v142 = v901.v[6];
+  const iron_f16 v146 = v901.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -540,72 +582,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n512_f16(
   const bool v721 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v721) {
     const float v723 = v627 * 0.044194173f;  // kernels/quant/hadamard.cpp:95
-    const __half v724 = __float2half_rn(v723);
+    const iron_f16 v724 = iron_f32_to_f16(v723);
     const float v728 = v630 * 0.044194173f;
-    const __half v729 = __float2half_rn(v728);
+    const iron_f16 v729 = iron_f32_to_f16(v728);
     const float v733 = v633 * 0.044194173f;
-    const __half v734 = __float2half_rn(v733);
+    const iron_f16 v734 = iron_f32_to_f16(v733);
     const float v738 = v636 * 0.044194173f;
-    const __half v739 = __float2half_rn(v738);
+    const iron_f16 v739 = iron_f32_to_f16(v738);
     const float v743 = v639 * 0.044194173f;
-    const __half v744 = __float2half_rn(v743);
+    const iron_f16 v744 = iron_f32_to_f16(v743);
     const float v748 = v642 * 0.044194173f;
-    const __half v749 = __float2half_rn(v748);
+    const iron_f16 v749 = iron_f32_to_f16(v748);
     const float v753 = v645 * 0.044194173f;
-    const __half v754 = __float2half_rn(v753);
+    const iron_f16 v754 = iron_f32_to_f16(v753);
     const float v758 = v648 * 0.044194173f;
-    const __half v759 = __float2half_rn(v758);
+    const iron_f16 v759 = iron_f32_to_f16(v758);
     *reinterpret_cast<iron_f16x8*>(out + v19) = iron_f16x8{{v724, v729, v734, v739, v744, v749, v754, v759}};
     const float v763 = v651 * 0.044194173f;
-    const __half v764 = __float2half_rn(v763);
+    const iron_f16 v764 = iron_f32_to_f16(v763);
     const float v768 = v654 * 0.044194173f;
-    const __half v769 = __float2half_rn(v768);
+    const iron_f16 v769 = iron_f32_to_f16(v768);
     const float v773 = v657 * 0.044194173f;
-    const __half v774 = __float2half_rn(v773);
+    const iron_f16 v774 = iron_f32_to_f16(v773);
     const float v778 = v660 * 0.044194173f;
-    const __half v779 = __float2half_rn(v778);
+    const iron_f16 v779 = iron_f32_to_f16(v778);
     const float v783 = v663 * 0.044194173f;
-    const __half v784 = __float2half_rn(v783);
+    const iron_f16 v784 = iron_f32_to_f16(v783);
     const float v788 = v666 * 0.044194173f;
-    const __half v789 = __float2half_rn(v788);
+    const iron_f16 v789 = iron_f32_to_f16(v788);
     const float v793 = v669 * 0.044194173f;
-    const __half v794 = __float2half_rn(v793);
+    const iron_f16 v794 = iron_f32_to_f16(v793);
     const float v798 = v672 * 0.044194173f;
-    const __half v799 = __float2half_rn(v798);
+    const iron_f16 v799 = iron_f32_to_f16(v798);
     *reinterpret_cast<iron_f16x8*>(out + v53) = iron_f16x8{{v764, v769, v774, v779, v784, v789, v794, v799}};
     const float v803 = v675 * 0.044194173f;
-    const __half v804 = __float2half_rn(v803);
+    const iron_f16 v804 = iron_f32_to_f16(v803);
     const float v808 = v678 * 0.044194173f;
-    const __half v809 = __float2half_rn(v808);
+    const iron_f16 v809 = iron_f32_to_f16(v808);
     const float v813 = v681 * 0.044194173f;
-    const __half v814 = __float2half_rn(v813);
+    const iron_f16 v814 = iron_f32_to_f16(v813);
     const float v818 = v684 * 0.044194173f;
-    const __half v819 = __float2half_rn(v818);
+    const iron_f16 v819 = iron_f32_to_f16(v818);
     const float v823 = v687 * 0.044194173f;
-    const __half v824 = __float2half_rn(v823);
+    const iron_f16 v824 = iron_f32_to_f16(v823);
     const float v828 = v690 * 0.044194173f;
-    const __half v829 = __float2half_rn(v828);
+    const iron_f16 v829 = iron_f32_to_f16(v828);
     const float v833 = v693 * 0.044194173f;
-    const __half v834 = __float2half_rn(v833);
+    const iron_f16 v834 = iron_f32_to_f16(v833);
     const float v838 = v696 * 0.044194173f;
-    const __half v839 = __float2half_rn(v838);
+    const iron_f16 v839 = iron_f32_to_f16(v838);
     *reinterpret_cast<iron_f16x8*>(out + v85) = iron_f16x8{{v804, v809, v814, v819, v824, v829, v834, v839}};
     const float v843 = v699 * 0.044194173f;
-    const __half v844 = __float2half_rn(v843);
+    const iron_f16 v844 = iron_f32_to_f16(v843);
     const float v848 = v702 * 0.044194173f;
-    const __half v849 = __float2half_rn(v848);
+    const iron_f16 v849 = iron_f32_to_f16(v848);
     const float v853 = v705 * 0.044194173f;
-    const __half v854 = __float2half_rn(v853);
+    const iron_f16 v854 = iron_f32_to_f16(v853);
     const float v858 = v708 * 0.044194173f;
-    const __half v859 = __float2half_rn(v858);
+    const iron_f16 v859 = iron_f32_to_f16(v858);
     const float v863 = v711 * 0.044194173f;
-    const __half v864 = __float2half_rn(v863);
+    const iron_f16 v864 = iron_f32_to_f16(v863);
     const float v868 = v714 * 0.044194173f;
-    const __half v869 = __float2half_rn(v868);
+    const iron_f16 v869 = iron_f32_to_f16(v868);
     const float v873 = v717 * 0.044194173f;
-    const __half v874 = __float2half_rn(v873);
+    const iron_f16 v874 = iron_f32_to_f16(v873);
     const float v878 = v720 * 0.044194173f;
-    const __half v879 = __float2half_rn(v878);
+    const iron_f16 v879 = iron_f32_to_f16(v878);
     *reinterpret_cast<iron_f16x8*>(out + v117) = iron_f16x8{{v844, v849, v854, v859, v864, v869, v874, v879}};
   }
 }

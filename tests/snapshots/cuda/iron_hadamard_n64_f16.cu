@@ -3,15 +3,57 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -20,8 +62,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n64_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows) {
   const unsigned int v0 = rows;  // kernels/quant/hadamard.cpp:100
   const unsigned int v1 = threadIdx.x;  // kernels/quant/hadamard.cpp:62
@@ -38,76 +80,76 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n64_f16(
   const unsigned int v18 = v17 << 6u;
   const unsigned int v19 = v18 + v13;
   const iron_f16x8 v583 = *reinterpret_cast<const iron_f16x8*>(inp + v19);  // kernels/quant/hadamard.cpp:69
-  const __half v22 = v583.v[0];
-  const __half v26 = v583.v[1];
-  const __half v30 = v583.v[2];
-  const __half v34 = v583.v[3];
-  const __half v38 = v583.v[4];
-  const __half v42 = v583.v[5];
-  const __half v46 = v583.v[6];
-  const __half v50 = v583.v[7];
-  const float v23 = __half2float(v22);
-  const float v27 = __half2float(v26);
-  const float v31 = __half2float(v30);
-  const float v35 = __half2float(v34);
-  const float v39 = __half2float(v38);
-  const float v43 = __half2float(v42);
-  const float v47 = __half2float(v46);
-  const float v51 = __half2float(v50);
+  const iron_f16 v22 = v583.v[0];
+  const iron_f16 v26 = v583.v[1];
+  const iron_f16 v30 = v583.v[2];
+  const iron_f16 v34 = v583.v[3];
+  const iron_f16 v38 = v583.v[4];
+  const iron_f16 v42 = v583.v[5];
+  const iron_f16 v46 = v583.v[6];
+  const iron_f16 v50 = v583.v[7];
+  const float v23 = iron_to_f32(v22);
+  const float v27 = iron_to_f32(v26);
+  const float v31 = iron_to_f32(v30);
+  const float v35 = iron_to_f32(v34);
+  const float v39 = iron_to_f32(v38);
+  const float v43 = iron_to_f32(v42);
+  const float v47 = iron_to_f32(v46);
+  const float v51 = iron_to_f32(v50);
   const unsigned int v53 = v19 + 16u;
   const iron_f16x8 v586 = *reinterpret_cast<const iron_f16x8*>(inp + v53);
-  const __half v54 = v586.v[0];
-  const __half v58 = v586.v[1];
-  const __half v62 = v586.v[2];
-  const __half v66 = v586.v[3];
-  const __half v70 = v586.v[4];
-  const __half v74 = v586.v[5];
-  const __half v78 = v586.v[6];
-  const __half v82 = v586.v[7];
-  const float v55 = __half2float(v54);
-  const float v59 = __half2float(v58);
-  const float v63 = __half2float(v62);
-  const float v67 = __half2float(v66);
-  const float v71 = __half2float(v70);
-  const float v75 = __half2float(v74);
-  const float v79 = __half2float(v78);
-  const float v83 = __half2float(v82);
+  const iron_f16 v54 = v586.v[0];
+  const iron_f16 v58 = v586.v[1];
+  const iron_f16 v62 = v586.v[2];
+  const iron_f16 v66 = v586.v[3];
+  const iron_f16 v70 = v586.v[4];
+  const iron_f16 v74 = v586.v[5];
+  const iron_f16 v78 = v586.v[6];
+  const iron_f16 v82 = v586.v[7];
+  const float v55 = iron_to_f32(v54);
+  const float v59 = iron_to_f32(v58);
+  const float v63 = iron_to_f32(v62);
+  const float v67 = iron_to_f32(v66);
+  const float v71 = iron_to_f32(v70);
+  const float v75 = iron_to_f32(v74);
+  const float v79 = iron_to_f32(v78);
+  const float v83 = iron_to_f32(v82);
   const unsigned int v85 = v19 + 32u;
   const iron_f16x8 v589 = *reinterpret_cast<const iron_f16x8*>(inp + v85);
-  const __half v86 = v589.v[0];
-  const __half v90 = v589.v[1];
-  const __half v94 = v589.v[2];
-  const __half v98 = v589.v[3];
-  const __half v102 = v589.v[4];
-  const __half v106 = v589.v[5];
-  const __half v110 = v589.v[6];
-  const __half v114 = v589.v[7];
-  const float v87 = __half2float(v86);
-  const float v91 = __half2float(v90);
-  const float v95 = __half2float(v94);
-  const float v99 = __half2float(v98);
-  const float v103 = __half2float(v102);
-  const float v107 = __half2float(v106);
-  const float v111 = __half2float(v110);
-  const float v115 = __half2float(v114);
+  const iron_f16 v86 = v589.v[0];
+  const iron_f16 v90 = v589.v[1];
+  const iron_f16 v94 = v589.v[2];
+  const iron_f16 v98 = v589.v[3];
+  const iron_f16 v102 = v589.v[4];
+  const iron_f16 v106 = v589.v[5];
+  const iron_f16 v110 = v589.v[6];
+  const iron_f16 v114 = v589.v[7];
+  const float v87 = iron_to_f32(v86);
+  const float v91 = iron_to_f32(v90);
+  const float v95 = iron_to_f32(v94);
+  const float v99 = iron_to_f32(v98);
+  const float v103 = iron_to_f32(v102);
+  const float v107 = iron_to_f32(v106);
+  const float v111 = iron_to_f32(v110);
+  const float v115 = iron_to_f32(v114);
   const unsigned int v117 = v19 + 48u;
   const iron_f16x8 v592 = *reinterpret_cast<const iron_f16x8*>(inp + v117);
-  const __half v118 = v592.v[0];
-  const __half v122 = v592.v[1];
-  const __half v126 = v592.v[2];
-  const __half v130 = v592.v[3];
-  const __half v134 = v592.v[4];
-  const __half v138 = v592.v[5];
-  const __half v142 = v592.v[6];
-  const __half v146 = v592.v[7];
-  const float v119 = __half2float(v118);
-  const float v123 = __half2float(v122);
-  const float v127 = __half2float(v126);
-  const float v131 = __half2float(v130);
-  const float v135 = __half2float(v134);
-  const float v139 = __half2float(v138);
-  const float v143 = __half2float(v142);
-  const float v147 = __half2float(v146);
+  const iron_f16 v118 = v592.v[0];
+  const iron_f16 v122 = v592.v[1];
+  const iron_f16 v126 = v592.v[2];
+  const iron_f16 v130 = v592.v[3];
+  const iron_f16 v134 = v592.v[4];
+  const iron_f16 v138 = v592.v[5];
+  const iron_f16 v142 = v592.v[6];
+  const iron_f16 v146 = v592.v[7];
+  const float v119 = iron_to_f32(v118);
+  const float v123 = iron_to_f32(v122);
+  const float v127 = iron_to_f32(v126);
+  const float v131 = iron_to_f32(v130);
+  const float v135 = iron_to_f32(v134);
+  const float v139 = iron_to_f32(v138);
+  const float v143 = iron_to_f32(v142);
+  const float v147 = iron_to_f32(v146);
   const float v148 = v23 + v27;  // kernels/quant/hadamard.cpp:78
   const float v149 = v23 - v27;  // kernels/quant/hadamard.cpp:79
   const float v150 = v31 + v35;  // kernels/quant/hadamard.cpp:78
@@ -339,72 +381,72 @@ extern "C" __global__ void __launch_bounds__(1024) iron_hadamard_n64_f16(
   const bool v412 = v9 < v0;  // kernels/quant/hadamard.cpp:92
   if (v412) {
     const float v414 = v318 * 0.125f;  // kernels/quant/hadamard.cpp:95
-    const __half v415 = __float2half_rn(v414);
+    const iron_f16 v415 = iron_f32_to_f16(v414);
     const float v419 = v321 * 0.125f;
-    const __half v420 = __float2half_rn(v419);
+    const iron_f16 v420 = iron_f32_to_f16(v419);
     const float v424 = v324 * 0.125f;
-    const __half v425 = __float2half_rn(v424);
+    const iron_f16 v425 = iron_f32_to_f16(v424);
     const float v429 = v327 * 0.125f;
-    const __half v430 = __float2half_rn(v429);
+    const iron_f16 v430 = iron_f32_to_f16(v429);
     const float v434 = v330 * 0.125f;
-    const __half v435 = __float2half_rn(v434);
+    const iron_f16 v435 = iron_f32_to_f16(v434);
     const float v439 = v333 * 0.125f;
-    const __half v440 = __float2half_rn(v439);
+    const iron_f16 v440 = iron_f32_to_f16(v439);
     const float v444 = v336 * 0.125f;
-    const __half v445 = __float2half_rn(v444);
+    const iron_f16 v445 = iron_f32_to_f16(v444);
     const float v449 = v339 * 0.125f;
-    const __half v450 = __float2half_rn(v449);
+    const iron_f16 v450 = iron_f32_to_f16(v449);
     *reinterpret_cast<iron_f16x8*>(out + v19) = iron_f16x8{{v415, v420, v425, v430, v435, v440, v445, v450}};
     const float v454 = v342 * 0.125f;
-    const __half v455 = __float2half_rn(v454);
+    const iron_f16 v455 = iron_f32_to_f16(v454);
     const float v459 = v345 * 0.125f;
-    const __half v460 = __float2half_rn(v459);
+    const iron_f16 v460 = iron_f32_to_f16(v459);
     const float v464 = v348 * 0.125f;
-    const __half v465 = __float2half_rn(v464);
+    const iron_f16 v465 = iron_f32_to_f16(v464);
     const float v469 = v351 * 0.125f;
-    const __half v470 = __float2half_rn(v469);
+    const iron_f16 v470 = iron_f32_to_f16(v469);
     const float v474 = v354 * 0.125f;
-    const __half v475 = __float2half_rn(v474);
+    const iron_f16 v475 = iron_f32_to_f16(v474);
     const float v479 = v357 * 0.125f;
-    const __half v480 = __float2half_rn(v479);
+    const iron_f16 v480 = iron_f32_to_f16(v479);
     const float v484 = v360 * 0.125f;
-    const __half v485 = __float2half_rn(v484);
+    const iron_f16 v485 = iron_f32_to_f16(v484);
     const float v489 = v363 * 0.125f;
-    const __half v490 = __float2half_rn(v489);
+    const iron_f16 v490 = iron_f32_to_f16(v489);
     *reinterpret_cast<iron_f16x8*>(out + v53) = iron_f16x8{{v455, v460, v465, v470, v475, v480, v485, v490}};
     const float v494 = v366 * 0.125f;
-    const __half v495 = __float2half_rn(v494);
+    const iron_f16 v495 = iron_f32_to_f16(v494);
     const float v499 = v369 * 0.125f;
-    const __half v500 = __float2half_rn(v499);
+    const iron_f16 v500 = iron_f32_to_f16(v499);
     const float v504 = v372 * 0.125f;
-    const __half v505 = __float2half_rn(v504);
+    const iron_f16 v505 = iron_f32_to_f16(v504);
     const float v509 = v375 * 0.125f;
-    const __half v510 = __float2half_rn(v509);
+    const iron_f16 v510 = iron_f32_to_f16(v509);
     const float v514 = v378 * 0.125f;
-    const __half v515 = __float2half_rn(v514);
+    const iron_f16 v515 = iron_f32_to_f16(v514);
     const float v519 = v381 * 0.125f;
-    const __half v520 = __float2half_rn(v519);
+    const iron_f16 v520 = iron_f32_to_f16(v519);
     const float v524 = v384 * 0.125f;
-    const __half v525 = __float2half_rn(v524);
+    const iron_f16 v525 = iron_f32_to_f16(v524);
     const float v529 = v387 * 0.125f;
-    const __half v530 = __float2half_rn(v529);
+    const iron_f16 v530 = iron_f32_to_f16(v529);
     *reinterpret_cast<iron_f16x8*>(out + v85) = iron_f16x8{{v495, v500, v505, v510, v515, v520, v525, v530}};
     const float v534 = v390 * 0.125f;
-    const __half v535 = __float2half_rn(v534);
+    const iron_f16 v535 = iron_f32_to_f16(v534);
     const float v539 = v393 * 0.125f;
-    const __half v540 = __float2half_rn(v539);
+    const iron_f16 v540 = iron_f32_to_f16(v539);
     const float v544 = v396 * 0.125f;
-    const __half v545 = __float2half_rn(v544);
+    const iron_f16 v545 = iron_f32_to_f16(v544);
     const float v549 = v399 * 0.125f;
-    const __half v550 = __float2half_rn(v549);
+    const iron_f16 v550 = iron_f32_to_f16(v549);
     const float v554 = v402 * 0.125f;
-    const __half v555 = __float2half_rn(v554);
+    const iron_f16 v555 = iron_f32_to_f16(v554);
     const float v559 = v405 * 0.125f;
-    const __half v560 = __float2half_rn(v559);
+    const iron_f16 v560 = iron_f32_to_f16(v559);
     const float v564 = v408 * 0.125f;
-    const __half v565 = __float2half_rn(v564);
+    const iron_f16 v565 = iron_f32_to_f16(v564);
     const float v569 = v411 * 0.125f;
-    const __half v570 = __float2half_rn(v569);
+    const iron_f16 v570 = iron_f32_to_f16(v569);
     *reinterpret_cast<iron_f16x8*>(out + v117) = iron_f16x8{{v535, v540, v545, v550, v555, v560, v565, v570}};
   }
 }

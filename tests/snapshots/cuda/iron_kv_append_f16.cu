@@ -3,29 +3,71 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   k: input f16 tensor, as const __half* __restrict__
-//   v: input f16 tensor, as const __half* __restrict__
+//   k: input f16 tensor, as const iron_f16* __restrict__
+//   v: input f16 tensor, as const iron_f16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
-//   k_cache: in-out f16 tensor, as __half* __restrict__
-//   v_cache: in-out f16 tensor, as __half* __restrict__
+//   k_cache: in-out f16 tensor, as iron_f16* __restrict__
+//   v_cache: in-out f16 tensor, as iron_f16* __restrict__
 //   new_tokens: constexpr u32, as unsigned int
 //   heads: constexpr u32, as unsigned int
 //   head_dim: constexpr u32, as unsigned int
 //   max_seq: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_kv_append_f16(
-    const __half* __restrict__ k,
-    const __half* __restrict__ v,
+    const iron_f16* __restrict__ k,
+    const iron_f16* __restrict__ v,
     const unsigned int* __restrict__ positions,
-    __half* __restrict__ k_cache,
-    __half* __restrict__ v_cache,
+    iron_f16* __restrict__ k_cache,
+    iron_f16* __restrict__ v_cache,
     unsigned int new_tokens,
     unsigned int heads,
     unsigned int head_dim,
@@ -56,24 +98,24 @@ extern "C" __global__ void __launch_bounds__(1024) iron_kv_append_f16(
     const unsigned int v24 = v21 * v2;  // kernels/kv_cache/append.cpp:54
     const unsigned int v25 = v24 + v16;
     const iron_f16x8 v108 = *reinterpret_cast<const iron_f16x8*>(k + v23);  // kernels/kv_cache/append.cpp:55
-    const __half v28 = v108.v[0];
-    const __half v33 = v108.v[1];
-    const __half v38 = v108.v[2];
-    const __half v43 = v108.v[3];
-    const __half v48 = v108.v[4];
-    const __half v53 = v108.v[5];
-    const __half v58 = v108.v[6];
-    const __half v63 = v108.v[7];
+    const iron_f16 v28 = v108.v[0];
+    const iron_f16 v33 = v108.v[1];
+    const iron_f16 v38 = v108.v[2];
+    const iron_f16 v43 = v108.v[3];
+    const iron_f16 v48 = v108.v[4];
+    const iron_f16 v53 = v108.v[5];
+    const iron_f16 v58 = v108.v[6];
+    const iron_f16 v63 = v108.v[7];
     *reinterpret_cast<iron_f16x8*>(k_cache + v25) = iron_f16x8{{v28, v33, v38, v43, v48, v53, v58, v63}};
     const iron_f16x8 v109 = *reinterpret_cast<const iron_f16x8*>(v + v23);  // kernels/kv_cache/append.cpp:56
-    const __half v68 = v109.v[0];
-    const __half v73 = v109.v[1];
-    const __half v78 = v109.v[2];
-    const __half v83 = v109.v[3];
-    const __half v88 = v109.v[4];
-    const __half v93 = v109.v[5];
-    const __half v98 = v109.v[6];
-    const __half v103 = v109.v[7];
+    const iron_f16 v68 = v109.v[0];
+    const iron_f16 v73 = v109.v[1];
+    const iron_f16 v78 = v109.v[2];
+    const iron_f16 v83 = v109.v[3];
+    const iron_f16 v88 = v109.v[4];
+    const iron_f16 v93 = v109.v[5];
+    const iron_f16 v98 = v109.v[6];
+    const iron_f16 v103 = v109.v[7];
     *reinterpret_cast<iron_f16x8*>(v_cache + v25) = iron_f16x8{{v68, v73, v78, v83, v88, v93, v98, v103}};
   }
 }

@@ -3,21 +3,63 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 768 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   weight: input f16 tensor, as const __half* __restrict__
-//   bias: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   weight: input f16 tensor, as const iron_f16* __restrict__
+//   bias: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 //   eps: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -33,10 +75,10 @@ __device__ __forceinline__ T iron_simd_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
-    const __half* __restrict__ inp,
-    const __half* __restrict__ weight,
-    const __half* __restrict__ bias,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    const iron_f16* __restrict__ weight,
+    const iron_f16* __restrict__ bias,
+    iron_f16* __restrict__ out,
     unsigned int n,
     float eps) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -106,113 +148,113 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
     if (v22) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v55 = v3 + v21;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v56 = *reinterpret_cast<const iron_f16x8*>(inp + v55);
-      const __half v57 = v56.v[0];
-      const __half v58 = v56.v[1];
-      const __half v59 = v56.v[2];
-      const __half v60 = v56.v[3];
-      const __half v61 = v56.v[4];
-      const __half v62 = v56.v[5];
-      const __half v63 = v56.v[6];
-      const __half v64 = v56.v[7];
-      const float v65 = __half2float(v57);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v57 = v56.v[0];
+      const iron_f16 v58 = v56.v[1];
+      const iron_f16 v59 = v56.v[2];
+      const iron_f16 v60 = v56.v[3];
+      const iron_f16 v61 = v56.v[4];
+      const iron_f16 v62 = v56.v[5];
+      const iron_f16 v63 = v56.v[6];
+      const iron_f16 v64 = v56.v[7];
+      const float v65 = iron_to_f32(v57);  // kernels/primitives/resident_row.hpp:46
       v1006 = v65;
-      const float v66 = __half2float(v58);
+      const float v66 = iron_to_f32(v58);
       v1007 = v66;
-      const float v67 = __half2float(v59);
+      const float v67 = iron_to_f32(v59);
       v1008 = v67;
-      const float v68 = __half2float(v60);
+      const float v68 = iron_to_f32(v60);
       v1009 = v68;
-      const float v69 = __half2float(v61);
+      const float v69 = iron_to_f32(v61);
       v1010 = v69;
-      const float v70 = __half2float(v62);
+      const float v70 = iron_to_f32(v62);
       v1011 = v70;
-      const float v71 = __half2float(v63);
+      const float v71 = iron_to_f32(v63);
       v1012 = v71;
-      const float v72 = __half2float(v64);
+      const float v72 = iron_to_f32(v64);
       v1013 = v72;
     }
     if (v30) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v81 = v3 + v29;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v82 = *reinterpret_cast<const iron_f16x8*>(inp + v81);
-      const __half v83 = v82.v[0];
-      const __half v84 = v82.v[1];
-      const __half v85 = v82.v[2];
-      const __half v86 = v82.v[3];
-      const __half v87 = v82.v[4];
-      const __half v88 = v82.v[5];
-      const __half v89 = v82.v[6];
-      const __half v90 = v82.v[7];
-      const float v91 = __half2float(v83);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v83 = v82.v[0];
+      const iron_f16 v84 = v82.v[1];
+      const iron_f16 v85 = v82.v[2];
+      const iron_f16 v86 = v82.v[3];
+      const iron_f16 v87 = v82.v[4];
+      const iron_f16 v88 = v82.v[5];
+      const iron_f16 v89 = v82.v[6];
+      const iron_f16 v90 = v82.v[7];
+      const float v91 = iron_to_f32(v83);  // kernels/primitives/resident_row.hpp:46
       v1014 = v91;
-      const float v92 = __half2float(v84);
+      const float v92 = iron_to_f32(v84);
       v1015 = v92;
-      const float v93 = __half2float(v85);
+      const float v93 = iron_to_f32(v85);
       v1016 = v93;
-      const float v94 = __half2float(v86);
+      const float v94 = iron_to_f32(v86);
       v1017 = v94;
-      const float v95 = __half2float(v87);
+      const float v95 = iron_to_f32(v87);
       v1018 = v95;
-      const float v96 = __half2float(v88);
+      const float v96 = iron_to_f32(v88);
       v1019 = v96;
-      const float v97 = __half2float(v89);
+      const float v97 = iron_to_f32(v89);
       v1020 = v97;
-      const float v98 = __half2float(v90);
+      const float v98 = iron_to_f32(v90);
       v1021 = v98;
     }
     if (v38) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v107 = v3 + v37;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v108 = *reinterpret_cast<const iron_f16x8*>(inp + v107);
-      const __half v109 = v108.v[0];
-      const __half v110 = v108.v[1];
-      const __half v111 = v108.v[2];
-      const __half v112 = v108.v[3];
-      const __half v113 = v108.v[4];
-      const __half v114 = v108.v[5];
-      const __half v115 = v108.v[6];
-      const __half v116 = v108.v[7];
-      const float v117 = __half2float(v109);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v109 = v108.v[0];
+      const iron_f16 v110 = v108.v[1];
+      const iron_f16 v111 = v108.v[2];
+      const iron_f16 v112 = v108.v[3];
+      const iron_f16 v113 = v108.v[4];
+      const iron_f16 v114 = v108.v[5];
+      const iron_f16 v115 = v108.v[6];
+      const iron_f16 v116 = v108.v[7];
+      const float v117 = iron_to_f32(v109);  // kernels/primitives/resident_row.hpp:46
       v1022 = v117;
-      const float v118 = __half2float(v110);
+      const float v118 = iron_to_f32(v110);
       v1023 = v118;
-      const float v119 = __half2float(v111);
+      const float v119 = iron_to_f32(v111);
       v1024 = v119;
-      const float v120 = __half2float(v112);
+      const float v120 = iron_to_f32(v112);
       v1025 = v120;
-      const float v121 = __half2float(v113);
+      const float v121 = iron_to_f32(v113);
       v1026 = v121;
-      const float v122 = __half2float(v114);
+      const float v122 = iron_to_f32(v114);
       v1027 = v122;
-      const float v123 = __half2float(v115);
+      const float v123 = iron_to_f32(v115);
       v1028 = v123;
-      const float v124 = __half2float(v116);
+      const float v124 = iron_to_f32(v116);
       v1029 = v124;
     }
     if (v46) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v133 = v3 + v45;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v134 = *reinterpret_cast<const iron_f16x8*>(inp + v133);
-      const __half v135 = v134.v[0];
-      const __half v136 = v134.v[1];
-      const __half v137 = v134.v[2];
-      const __half v138 = v134.v[3];
-      const __half v139 = v134.v[4];
-      const __half v140 = v134.v[5];
-      const __half v141 = v134.v[6];
-      const __half v142 = v134.v[7];
-      const float v143 = __half2float(v135);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v135 = v134.v[0];
+      const iron_f16 v136 = v134.v[1];
+      const iron_f16 v137 = v134.v[2];
+      const iron_f16 v138 = v134.v[3];
+      const iron_f16 v139 = v134.v[4];
+      const iron_f16 v140 = v134.v[5];
+      const iron_f16 v141 = v134.v[6];
+      const iron_f16 v142 = v134.v[7];
+      const float v143 = iron_to_f32(v135);  // kernels/primitives/resident_row.hpp:46
       v1030 = v143;
-      const float v144 = __half2float(v136);
+      const float v144 = iron_to_f32(v136);
       v1031 = v144;
-      const float v145 = __half2float(v137);
+      const float v145 = iron_to_f32(v137);
       v1032 = v145;
-      const float v146 = __half2float(v138);
+      const float v146 = iron_to_f32(v138);
       v1033 = v146;
-      const float v147 = __half2float(v139);
+      const float v147 = iron_to_f32(v139);
       v1034 = v147;
-      const float v148 = __half2float(v140);
+      const float v148 = iron_to_f32(v140);
       v1035 = v148;
-      const float v149 = __half2float(v141);
+      const float v149 = iron_to_f32(v141);
       v1036 = v149;
-      const float v150 = __half2float(v142);
+      const float v150 = iron_to_f32(v142);
       v1037 = v150;
     }
     const float v151 = static_cast<float>(v0);  // kernels/primitives/mean_var.hpp:62
@@ -464,329 +506,329 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
     const float v576 = rsqrtf(v575);
     if (v22) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v585 = *reinterpret_cast<const iron_f16x8*>(weight + v21);  // kernels/norm/layer_norm.cpp:84
-      const __half v586 = v585.v[0];
-      const __half v587 = v585.v[1];
-      const __half v588 = v585.v[2];
-      const __half v589 = v585.v[3];
-      const __half v590 = v585.v[4];
-      const __half v591 = v585.v[5];
-      const __half v592 = v585.v[6];
-      const __half v593 = v585.v[7];
+      const iron_f16 v586 = v585.v[0];
+      const iron_f16 v587 = v585.v[1];
+      const iron_f16 v588 = v585.v[2];
+      const iron_f16 v589 = v585.v[3];
+      const iron_f16 v590 = v585.v[4];
+      const iron_f16 v591 = v585.v[5];
+      const iron_f16 v592 = v585.v[6];
+      const iron_f16 v593 = v585.v[7];
       const iron_f16x8 v594 = *reinterpret_cast<const iron_f16x8*>(bias + v21);  // kernels/norm/layer_norm.cpp:85
-      const __half v595 = v594.v[0];
-      const __half v596 = v594.v[1];
-      const __half v597 = v594.v[2];
-      const __half v598 = v594.v[3];
-      const __half v599 = v594.v[4];
-      const __half v600 = v594.v[5];
-      const __half v601 = v594.v[6];
-      const __half v602 = v594.v[7];
-      const float v603 = __half2float(v595);  // kernels/norm/layer_norm.cpp:88
-      const float v604 = __half2float(v586);
+      const iron_f16 v595 = v594.v[0];
+      const iron_f16 v596 = v594.v[1];
+      const iron_f16 v597 = v594.v[2];
+      const iron_f16 v598 = v594.v[3];
+      const iron_f16 v599 = v594.v[4];
+      const iron_f16 v600 = v594.v[5];
+      const iron_f16 v601 = v594.v[6];
+      const iron_f16 v602 = v594.v[7];
+      const float v603 = iron_to_f32(v595);  // kernels/norm/layer_norm.cpp:88
+      const float v604 = iron_to_f32(v586);
       const float v607 = v263 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v608 = v607 * v576;
       const float v609 = fmaf(v608, v604, v603);  // kernels/norm/layer_norm.cpp:88
-      const __half v610 = __float2half_rn(v609);
-      const float v611 = __half2float(v596);
-      const float v612 = __half2float(v587);
+      const iron_f16 v610 = iron_f32_to_f16(v609);
+      const float v611 = iron_to_f32(v596);
+      const float v612 = iron_to_f32(v587);
       const float v615 = v266 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v616 = v615 * v576;
       const float v617 = fmaf(v616, v612, v611);  // kernels/norm/layer_norm.cpp:88
-      const __half v618 = __float2half_rn(v617);
-      const float v619 = __half2float(v597);
-      const float v620 = __half2float(v588);
+      const iron_f16 v618 = iron_f32_to_f16(v617);
+      const float v619 = iron_to_f32(v597);
+      const float v620 = iron_to_f32(v588);
       const float v623 = v270 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v624 = v623 * v576;
       const float v625 = fmaf(v624, v620, v619);  // kernels/norm/layer_norm.cpp:88
-      const __half v626 = __float2half_rn(v625);
-      const float v627 = __half2float(v598);
-      const float v628 = __half2float(v589);
+      const iron_f16 v626 = iron_f32_to_f16(v625);
+      const float v627 = iron_to_f32(v598);
+      const float v628 = iron_to_f32(v589);
       const float v631 = v274 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v632 = v631 * v576;
       const float v633 = fmaf(v632, v628, v627);  // kernels/norm/layer_norm.cpp:88
-      const __half v634 = __float2half_rn(v633);
-      const float v635 = __half2float(v599);
-      const float v636 = __half2float(v590);
+      const iron_f16 v634 = iron_f32_to_f16(v633);
+      const float v635 = iron_to_f32(v599);
+      const float v636 = iron_to_f32(v590);
       const float v639 = v278 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v640 = v639 * v576;
       const float v641 = fmaf(v640, v636, v635);  // kernels/norm/layer_norm.cpp:88
-      const __half v642 = __float2half_rn(v641);
-      const float v643 = __half2float(v600);
-      const float v644 = __half2float(v591);
+      const iron_f16 v642 = iron_f32_to_f16(v641);
+      const float v643 = iron_to_f32(v600);
+      const float v644 = iron_to_f32(v591);
       const float v647 = v282 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v648 = v647 * v576;
       const float v649 = fmaf(v648, v644, v643);  // kernels/norm/layer_norm.cpp:88
-      const __half v650 = __float2half_rn(v649);
-      const float v651 = __half2float(v601);
-      const float v652 = __half2float(v592);
+      const iron_f16 v650 = iron_f32_to_f16(v649);
+      const float v651 = iron_to_f32(v601);
+      const float v652 = iron_to_f32(v592);
       const float v655 = v286 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v656 = v655 * v576;
       const float v657 = fmaf(v656, v652, v651);  // kernels/norm/layer_norm.cpp:88
-      const __half v658 = __float2half_rn(v657);
-      const float v659 = __half2float(v602);
-      const float v660 = __half2float(v593);
+      const iron_f16 v658 = iron_f32_to_f16(v657);
+      const float v659 = iron_to_f32(v602);
+      const float v660 = iron_to_f32(v593);
       const float v663 = v290 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v664 = v663 * v576;
       const float v665 = fmaf(v664, v660, v659);  // kernels/norm/layer_norm.cpp:88
-      const __half v666 = __float2half_rn(v665);
+      const iron_f16 v666 = iron_f32_to_f16(v665);
       const unsigned int v667 = v3 + v21;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v667) = iron_f16x8{{v610, v618, v626, v634, v642, v650, v658, v666}};
     }
     if (v30) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v676 = *reinterpret_cast<const iron_f16x8*>(weight + v29);  // kernels/norm/layer_norm.cpp:84
-      const __half v677 = v676.v[0];
-      const __half v678 = v676.v[1];
-      const __half v679 = v676.v[2];
-      const __half v680 = v676.v[3];
-      const __half v681 = v676.v[4];
-      const __half v682 = v676.v[5];
-      const __half v683 = v676.v[6];
-      const __half v684 = v676.v[7];
+      const iron_f16 v677 = v676.v[0];
+      const iron_f16 v678 = v676.v[1];
+      const iron_f16 v679 = v676.v[2];
+      const iron_f16 v680 = v676.v[3];
+      const iron_f16 v681 = v676.v[4];
+      const iron_f16 v682 = v676.v[5];
+      const iron_f16 v683 = v676.v[6];
+      const iron_f16 v684 = v676.v[7];
       const iron_f16x8 v685 = *reinterpret_cast<const iron_f16x8*>(bias + v29);  // kernels/norm/layer_norm.cpp:85
-      const __half v686 = v685.v[0];
-      const __half v687 = v685.v[1];
-      const __half v688 = v685.v[2];
-      const __half v689 = v685.v[3];
-      const __half v690 = v685.v[4];
-      const __half v691 = v685.v[5];
-      const __half v692 = v685.v[6];
-      const __half v693 = v685.v[7];
-      const float v694 = __half2float(v686);  // kernels/norm/layer_norm.cpp:88
-      const float v695 = __half2float(v677);
+      const iron_f16 v686 = v685.v[0];
+      const iron_f16 v687 = v685.v[1];
+      const iron_f16 v688 = v685.v[2];
+      const iron_f16 v689 = v685.v[3];
+      const iron_f16 v690 = v685.v[4];
+      const iron_f16 v691 = v685.v[5];
+      const iron_f16 v692 = v685.v[6];
+      const iron_f16 v693 = v685.v[7];
+      const float v694 = iron_to_f32(v686);  // kernels/norm/layer_norm.cpp:88
+      const float v695 = iron_to_f32(v677);
       const float v696 = v1014;
       const float v697 = v696 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v698 = v697 - v398;
       const float v699 = v698 * v576;
       const float v700 = fmaf(v699, v695, v694);  // kernels/norm/layer_norm.cpp:88
-      const __half v701 = __float2half_rn(v700);
-      const float v702 = __half2float(v687);
-      const float v703 = __half2float(v678);
+      const iron_f16 v701 = iron_f32_to_f16(v700);
+      const float v702 = iron_to_f32(v687);
+      const float v703 = iron_to_f32(v678);
       const float v704 = v1015;
       const float v705 = v704 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v706 = v705 - v398;
       const float v707 = v706 * v576;
       const float v708 = fmaf(v707, v703, v702);  // kernels/norm/layer_norm.cpp:88
-      const __half v709 = __float2half_rn(v708);
-      const float v710 = __half2float(v688);
-      const float v711 = __half2float(v679);
+      const iron_f16 v709 = iron_f32_to_f16(v708);
+      const float v710 = iron_to_f32(v688);
+      const float v711 = iron_to_f32(v679);
       const float v712 = v1016;
       const float v713 = v712 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v714 = v713 - v398;
       const float v715 = v714 * v576;
       const float v716 = fmaf(v715, v711, v710);  // kernels/norm/layer_norm.cpp:88
-      const __half v717 = __float2half_rn(v716);
-      const float v718 = __half2float(v689);
-      const float v719 = __half2float(v680);
+      const iron_f16 v717 = iron_f32_to_f16(v716);
+      const float v718 = iron_to_f32(v689);
+      const float v719 = iron_to_f32(v680);
       const float v720 = v1017;
       const float v721 = v720 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v722 = v721 - v398;
       const float v723 = v722 * v576;
       const float v724 = fmaf(v723, v719, v718);  // kernels/norm/layer_norm.cpp:88
-      const __half v725 = __float2half_rn(v724);
-      const float v726 = __half2float(v690);
-      const float v727 = __half2float(v681);
+      const iron_f16 v725 = iron_f32_to_f16(v724);
+      const float v726 = iron_to_f32(v690);
+      const float v727 = iron_to_f32(v681);
       const float v728 = v1018;
       const float v729 = v728 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v730 = v729 - v398;
       const float v731 = v730 * v576;
       const float v732 = fmaf(v731, v727, v726);  // kernels/norm/layer_norm.cpp:88
-      const __half v733 = __float2half_rn(v732);
-      const float v734 = __half2float(v691);
-      const float v735 = __half2float(v682);
+      const iron_f16 v733 = iron_f32_to_f16(v732);
+      const float v734 = iron_to_f32(v691);
+      const float v735 = iron_to_f32(v682);
       const float v736 = v1019;
       const float v737 = v736 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v738 = v737 - v398;
       const float v739 = v738 * v576;
       const float v740 = fmaf(v739, v735, v734);  // kernels/norm/layer_norm.cpp:88
-      const __half v741 = __float2half_rn(v740);
-      const float v742 = __half2float(v692);
-      const float v743 = __half2float(v683);
+      const iron_f16 v741 = iron_f32_to_f16(v740);
+      const float v742 = iron_to_f32(v692);
+      const float v743 = iron_to_f32(v683);
       const float v744 = v1020;
       const float v745 = v744 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v746 = v745 - v398;
       const float v747 = v746 * v576;
       const float v748 = fmaf(v747, v743, v742);  // kernels/norm/layer_norm.cpp:88
-      const __half v749 = __float2half_rn(v748);
-      const float v750 = __half2float(v693);
-      const float v751 = __half2float(v684);
+      const iron_f16 v749 = iron_f32_to_f16(v748);
+      const float v750 = iron_to_f32(v693);
+      const float v751 = iron_to_f32(v684);
       const float v752 = v1021;
       const float v753 = v752 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v754 = v753 - v398;
       const float v755 = v754 * v576;
       const float v756 = fmaf(v755, v751, v750);  // kernels/norm/layer_norm.cpp:88
-      const __half v757 = __float2half_rn(v756);
+      const iron_f16 v757 = iron_f32_to_f16(v756);
       const unsigned int v758 = v3 + v29;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v758) = iron_f16x8{{v701, v709, v717, v725, v733, v741, v749, v757}};
     }
     if (v38) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v767 = *reinterpret_cast<const iron_f16x8*>(weight + v37);  // kernels/norm/layer_norm.cpp:84
-      const __half v768 = v767.v[0];
-      const __half v769 = v767.v[1];
-      const __half v770 = v767.v[2];
-      const __half v771 = v767.v[3];
-      const __half v772 = v767.v[4];
-      const __half v773 = v767.v[5];
-      const __half v774 = v767.v[6];
-      const __half v775 = v767.v[7];
+      const iron_f16 v768 = v767.v[0];
+      const iron_f16 v769 = v767.v[1];
+      const iron_f16 v770 = v767.v[2];
+      const iron_f16 v771 = v767.v[3];
+      const iron_f16 v772 = v767.v[4];
+      const iron_f16 v773 = v767.v[5];
+      const iron_f16 v774 = v767.v[6];
+      const iron_f16 v775 = v767.v[7];
       const iron_f16x8 v776 = *reinterpret_cast<const iron_f16x8*>(bias + v37);  // kernels/norm/layer_norm.cpp:85
-      const __half v777 = v776.v[0];
-      const __half v778 = v776.v[1];
-      const __half v779 = v776.v[2];
-      const __half v780 = v776.v[3];
-      const __half v781 = v776.v[4];
-      const __half v782 = v776.v[5];
-      const __half v783 = v776.v[6];
-      const __half v784 = v776.v[7];
-      const float v785 = __half2float(v777);  // kernels/norm/layer_norm.cpp:88
-      const float v786 = __half2float(v768);
+      const iron_f16 v777 = v776.v[0];
+      const iron_f16 v778 = v776.v[1];
+      const iron_f16 v779 = v776.v[2];
+      const iron_f16 v780 = v776.v[3];
+      const iron_f16 v781 = v776.v[4];
+      const iron_f16 v782 = v776.v[5];
+      const iron_f16 v783 = v776.v[6];
+      const iron_f16 v784 = v776.v[7];
+      const float v785 = iron_to_f32(v777);  // kernels/norm/layer_norm.cpp:88
+      const float v786 = iron_to_f32(v768);
       const float v787 = v1022;
       const float v788 = v787 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v789 = v788 - v398;
       const float v790 = v789 * v576;
       const float v791 = fmaf(v790, v786, v785);  // kernels/norm/layer_norm.cpp:88
-      const __half v792 = __float2half_rn(v791);
-      const float v793 = __half2float(v778);
-      const float v794 = __half2float(v769);
+      const iron_f16 v792 = iron_f32_to_f16(v791);
+      const float v793 = iron_to_f32(v778);
+      const float v794 = iron_to_f32(v769);
       const float v795 = v1023;
       const float v796 = v795 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v797 = v796 - v398;
       const float v798 = v797 * v576;
       const float v799 = fmaf(v798, v794, v793);  // kernels/norm/layer_norm.cpp:88
-      const __half v800 = __float2half_rn(v799);
-      const float v801 = __half2float(v779);
-      const float v802 = __half2float(v770);
+      const iron_f16 v800 = iron_f32_to_f16(v799);
+      const float v801 = iron_to_f32(v779);
+      const float v802 = iron_to_f32(v770);
       const float v803 = v1024;
       const float v804 = v803 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v805 = v804 - v398;
       const float v806 = v805 * v576;
       const float v807 = fmaf(v806, v802, v801);  // kernels/norm/layer_norm.cpp:88
-      const __half v808 = __float2half_rn(v807);
-      const float v809 = __half2float(v780);
-      const float v810 = __half2float(v771);
+      const iron_f16 v808 = iron_f32_to_f16(v807);
+      const float v809 = iron_to_f32(v780);
+      const float v810 = iron_to_f32(v771);
       const float v811 = v1025;
       const float v812 = v811 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v813 = v812 - v398;
       const float v814 = v813 * v576;
       const float v815 = fmaf(v814, v810, v809);  // kernels/norm/layer_norm.cpp:88
-      const __half v816 = __float2half_rn(v815);
-      const float v817 = __half2float(v781);
-      const float v818 = __half2float(v772);
+      const iron_f16 v816 = iron_f32_to_f16(v815);
+      const float v817 = iron_to_f32(v781);
+      const float v818 = iron_to_f32(v772);
       const float v819 = v1026;
       const float v820 = v819 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v821 = v820 - v398;
       const float v822 = v821 * v576;
       const float v823 = fmaf(v822, v818, v817);  // kernels/norm/layer_norm.cpp:88
-      const __half v824 = __float2half_rn(v823);
-      const float v825 = __half2float(v782);
-      const float v826 = __half2float(v773);
+      const iron_f16 v824 = iron_f32_to_f16(v823);
+      const float v825 = iron_to_f32(v782);
+      const float v826 = iron_to_f32(v773);
       const float v827 = v1027;
       const float v828 = v827 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v829 = v828 - v398;
       const float v830 = v829 * v576;
       const float v831 = fmaf(v830, v826, v825);  // kernels/norm/layer_norm.cpp:88
-      const __half v832 = __float2half_rn(v831);
-      const float v833 = __half2float(v783);
-      const float v834 = __half2float(v774);
+      const iron_f16 v832 = iron_f32_to_f16(v831);
+      const float v833 = iron_to_f32(v783);
+      const float v834 = iron_to_f32(v774);
       const float v835 = v1028;
       const float v836 = v835 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v837 = v836 - v398;
       const float v838 = v837 * v576;
       const float v839 = fmaf(v838, v834, v833);  // kernels/norm/layer_norm.cpp:88
-      const __half v840 = __float2half_rn(v839);
-      const float v841 = __half2float(v784);
-      const float v842 = __half2float(v775);
+      const iron_f16 v840 = iron_f32_to_f16(v839);
+      const float v841 = iron_to_f32(v784);
+      const float v842 = iron_to_f32(v775);
       const float v843 = v1029;
       const float v844 = v843 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v845 = v844 - v398;
       const float v846 = v845 * v576;
       const float v847 = fmaf(v846, v842, v841);  // kernels/norm/layer_norm.cpp:88
-      const __half v848 = __float2half_rn(v847);
+      const iron_f16 v848 = iron_f32_to_f16(v847);
       const unsigned int v849 = v3 + v37;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v849) = iron_f16x8{{v792, v800, v808, v816, v824, v832, v840, v848}};
     }
     if (v46) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v858 = *reinterpret_cast<const iron_f16x8*>(weight + v45);  // kernels/norm/layer_norm.cpp:84
-      const __half v859 = v858.v[0];
-      const __half v860 = v858.v[1];
-      const __half v861 = v858.v[2];
-      const __half v862 = v858.v[3];
-      const __half v863 = v858.v[4];
-      const __half v864 = v858.v[5];
-      const __half v865 = v858.v[6];
-      const __half v866 = v858.v[7];
+      const iron_f16 v859 = v858.v[0];
+      const iron_f16 v860 = v858.v[1];
+      const iron_f16 v861 = v858.v[2];
+      const iron_f16 v862 = v858.v[3];
+      const iron_f16 v863 = v858.v[4];
+      const iron_f16 v864 = v858.v[5];
+      const iron_f16 v865 = v858.v[6];
+      const iron_f16 v866 = v858.v[7];
       const iron_f16x8 v867 = *reinterpret_cast<const iron_f16x8*>(bias + v45);  // kernels/norm/layer_norm.cpp:85
-      const __half v868 = v867.v[0];
-      const __half v869 = v867.v[1];
-      const __half v870 = v867.v[2];
-      const __half v871 = v867.v[3];
-      const __half v872 = v867.v[4];
-      const __half v873 = v867.v[5];
-      const __half v874 = v867.v[6];
-      const __half v875 = v867.v[7];
-      const float v876 = __half2float(v868);  // kernels/norm/layer_norm.cpp:88
-      const float v877 = __half2float(v859);
+      const iron_f16 v868 = v867.v[0];
+      const iron_f16 v869 = v867.v[1];
+      const iron_f16 v870 = v867.v[2];
+      const iron_f16 v871 = v867.v[3];
+      const iron_f16 v872 = v867.v[4];
+      const iron_f16 v873 = v867.v[5];
+      const iron_f16 v874 = v867.v[6];
+      const iron_f16 v875 = v867.v[7];
+      const float v876 = iron_to_f32(v868);  // kernels/norm/layer_norm.cpp:88
+      const float v877 = iron_to_f32(v859);
       const float v878 = v1030;
       const float v879 = v878 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v880 = v879 - v398;
       const float v881 = v880 * v576;
       const float v882 = fmaf(v881, v877, v876);  // kernels/norm/layer_norm.cpp:88
-      const __half v883 = __float2half_rn(v882);
-      const float v884 = __half2float(v869);
-      const float v885 = __half2float(v860);
+      const iron_f16 v883 = iron_f32_to_f16(v882);
+      const float v884 = iron_to_f32(v869);
+      const float v885 = iron_to_f32(v860);
       const float v886 = v1031;
       const float v887 = v886 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v888 = v887 - v398;
       const float v889 = v888 * v576;
       const float v890 = fmaf(v889, v885, v884);  // kernels/norm/layer_norm.cpp:88
-      const __half v891 = __float2half_rn(v890);
-      const float v892 = __half2float(v870);
-      const float v893 = __half2float(v861);
+      const iron_f16 v891 = iron_f32_to_f16(v890);
+      const float v892 = iron_to_f32(v870);
+      const float v893 = iron_to_f32(v861);
       const float v894 = v1032;
       const float v895 = v894 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v896 = v895 - v398;
       const float v897 = v896 * v576;
       const float v898 = fmaf(v897, v893, v892);  // kernels/norm/layer_norm.cpp:88
-      const __half v899 = __float2half_rn(v898);
-      const float v900 = __half2float(v871);
-      const float v901 = __half2float(v862);
+      const iron_f16 v899 = iron_f32_to_f16(v898);
+      const float v900 = iron_to_f32(v871);
+      const float v901 = iron_to_f32(v862);
       const float v902 = v1033;
       const float v903 = v902 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v904 = v903 - v398;
       const float v905 = v904 * v576;
       const float v906 = fmaf(v905, v901, v900);  // kernels/norm/layer_norm.cpp:88
-      const __half v907 = __float2half_rn(v906);
-      const float v908 = __half2float(v872);
-      const float v909 = __half2float(v863);
+      const iron_f16 v907 = iron_f32_to_f16(v906);
+      const float v908 = iron_to_f32(v872);
+      const float v909 = iron_to_f32(v863);
       const float v910 = v1034;
       const float v911 = v910 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v912 = v911 - v398;
       const float v913 = v912 * v576;
       const float v914 = fmaf(v913, v909, v908);  // kernels/norm/layer_norm.cpp:88
-      const __half v915 = __float2half_rn(v914);
-      const float v916 = __half2float(v873);
-      const float v917 = __half2float(v864);
+      const iron_f16 v915 = iron_f32_to_f16(v914);
+      const float v916 = iron_to_f32(v873);
+      const float v917 = iron_to_f32(v864);
       const float v918 = v1035;
       const float v919 = v918 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v920 = v919 - v398;
       const float v921 = v920 * v576;
       const float v922 = fmaf(v921, v917, v916);  // kernels/norm/layer_norm.cpp:88
-      const __half v923 = __float2half_rn(v922);
-      const float v924 = __half2float(v874);
-      const float v925 = __half2float(v865);
+      const iron_f16 v923 = iron_f32_to_f16(v922);
+      const float v924 = iron_to_f32(v874);
+      const float v925 = iron_to_f32(v865);
       const float v926 = v1036;
       const float v927 = v926 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v928 = v927 - v398;
       const float v929 = v928 * v576;
       const float v930 = fmaf(v929, v925, v924);  // kernels/norm/layer_norm.cpp:88
-      const __half v931 = __float2half_rn(v930);
-      const float v932 = __half2float(v875);
-      const float v933 = __half2float(v866);
+      const iron_f16 v931 = iron_f32_to_f16(v930);
+      const float v932 = iron_to_f32(v875);
+      const float v933 = iron_to_f32(v866);
       const float v934 = v1037;
       const float v935 = v934 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v936 = v935 - v398;
       const float v937 = v936 * v576;
       const float v938 = fmaf(v937, v933, v932);  // kernels/norm/layer_norm.cpp:88
-      const __half v939 = __float2half_rn(v938);
+      const iron_f16 v939 = iron_f32_to_f16(v938);
       const unsigned int v940 = v3 + v45;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v940) = iron_f16x8{{v883, v891, v899, v907, v915, v923, v931, v939}};
     }
@@ -800,43 +842,43 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const unsigned int v1044 = v1043 << 3u;
         const unsigned int v1045 = v3 + v1044;
         const iron_f16x8 v1046 = *reinterpret_cast<const iron_f16x8*>(inp + v1045);
-        const __half v1047 = v1046.v[0];
-        const __half v1048 = v1046.v[1];
-        const __half v1049 = v1046.v[2];
-        const __half v1050 = v1046.v[3];
-        const __half v1051 = v1046.v[4];
-        const __half v1052 = v1046.v[5];
-        const __half v1053 = v1046.v[6];
-        const __half v1054 = v1046.v[7];
-        const float v1055 = __half2float(v1047);
+        const iron_f16 v1047 = v1046.v[0];
+        const iron_f16 v1048 = v1046.v[1];
+        const iron_f16 v1049 = v1046.v[2];
+        const iron_f16 v1050 = v1046.v[3];
+        const iron_f16 v1051 = v1046.v[4];
+        const iron_f16 v1052 = v1046.v[5];
+        const iron_f16 v1053 = v1046.v[6];
+        const iron_f16 v1054 = v1046.v[7];
+        const float v1055 = iron_to_f32(v1047);
         const float v1056 = v944;
         const float v1057 = v1056 + v1055;
         v944 = v1057;
-        const float v1058 = __half2float(v1048);
+        const float v1058 = iron_to_f32(v1048);
         const float v1059 = v944;
         const float v1060 = v1059 + v1058;
         v944 = v1060;
-        const float v1061 = __half2float(v1049);
+        const float v1061 = iron_to_f32(v1049);
         const float v1062 = v944;
         const float v1063 = v1062 + v1061;
         v944 = v1063;
-        const float v1064 = __half2float(v1050);
+        const float v1064 = iron_to_f32(v1050);
         const float v1065 = v944;
         const float v1066 = v1065 + v1064;
         v944 = v1066;
-        const float v1067 = __half2float(v1051);
+        const float v1067 = iron_to_f32(v1051);
         const float v1068 = v944;
         const float v1069 = v1068 + v1067;
         v944 = v1069;
-        const float v1070 = __half2float(v1052);
+        const float v1070 = iron_to_f32(v1052);
         const float v1071 = v944;
         const float v1072 = v1071 + v1070;
         v944 = v1072;
-        const float v1073 = __half2float(v1053);
+        const float v1073 = iron_to_f32(v1053);
         const float v1074 = v944;
         const float v1075 = v1074 + v1073;
         v944 = v1075;
-        const float v1076 = __half2float(v1054);
+        const float v1076 = iron_to_f32(v1054);
         const float v1077 = v944;
         const float v1078 = v1077 + v1076;
         v944 = v1078;
@@ -851,23 +893,23 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
           const unsigned int v1085 = v1084 << 2u;
           const unsigned int v1086 = v3 + v1085;
           const iron_f16x4 v1087 = *reinterpret_cast<const iron_f16x4*>(inp + v1086);
-          const __half v1088 = v1087.v[0];
-          const __half v1089 = v1087.v[1];
-          const __half v1090 = v1087.v[2];
-          const __half v1091 = v1087.v[3];
-          const float v1092 = __half2float(v1088);
+          const iron_f16 v1088 = v1087.v[0];
+          const iron_f16 v1089 = v1087.v[1];
+          const iron_f16 v1090 = v1087.v[2];
+          const iron_f16 v1091 = v1087.v[3];
+          const float v1092 = iron_to_f32(v1088);
           const float v1093 = v944;
           const float v1094 = v1093 + v1092;
           v944 = v1094;
-          const float v1095 = __half2float(v1089);
+          const float v1095 = iron_to_f32(v1089);
           const float v1096 = v944;
           const float v1097 = v1096 + v1095;
           v944 = v1097;
-          const float v1098 = __half2float(v1090);
+          const float v1098 = iron_to_f32(v1090);
           const float v1099 = v944;
           const float v1100 = v1099 + v1098;
           v944 = v1100;
-          const float v1101 = __half2float(v1091);
+          const float v1101 = iron_to_f32(v1091);
           const float v1102 = v944;
           const float v1103 = v1102 + v1101;
           v944 = v1103;
@@ -875,8 +917,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
       } else {
         for (unsigned int v945 = v941; v945 < v0; v945 += v9) {
           const unsigned int v946 = v3 + v945;
-          const __half v947 = inp[v946];
-          const float v948 = __half2float(v947);
+          const iron_f16 v947 = inp[v946];
+          const float v948 = iron_to_f32(v947);
           const float v949 = v944;
           const float v950 = v949 + v948;
           v944 = v950;
@@ -911,15 +953,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const unsigned int v1110 = v1109 << 3u;
         const unsigned int v1111 = v3 + v1110;  // kernels/primitives/mean_var.hpp:46
         const iron_f16x8 v1112 = *reinterpret_cast<const iron_f16x8*>(inp + v1111);
-        const __half v1113 = v1112.v[0];
-        const __half v1114 = v1112.v[1];
-        const __half v1115 = v1112.v[2];
-        const __half v1116 = v1112.v[3];
-        const __half v1117 = v1112.v[4];
-        const __half v1118 = v1112.v[5];
-        const __half v1119 = v1112.v[6];
-        const __half v1120 = v1112.v[7];
-        const float v1121 = __half2float(v1113);
+        const iron_f16 v1113 = v1112.v[0];
+        const iron_f16 v1114 = v1112.v[1];
+        const iron_f16 v1115 = v1112.v[2];
+        const iron_f16 v1116 = v1112.v[3];
+        const iron_f16 v1117 = v1112.v[4];
+        const iron_f16 v1118 = v1112.v[5];
+        const iron_f16 v1119 = v1112.v[6];
+        const iron_f16 v1120 = v1112.v[7];
+        const float v1121 = iron_to_f32(v1113);
         const float v1122 = v1121 - v954;
         const float v1123 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1124 = v1123 + v1122;
@@ -928,7 +970,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1126 = v958;
         const float v1127 = v1126 + v1125;
         v958 = v1127;
-        const float v1128 = __half2float(v1114);  // kernels/primitives/mean_var.hpp:46
+        const float v1128 = iron_to_f32(v1114);  // kernels/primitives/mean_var.hpp:46
         const float v1129 = v1128 - v954;
         const float v1130 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1131 = v1130 + v1129;
@@ -937,7 +979,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1133 = v958;
         const float v1134 = v1133 + v1132;
         v958 = v1134;
-        const float v1135 = __half2float(v1115);  // kernels/primitives/mean_var.hpp:46
+        const float v1135 = iron_to_f32(v1115);  // kernels/primitives/mean_var.hpp:46
         const float v1136 = v1135 - v954;
         const float v1137 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1138 = v1137 + v1136;
@@ -946,7 +988,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1140 = v958;
         const float v1141 = v1140 + v1139;
         v958 = v1141;
-        const float v1142 = __half2float(v1116);  // kernels/primitives/mean_var.hpp:46
+        const float v1142 = iron_to_f32(v1116);  // kernels/primitives/mean_var.hpp:46
         const float v1143 = v1142 - v954;
         const float v1144 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1145 = v1144 + v1143;
@@ -955,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1147 = v958;
         const float v1148 = v1147 + v1146;
         v958 = v1148;
-        const float v1149 = __half2float(v1117);  // kernels/primitives/mean_var.hpp:46
+        const float v1149 = iron_to_f32(v1117);  // kernels/primitives/mean_var.hpp:46
         const float v1150 = v1149 - v954;
         const float v1151 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1152 = v1151 + v1150;
@@ -964,7 +1006,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1154 = v958;
         const float v1155 = v1154 + v1153;
         v958 = v1155;
-        const float v1156 = __half2float(v1118);  // kernels/primitives/mean_var.hpp:46
+        const float v1156 = iron_to_f32(v1118);  // kernels/primitives/mean_var.hpp:46
         const float v1157 = v1156 - v954;
         const float v1158 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1159 = v1158 + v1157;
@@ -973,7 +1015,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1161 = v958;
         const float v1162 = v1161 + v1160;
         v958 = v1162;
-        const float v1163 = __half2float(v1119);  // kernels/primitives/mean_var.hpp:46
+        const float v1163 = iron_to_f32(v1119);  // kernels/primitives/mean_var.hpp:46
         const float v1164 = v1163 - v954;
         const float v1165 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1166 = v1165 + v1164;
@@ -982,7 +1024,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
         const float v1168 = v958;
         const float v1169 = v1168 + v1167;
         v958 = v1169;
-        const float v1170 = __half2float(v1120);  // kernels/primitives/mean_var.hpp:46
+        const float v1170 = iron_to_f32(v1120);  // kernels/primitives/mean_var.hpp:46
         const float v1171 = v1170 - v954;
         const float v1172 = v956;  // kernels/primitives/mean_var.hpp:47
         const float v1173 = v1172 + v1171;
@@ -1002,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
           const unsigned int v1183 = v1182 << 2u;
           const unsigned int v1184 = v3 + v1183;  // kernels/primitives/mean_var.hpp:46
           const iron_f16x4 v1185 = *reinterpret_cast<const iron_f16x4*>(inp + v1184);
-          const __half v1186 = v1185.v[0];
-          const __half v1187 = v1185.v[1];
-          const __half v1188 = v1185.v[2];
-          const __half v1189 = v1185.v[3];
-          const float v1190 = __half2float(v1186);
+          const iron_f16 v1186 = v1185.v[0];
+          const iron_f16 v1187 = v1185.v[1];
+          const iron_f16 v1188 = v1185.v[2];
+          const iron_f16 v1189 = v1185.v[3];
+          const float v1190 = iron_to_f32(v1186);
           const float v1191 = v1190 - v954;
           const float v1192 = v956;  // kernels/primitives/mean_var.hpp:47
           const float v1193 = v1192 + v1191;
@@ -1015,7 +1057,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
           const float v1195 = v958;
           const float v1196 = v1195 + v1194;
           v958 = v1196;
-          const float v1197 = __half2float(v1187);  // kernels/primitives/mean_var.hpp:46
+          const float v1197 = iron_to_f32(v1187);  // kernels/primitives/mean_var.hpp:46
           const float v1198 = v1197 - v954;
           const float v1199 = v956;  // kernels/primitives/mean_var.hpp:47
           const float v1200 = v1199 + v1198;
@@ -1024,7 +1066,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
           const float v1202 = v958;
           const float v1203 = v1202 + v1201;
           v958 = v1203;
-          const float v1204 = __half2float(v1188);  // kernels/primitives/mean_var.hpp:46
+          const float v1204 = iron_to_f32(v1188);  // kernels/primitives/mean_var.hpp:46
           const float v1205 = v1204 - v954;
           const float v1206 = v956;  // kernels/primitives/mean_var.hpp:47
           const float v1207 = v1206 + v1205;
@@ -1033,7 +1075,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
           const float v1209 = v958;
           const float v1210 = v1209 + v1208;
           v958 = v1210;
-          const float v1211 = __half2float(v1189);  // kernels/primitives/mean_var.hpp:46
+          const float v1211 = iron_to_f32(v1189);  // kernels/primitives/mean_var.hpp:46
           const float v1212 = v1211 - v954;
           const float v1213 = v956;  // kernels/primitives/mean_var.hpp:47
           const float v1214 = v1213 + v1212;
@@ -1046,8 +1088,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
       } else {
         for (unsigned int v959 = v941; v959 < v0; v959 += v9) {  // kernels/primitives/mean_var.hpp:45
           const unsigned int v960 = v3 + v959;  // kernels/primitives/mean_var.hpp:46
-          const __half v961 = inp[v960];
-          const float v962 = __half2float(v961);
+          const iron_f16 v961 = inp[v960];
+          const float v962 = iron_to_f32(v961);
           const float v963 = v962 - v954;
           const float v964 = v956;  // kernels/primitives/mean_var.hpp:47
           const float v965 = v964 + v963;
@@ -1089,17 +1131,17 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_bias_f16(
 
     for (unsigned int v985 = v941; v985 < v0; v985 += v9) {  // kernels/norm/layer_norm.cpp:95
       const unsigned int v986 = v3 + v985;  // kernels/norm/layer_norm.cpp:96
-      const __half v987 = inp[v986];
-      const float v988 = __half2float(v987);
+      const iron_f16 v987 = inp[v986];
+      const float v988 = iron_to_f32(v987);
       const float v989 = v988 - v954;  // kernels/primitives/mean_var.hpp:27
       const float v990 = v989 - v972;
       const float v991 = v990 * v982;
-      const __half v992 = bias[v985];  // kernels/norm/layer_norm.cpp:97
-      const float v993 = __half2float(v992);
-      const __half v994 = weight[v985];
-      const float v995 = __half2float(v994);
+      const iron_f16 v992 = bias[v985];  // kernels/norm/layer_norm.cpp:97
+      const float v993 = iron_to_f32(v992);
+      const iron_f16 v994 = weight[v985];
+      const float v995 = iron_to_f32(v994);
       const float v996 = fmaf(v991, v995, v993);
-      const __half v997 = __float2half_rn(v996);
+      const iron_f16 v997 = iron_f32_to_f16(v996);
       out[v986] = v997;
     }
   }

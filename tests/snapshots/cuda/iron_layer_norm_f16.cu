@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 768 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   weight: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   weight: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 //   eps: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -32,9 +74,9 @@ __device__ __forceinline__ T iron_simd_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
-    const __half* __restrict__ inp,
-    const __half* __restrict__ weight,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    const iron_f16* __restrict__ weight,
+    iron_f16* __restrict__ out,
     unsigned int n,
     float eps) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -104,113 +146,113 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
     if (v22) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v55 = v3 + v21;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v56 = *reinterpret_cast<const iron_f16x8*>(inp + v55);
-      const __half v57 = v56.v[0];
-      const __half v58 = v56.v[1];
-      const __half v59 = v56.v[2];
-      const __half v60 = v56.v[3];
-      const __half v61 = v56.v[4];
-      const __half v62 = v56.v[5];
-      const __half v63 = v56.v[6];
-      const __half v64 = v56.v[7];
-      const float v65 = __half2float(v57);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v57 = v56.v[0];
+      const iron_f16 v58 = v56.v[1];
+      const iron_f16 v59 = v56.v[2];
+      const iron_f16 v60 = v56.v[3];
+      const iron_f16 v61 = v56.v[4];
+      const iron_f16 v62 = v56.v[5];
+      const iron_f16 v63 = v56.v[6];
+      const iron_f16 v64 = v56.v[7];
+      const float v65 = iron_to_f32(v57);  // kernels/primitives/resident_row.hpp:46
       v936 = v65;
-      const float v66 = __half2float(v58);
+      const float v66 = iron_to_f32(v58);
       v937 = v66;
-      const float v67 = __half2float(v59);
+      const float v67 = iron_to_f32(v59);
       v938 = v67;
-      const float v68 = __half2float(v60);
+      const float v68 = iron_to_f32(v60);
       v939 = v68;
-      const float v69 = __half2float(v61);
+      const float v69 = iron_to_f32(v61);
       v940 = v69;
-      const float v70 = __half2float(v62);
+      const float v70 = iron_to_f32(v62);
       v941 = v70;
-      const float v71 = __half2float(v63);
+      const float v71 = iron_to_f32(v63);
       v942 = v71;
-      const float v72 = __half2float(v64);
+      const float v72 = iron_to_f32(v64);
       v943 = v72;
     }
     if (v30) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v81 = v3 + v29;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v82 = *reinterpret_cast<const iron_f16x8*>(inp + v81);
-      const __half v83 = v82.v[0];
-      const __half v84 = v82.v[1];
-      const __half v85 = v82.v[2];
-      const __half v86 = v82.v[3];
-      const __half v87 = v82.v[4];
-      const __half v88 = v82.v[5];
-      const __half v89 = v82.v[6];
-      const __half v90 = v82.v[7];
-      const float v91 = __half2float(v83);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v83 = v82.v[0];
+      const iron_f16 v84 = v82.v[1];
+      const iron_f16 v85 = v82.v[2];
+      const iron_f16 v86 = v82.v[3];
+      const iron_f16 v87 = v82.v[4];
+      const iron_f16 v88 = v82.v[5];
+      const iron_f16 v89 = v82.v[6];
+      const iron_f16 v90 = v82.v[7];
+      const float v91 = iron_to_f32(v83);  // kernels/primitives/resident_row.hpp:46
       v944 = v91;
-      const float v92 = __half2float(v84);
+      const float v92 = iron_to_f32(v84);
       v945 = v92;
-      const float v93 = __half2float(v85);
+      const float v93 = iron_to_f32(v85);
       v946 = v93;
-      const float v94 = __half2float(v86);
+      const float v94 = iron_to_f32(v86);
       v947 = v94;
-      const float v95 = __half2float(v87);
+      const float v95 = iron_to_f32(v87);
       v948 = v95;
-      const float v96 = __half2float(v88);
+      const float v96 = iron_to_f32(v88);
       v949 = v96;
-      const float v97 = __half2float(v89);
+      const float v97 = iron_to_f32(v89);
       v950 = v97;
-      const float v98 = __half2float(v90);
+      const float v98 = iron_to_f32(v90);
       v951 = v98;
     }
     if (v38) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v107 = v3 + v37;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v108 = *reinterpret_cast<const iron_f16x8*>(inp + v107);
-      const __half v109 = v108.v[0];
-      const __half v110 = v108.v[1];
-      const __half v111 = v108.v[2];
-      const __half v112 = v108.v[3];
-      const __half v113 = v108.v[4];
-      const __half v114 = v108.v[5];
-      const __half v115 = v108.v[6];
-      const __half v116 = v108.v[7];
-      const float v117 = __half2float(v109);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v109 = v108.v[0];
+      const iron_f16 v110 = v108.v[1];
+      const iron_f16 v111 = v108.v[2];
+      const iron_f16 v112 = v108.v[3];
+      const iron_f16 v113 = v108.v[4];
+      const iron_f16 v114 = v108.v[5];
+      const iron_f16 v115 = v108.v[6];
+      const iron_f16 v116 = v108.v[7];
+      const float v117 = iron_to_f32(v109);  // kernels/primitives/resident_row.hpp:46
       v952 = v117;
-      const float v118 = __half2float(v110);
+      const float v118 = iron_to_f32(v110);
       v953 = v118;
-      const float v119 = __half2float(v111);
+      const float v119 = iron_to_f32(v111);
       v954 = v119;
-      const float v120 = __half2float(v112);
+      const float v120 = iron_to_f32(v112);
       v955 = v120;
-      const float v121 = __half2float(v113);
+      const float v121 = iron_to_f32(v113);
       v956 = v121;
-      const float v122 = __half2float(v114);
+      const float v122 = iron_to_f32(v114);
       v957 = v122;
-      const float v123 = __half2float(v115);
+      const float v123 = iron_to_f32(v115);
       v958 = v123;
-      const float v124 = __half2float(v116);
+      const float v124 = iron_to_f32(v116);
       v959 = v124;
     }
     if (v46) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v133 = v3 + v45;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v134 = *reinterpret_cast<const iron_f16x8*>(inp + v133);
-      const __half v135 = v134.v[0];
-      const __half v136 = v134.v[1];
-      const __half v137 = v134.v[2];
-      const __half v138 = v134.v[3];
-      const __half v139 = v134.v[4];
-      const __half v140 = v134.v[5];
-      const __half v141 = v134.v[6];
-      const __half v142 = v134.v[7];
-      const float v143 = __half2float(v135);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v135 = v134.v[0];
+      const iron_f16 v136 = v134.v[1];
+      const iron_f16 v137 = v134.v[2];
+      const iron_f16 v138 = v134.v[3];
+      const iron_f16 v139 = v134.v[4];
+      const iron_f16 v140 = v134.v[5];
+      const iron_f16 v141 = v134.v[6];
+      const iron_f16 v142 = v134.v[7];
+      const float v143 = iron_to_f32(v135);  // kernels/primitives/resident_row.hpp:46
       v960 = v143;
-      const float v144 = __half2float(v136);
+      const float v144 = iron_to_f32(v136);
       v961 = v144;
-      const float v145 = __half2float(v137);
+      const float v145 = iron_to_f32(v137);
       v962 = v145;
-      const float v146 = __half2float(v138);
+      const float v146 = iron_to_f32(v138);
       v963 = v146;
-      const float v147 = __half2float(v139);
+      const float v147 = iron_to_f32(v139);
       v964 = v147;
-      const float v148 = __half2float(v140);
+      const float v148 = iron_to_f32(v140);
       v965 = v148;
-      const float v149 = __half2float(v141);
+      const float v149 = iron_to_f32(v141);
       v966 = v149;
-      const float v150 = __half2float(v142);
+      const float v150 = iron_to_f32(v142);
       v967 = v150;
     }
     const float v151 = static_cast<float>(v0);  // kernels/primitives/mean_var.hpp:62
@@ -462,261 +504,261 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
     const float v576 = rsqrtf(v575);
     if (v22) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v585 = *reinterpret_cast<const iron_f16x8*>(weight + v21);  // kernels/norm/layer_norm.cpp:53
-      const __half v586 = v585.v[0];
-      const __half v587 = v585.v[1];
-      const __half v588 = v585.v[2];
-      const __half v589 = v585.v[3];
-      const __half v590 = v585.v[4];
-      const __half v591 = v585.v[5];
-      const __half v592 = v585.v[6];
-      const __half v593 = v585.v[7];
-      const float v594 = __half2float(v586);  // kernels/norm/layer_norm.cpp:56
+      const iron_f16 v586 = v585.v[0];
+      const iron_f16 v587 = v585.v[1];
+      const iron_f16 v588 = v585.v[2];
+      const iron_f16 v589 = v585.v[3];
+      const iron_f16 v590 = v585.v[4];
+      const iron_f16 v591 = v585.v[5];
+      const iron_f16 v592 = v585.v[6];
+      const iron_f16 v593 = v585.v[7];
+      const float v594 = iron_to_f32(v586);  // kernels/norm/layer_norm.cpp:56
       const float v597 = v263 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v598 = v597 * v576;
       const float v599 = v598 * v594;  // kernels/norm/layer_norm.cpp:56
-      const __half v600 = __float2half_rn(v599);
-      const float v601 = __half2float(v587);
+      const iron_f16 v600 = iron_f32_to_f16(v599);
+      const float v601 = iron_to_f32(v587);
       const float v604 = v266 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v605 = v604 * v576;
       const float v606 = v605 * v601;  // kernels/norm/layer_norm.cpp:56
-      const __half v607 = __float2half_rn(v606);
-      const float v608 = __half2float(v588);
+      const iron_f16 v607 = iron_f32_to_f16(v606);
+      const float v608 = iron_to_f32(v588);
       const float v611 = v270 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v612 = v611 * v576;
       const float v613 = v612 * v608;  // kernels/norm/layer_norm.cpp:56
-      const __half v614 = __float2half_rn(v613);
-      const float v615 = __half2float(v589);
+      const iron_f16 v614 = iron_f32_to_f16(v613);
+      const float v615 = iron_to_f32(v589);
       const float v618 = v274 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v619 = v618 * v576;
       const float v620 = v619 * v615;  // kernels/norm/layer_norm.cpp:56
-      const __half v621 = __float2half_rn(v620);
-      const float v622 = __half2float(v590);
+      const iron_f16 v621 = iron_f32_to_f16(v620);
+      const float v622 = iron_to_f32(v590);
       const float v625 = v278 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v626 = v625 * v576;
       const float v627 = v626 * v622;  // kernels/norm/layer_norm.cpp:56
-      const __half v628 = __float2half_rn(v627);
-      const float v629 = __half2float(v591);
+      const iron_f16 v628 = iron_f32_to_f16(v627);
+      const float v629 = iron_to_f32(v591);
       const float v632 = v282 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v633 = v632 * v576;
       const float v634 = v633 * v629;  // kernels/norm/layer_norm.cpp:56
-      const __half v635 = __float2half_rn(v634);
-      const float v636 = __half2float(v592);
+      const iron_f16 v635 = iron_f32_to_f16(v634);
+      const float v636 = iron_to_f32(v592);
       const float v639 = v286 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v640 = v639 * v576;
       const float v641 = v640 * v636;  // kernels/norm/layer_norm.cpp:56
-      const __half v642 = __float2half_rn(v641);
-      const float v643 = __half2float(v593);
+      const iron_f16 v642 = iron_f32_to_f16(v641);
+      const float v643 = iron_to_f32(v593);
       const float v646 = v290 - v398;  // kernels/primitives/mean_var.hpp:27
       const float v647 = v646 * v576;
       const float v648 = v647 * v643;  // kernels/norm/layer_norm.cpp:56
-      const __half v649 = __float2half_rn(v648);
+      const iron_f16 v649 = iron_f32_to_f16(v648);
       const unsigned int v650 = v3 + v21;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v650) = iron_f16x8{{v600, v607, v614, v621, v628, v635, v642, v649}};
     }
     if (v30) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v659 = *reinterpret_cast<const iron_f16x8*>(weight + v29);  // kernels/norm/layer_norm.cpp:53
-      const __half v660 = v659.v[0];
-      const __half v661 = v659.v[1];
-      const __half v662 = v659.v[2];
-      const __half v663 = v659.v[3];
-      const __half v664 = v659.v[4];
-      const __half v665 = v659.v[5];
-      const __half v666 = v659.v[6];
-      const __half v667 = v659.v[7];
-      const float v668 = __half2float(v660);  // kernels/norm/layer_norm.cpp:56
+      const iron_f16 v660 = v659.v[0];
+      const iron_f16 v661 = v659.v[1];
+      const iron_f16 v662 = v659.v[2];
+      const iron_f16 v663 = v659.v[3];
+      const iron_f16 v664 = v659.v[4];
+      const iron_f16 v665 = v659.v[5];
+      const iron_f16 v666 = v659.v[6];
+      const iron_f16 v667 = v659.v[7];
+      const float v668 = iron_to_f32(v660);  // kernels/norm/layer_norm.cpp:56
       const float v669 = v944;
       const float v670 = v669 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v671 = v670 - v398;
       const float v672 = v671 * v576;
       const float v673 = v672 * v668;  // kernels/norm/layer_norm.cpp:56
-      const __half v674 = __float2half_rn(v673);
-      const float v675 = __half2float(v661);
+      const iron_f16 v674 = iron_f32_to_f16(v673);
+      const float v675 = iron_to_f32(v661);
       const float v676 = v945;
       const float v677 = v676 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v678 = v677 - v398;
       const float v679 = v678 * v576;
       const float v680 = v679 * v675;  // kernels/norm/layer_norm.cpp:56
-      const __half v681 = __float2half_rn(v680);
-      const float v682 = __half2float(v662);
+      const iron_f16 v681 = iron_f32_to_f16(v680);
+      const float v682 = iron_to_f32(v662);
       const float v683 = v946;
       const float v684 = v683 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v685 = v684 - v398;
       const float v686 = v685 * v576;
       const float v687 = v686 * v682;  // kernels/norm/layer_norm.cpp:56
-      const __half v688 = __float2half_rn(v687);
-      const float v689 = __half2float(v663);
+      const iron_f16 v688 = iron_f32_to_f16(v687);
+      const float v689 = iron_to_f32(v663);
       const float v690 = v947;
       const float v691 = v690 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v692 = v691 - v398;
       const float v693 = v692 * v576;
       const float v694 = v693 * v689;  // kernels/norm/layer_norm.cpp:56
-      const __half v695 = __float2half_rn(v694);
-      const float v696 = __half2float(v664);
+      const iron_f16 v695 = iron_f32_to_f16(v694);
+      const float v696 = iron_to_f32(v664);
       const float v697 = v948;
       const float v698 = v697 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v699 = v698 - v398;
       const float v700 = v699 * v576;
       const float v701 = v700 * v696;  // kernels/norm/layer_norm.cpp:56
-      const __half v702 = __float2half_rn(v701);
-      const float v703 = __half2float(v665);
+      const iron_f16 v702 = iron_f32_to_f16(v701);
+      const float v703 = iron_to_f32(v665);
       const float v704 = v949;
       const float v705 = v704 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v706 = v705 - v398;
       const float v707 = v706 * v576;
       const float v708 = v707 * v703;  // kernels/norm/layer_norm.cpp:56
-      const __half v709 = __float2half_rn(v708);
-      const float v710 = __half2float(v666);
+      const iron_f16 v709 = iron_f32_to_f16(v708);
+      const float v710 = iron_to_f32(v666);
       const float v711 = v950;
       const float v712 = v711 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v713 = v712 - v398;
       const float v714 = v713 * v576;
       const float v715 = v714 * v710;  // kernels/norm/layer_norm.cpp:56
-      const __half v716 = __float2half_rn(v715);
-      const float v717 = __half2float(v667);
+      const iron_f16 v716 = iron_f32_to_f16(v715);
+      const float v717 = iron_to_f32(v667);
       const float v718 = v951;
       const float v719 = v718 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v720 = v719 - v398;
       const float v721 = v720 * v576;
       const float v722 = v721 * v717;  // kernels/norm/layer_norm.cpp:56
-      const __half v723 = __float2half_rn(v722);
+      const iron_f16 v723 = iron_f32_to_f16(v722);
       const unsigned int v724 = v3 + v29;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v724) = iron_f16x8{{v674, v681, v688, v695, v702, v709, v716, v723}};
     }
     if (v38) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v733 = *reinterpret_cast<const iron_f16x8*>(weight + v37);  // kernels/norm/layer_norm.cpp:53
-      const __half v734 = v733.v[0];
-      const __half v735 = v733.v[1];
-      const __half v736 = v733.v[2];
-      const __half v737 = v733.v[3];
-      const __half v738 = v733.v[4];
-      const __half v739 = v733.v[5];
-      const __half v740 = v733.v[6];
-      const __half v741 = v733.v[7];
-      const float v742 = __half2float(v734);  // kernels/norm/layer_norm.cpp:56
+      const iron_f16 v734 = v733.v[0];
+      const iron_f16 v735 = v733.v[1];
+      const iron_f16 v736 = v733.v[2];
+      const iron_f16 v737 = v733.v[3];
+      const iron_f16 v738 = v733.v[4];
+      const iron_f16 v739 = v733.v[5];
+      const iron_f16 v740 = v733.v[6];
+      const iron_f16 v741 = v733.v[7];
+      const float v742 = iron_to_f32(v734);  // kernels/norm/layer_norm.cpp:56
       const float v743 = v952;
       const float v744 = v743 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v745 = v744 - v398;
       const float v746 = v745 * v576;
       const float v747 = v746 * v742;  // kernels/norm/layer_norm.cpp:56
-      const __half v748 = __float2half_rn(v747);
-      const float v749 = __half2float(v735);
+      const iron_f16 v748 = iron_f32_to_f16(v747);
+      const float v749 = iron_to_f32(v735);
       const float v750 = v953;
       const float v751 = v750 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v752 = v751 - v398;
       const float v753 = v752 * v576;
       const float v754 = v753 * v749;  // kernels/norm/layer_norm.cpp:56
-      const __half v755 = __float2half_rn(v754);
-      const float v756 = __half2float(v736);
+      const iron_f16 v755 = iron_f32_to_f16(v754);
+      const float v756 = iron_to_f32(v736);
       const float v757 = v954;
       const float v758 = v757 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v759 = v758 - v398;
       const float v760 = v759 * v576;
       const float v761 = v760 * v756;  // kernels/norm/layer_norm.cpp:56
-      const __half v762 = __float2half_rn(v761);
-      const float v763 = __half2float(v737);
+      const iron_f16 v762 = iron_f32_to_f16(v761);
+      const float v763 = iron_to_f32(v737);
       const float v764 = v955;
       const float v765 = v764 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v766 = v765 - v398;
       const float v767 = v766 * v576;
       const float v768 = v767 * v763;  // kernels/norm/layer_norm.cpp:56
-      const __half v769 = __float2half_rn(v768);
-      const float v770 = __half2float(v738);
+      const iron_f16 v769 = iron_f32_to_f16(v768);
+      const float v770 = iron_to_f32(v738);
       const float v771 = v956;
       const float v772 = v771 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v773 = v772 - v398;
       const float v774 = v773 * v576;
       const float v775 = v774 * v770;  // kernels/norm/layer_norm.cpp:56
-      const __half v776 = __float2half_rn(v775);
-      const float v777 = __half2float(v739);
+      const iron_f16 v776 = iron_f32_to_f16(v775);
+      const float v777 = iron_to_f32(v739);
       const float v778 = v957;
       const float v779 = v778 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v780 = v779 - v398;
       const float v781 = v780 * v576;
       const float v782 = v781 * v777;  // kernels/norm/layer_norm.cpp:56
-      const __half v783 = __float2half_rn(v782);
-      const float v784 = __half2float(v740);
+      const iron_f16 v783 = iron_f32_to_f16(v782);
+      const float v784 = iron_to_f32(v740);
       const float v785 = v958;
       const float v786 = v785 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v787 = v786 - v398;
       const float v788 = v787 * v576;
       const float v789 = v788 * v784;  // kernels/norm/layer_norm.cpp:56
-      const __half v790 = __float2half_rn(v789);
-      const float v791 = __half2float(v741);
+      const iron_f16 v790 = iron_f32_to_f16(v789);
+      const float v791 = iron_to_f32(v741);
       const float v792 = v959;
       const float v793 = v792 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v794 = v793 - v398;
       const float v795 = v794 * v576;
       const float v796 = v795 * v791;  // kernels/norm/layer_norm.cpp:56
-      const __half v797 = __float2half_rn(v796);
+      const iron_f16 v797 = iron_f32_to_f16(v796);
       const unsigned int v798 = v3 + v37;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v798) = iron_f16x8{{v748, v755, v762, v769, v776, v783, v790, v797}};
     }
     if (v46) {  // kernels/primitives/resident_row.hpp:104
       const iron_f16x8 v807 = *reinterpret_cast<const iron_f16x8*>(weight + v45);  // kernels/norm/layer_norm.cpp:53
-      const __half v808 = v807.v[0];
-      const __half v809 = v807.v[1];
-      const __half v810 = v807.v[2];
-      const __half v811 = v807.v[3];
-      const __half v812 = v807.v[4];
-      const __half v813 = v807.v[5];
-      const __half v814 = v807.v[6];
-      const __half v815 = v807.v[7];
-      const float v816 = __half2float(v808);  // kernels/norm/layer_norm.cpp:56
+      const iron_f16 v808 = v807.v[0];
+      const iron_f16 v809 = v807.v[1];
+      const iron_f16 v810 = v807.v[2];
+      const iron_f16 v811 = v807.v[3];
+      const iron_f16 v812 = v807.v[4];
+      const iron_f16 v813 = v807.v[5];
+      const iron_f16 v814 = v807.v[6];
+      const iron_f16 v815 = v807.v[7];
+      const float v816 = iron_to_f32(v808);  // kernels/norm/layer_norm.cpp:56
       const float v817 = v960;
       const float v818 = v817 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v819 = v818 - v398;
       const float v820 = v819 * v576;
       const float v821 = v820 * v816;  // kernels/norm/layer_norm.cpp:56
-      const __half v822 = __float2half_rn(v821);
-      const float v823 = __half2float(v809);
+      const iron_f16 v822 = iron_f32_to_f16(v821);
+      const float v823 = iron_to_f32(v809);
       const float v824 = v961;
       const float v825 = v824 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v826 = v825 - v398;
       const float v827 = v826 * v576;
       const float v828 = v827 * v823;  // kernels/norm/layer_norm.cpp:56
-      const __half v829 = __float2half_rn(v828);
-      const float v830 = __half2float(v810);
+      const iron_f16 v829 = iron_f32_to_f16(v828);
+      const float v830 = iron_to_f32(v810);
       const float v831 = v962;
       const float v832 = v831 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v833 = v832 - v398;
       const float v834 = v833 * v576;
       const float v835 = v834 * v830;  // kernels/norm/layer_norm.cpp:56
-      const __half v836 = __float2half_rn(v835);
-      const float v837 = __half2float(v811);
+      const iron_f16 v836 = iron_f32_to_f16(v835);
+      const float v837 = iron_to_f32(v811);
       const float v838 = v963;
       const float v839 = v838 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v840 = v839 - v398;
       const float v841 = v840 * v576;
       const float v842 = v841 * v837;  // kernels/norm/layer_norm.cpp:56
-      const __half v843 = __float2half_rn(v842);
-      const float v844 = __half2float(v812);
+      const iron_f16 v843 = iron_f32_to_f16(v842);
+      const float v844 = iron_to_f32(v812);
       const float v845 = v964;
       const float v846 = v845 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v847 = v846 - v398;
       const float v848 = v847 * v576;
       const float v849 = v848 * v844;  // kernels/norm/layer_norm.cpp:56
-      const __half v850 = __float2half_rn(v849);
-      const float v851 = __half2float(v813);
+      const iron_f16 v850 = iron_f32_to_f16(v849);
+      const float v851 = iron_to_f32(v813);
       const float v852 = v965;
       const float v853 = v852 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v854 = v853 - v398;
       const float v855 = v854 * v576;
       const float v856 = v855 * v851;  // kernels/norm/layer_norm.cpp:56
-      const __half v857 = __float2half_rn(v856);
-      const float v858 = __half2float(v814);
+      const iron_f16 v857 = iron_f32_to_f16(v856);
+      const float v858 = iron_to_f32(v814);
       const float v859 = v966;
       const float v860 = v859 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v861 = v860 - v398;
       const float v862 = v861 * v576;
       const float v863 = v862 * v858;  // kernels/norm/layer_norm.cpp:56
-      const __half v864 = __float2half_rn(v863);
-      const float v865 = __half2float(v815);
+      const iron_f16 v864 = iron_f32_to_f16(v863);
+      const float v865 = iron_to_f32(v815);
       const float v866 = v967;
       const float v867 = v866 - v258;  // kernels/primitives/mean_var.hpp:27
       const float v868 = v867 - v398;
       const float v869 = v868 * v576;
       const float v870 = v869 * v865;  // kernels/norm/layer_norm.cpp:56
-      const __half v871 = __float2half_rn(v870);
+      const iron_f16 v871 = iron_f32_to_f16(v870);
       const unsigned int v872 = v3 + v45;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v872) = iron_f16x8{{v822, v829, v836, v843, v850, v857, v864, v871}};
     }
@@ -730,43 +772,43 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const unsigned int v974 = v973 << 3u;
         const unsigned int v975 = v3 + v974;
         const iron_f16x8 v976 = *reinterpret_cast<const iron_f16x8*>(inp + v975);
-        const __half v977 = v976.v[0];
-        const __half v978 = v976.v[1];
-        const __half v979 = v976.v[2];
-        const __half v980 = v976.v[3];
-        const __half v981 = v976.v[4];
-        const __half v982 = v976.v[5];
-        const __half v983 = v976.v[6];
-        const __half v984 = v976.v[7];
-        const float v985 = __half2float(v977);
+        const iron_f16 v977 = v976.v[0];
+        const iron_f16 v978 = v976.v[1];
+        const iron_f16 v979 = v976.v[2];
+        const iron_f16 v980 = v976.v[3];
+        const iron_f16 v981 = v976.v[4];
+        const iron_f16 v982 = v976.v[5];
+        const iron_f16 v983 = v976.v[6];
+        const iron_f16 v984 = v976.v[7];
+        const float v985 = iron_to_f32(v977);
         const float v986 = v876;
         const float v987 = v986 + v985;
         v876 = v987;
-        const float v988 = __half2float(v978);
+        const float v988 = iron_to_f32(v978);
         const float v989 = v876;
         const float v990 = v989 + v988;
         v876 = v990;
-        const float v991 = __half2float(v979);
+        const float v991 = iron_to_f32(v979);
         const float v992 = v876;
         const float v993 = v992 + v991;
         v876 = v993;
-        const float v994 = __half2float(v980);
+        const float v994 = iron_to_f32(v980);
         const float v995 = v876;
         const float v996 = v995 + v994;
         v876 = v996;
-        const float v997 = __half2float(v981);
+        const float v997 = iron_to_f32(v981);
         const float v998 = v876;
         const float v999 = v998 + v997;
         v876 = v999;
-        const float v1000 = __half2float(v982);
+        const float v1000 = iron_to_f32(v982);
         const float v1001 = v876;
         const float v1002 = v1001 + v1000;
         v876 = v1002;
-        const float v1003 = __half2float(v983);
+        const float v1003 = iron_to_f32(v983);
         const float v1004 = v876;
         const float v1005 = v1004 + v1003;
         v876 = v1005;
-        const float v1006 = __half2float(v984);
+        const float v1006 = iron_to_f32(v984);
         const float v1007 = v876;
         const float v1008 = v1007 + v1006;
         v876 = v1008;
@@ -781,23 +823,23 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
           const unsigned int v1015 = v1014 << 2u;
           const unsigned int v1016 = v3 + v1015;
           const iron_f16x4 v1017 = *reinterpret_cast<const iron_f16x4*>(inp + v1016);
-          const __half v1018 = v1017.v[0];
-          const __half v1019 = v1017.v[1];
-          const __half v1020 = v1017.v[2];
-          const __half v1021 = v1017.v[3];
-          const float v1022 = __half2float(v1018);
+          const iron_f16 v1018 = v1017.v[0];
+          const iron_f16 v1019 = v1017.v[1];
+          const iron_f16 v1020 = v1017.v[2];
+          const iron_f16 v1021 = v1017.v[3];
+          const float v1022 = iron_to_f32(v1018);
           const float v1023 = v876;
           const float v1024 = v1023 + v1022;
           v876 = v1024;
-          const float v1025 = __half2float(v1019);
+          const float v1025 = iron_to_f32(v1019);
           const float v1026 = v876;
           const float v1027 = v1026 + v1025;
           v876 = v1027;
-          const float v1028 = __half2float(v1020);
+          const float v1028 = iron_to_f32(v1020);
           const float v1029 = v876;
           const float v1030 = v1029 + v1028;
           v876 = v1030;
-          const float v1031 = __half2float(v1021);
+          const float v1031 = iron_to_f32(v1021);
           const float v1032 = v876;
           const float v1033 = v1032 + v1031;
           v876 = v1033;
@@ -805,8 +847,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
       } else {
         for (unsigned int v877 = v873; v877 < v0; v877 += v9) {
           const unsigned int v878 = v3 + v877;
-          const __half v879 = inp[v878];
-          const float v880 = __half2float(v879);
+          const iron_f16 v879 = inp[v878];
+          const float v880 = iron_to_f32(v879);
           const float v881 = v876;
           const float v882 = v881 + v880;
           v876 = v882;
@@ -841,15 +883,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const unsigned int v1040 = v1039 << 3u;
         const unsigned int v1041 = v3 + v1040;  // kernels/primitives/mean_var.hpp:46
         const iron_f16x8 v1042 = *reinterpret_cast<const iron_f16x8*>(inp + v1041);
-        const __half v1043 = v1042.v[0];
-        const __half v1044 = v1042.v[1];
-        const __half v1045 = v1042.v[2];
-        const __half v1046 = v1042.v[3];
-        const __half v1047 = v1042.v[4];
-        const __half v1048 = v1042.v[5];
-        const __half v1049 = v1042.v[6];
-        const __half v1050 = v1042.v[7];
-        const float v1051 = __half2float(v1043);
+        const iron_f16 v1043 = v1042.v[0];
+        const iron_f16 v1044 = v1042.v[1];
+        const iron_f16 v1045 = v1042.v[2];
+        const iron_f16 v1046 = v1042.v[3];
+        const iron_f16 v1047 = v1042.v[4];
+        const iron_f16 v1048 = v1042.v[5];
+        const iron_f16 v1049 = v1042.v[6];
+        const iron_f16 v1050 = v1042.v[7];
+        const float v1051 = iron_to_f32(v1043);
         const float v1052 = v1051 - v886;
         const float v1053 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1054 = v1053 + v1052;
@@ -858,7 +900,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1056 = v890;
         const float v1057 = v1056 + v1055;
         v890 = v1057;
-        const float v1058 = __half2float(v1044);  // kernels/primitives/mean_var.hpp:46
+        const float v1058 = iron_to_f32(v1044);  // kernels/primitives/mean_var.hpp:46
         const float v1059 = v1058 - v886;
         const float v1060 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1061 = v1060 + v1059;
@@ -867,7 +909,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1063 = v890;
         const float v1064 = v1063 + v1062;
         v890 = v1064;
-        const float v1065 = __half2float(v1045);  // kernels/primitives/mean_var.hpp:46
+        const float v1065 = iron_to_f32(v1045);  // kernels/primitives/mean_var.hpp:46
         const float v1066 = v1065 - v886;
         const float v1067 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1068 = v1067 + v1066;
@@ -876,7 +918,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1070 = v890;
         const float v1071 = v1070 + v1069;
         v890 = v1071;
-        const float v1072 = __half2float(v1046);  // kernels/primitives/mean_var.hpp:46
+        const float v1072 = iron_to_f32(v1046);  // kernels/primitives/mean_var.hpp:46
         const float v1073 = v1072 - v886;
         const float v1074 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1075 = v1074 + v1073;
@@ -885,7 +927,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1077 = v890;
         const float v1078 = v1077 + v1076;
         v890 = v1078;
-        const float v1079 = __half2float(v1047);  // kernels/primitives/mean_var.hpp:46
+        const float v1079 = iron_to_f32(v1047);  // kernels/primitives/mean_var.hpp:46
         const float v1080 = v1079 - v886;
         const float v1081 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1082 = v1081 + v1080;
@@ -894,7 +936,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1084 = v890;
         const float v1085 = v1084 + v1083;
         v890 = v1085;
-        const float v1086 = __half2float(v1048);  // kernels/primitives/mean_var.hpp:46
+        const float v1086 = iron_to_f32(v1048);  // kernels/primitives/mean_var.hpp:46
         const float v1087 = v1086 - v886;
         const float v1088 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1089 = v1088 + v1087;
@@ -903,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1091 = v890;
         const float v1092 = v1091 + v1090;
         v890 = v1092;
-        const float v1093 = __half2float(v1049);  // kernels/primitives/mean_var.hpp:46
+        const float v1093 = iron_to_f32(v1049);  // kernels/primitives/mean_var.hpp:46
         const float v1094 = v1093 - v886;
         const float v1095 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1096 = v1095 + v1094;
@@ -912,7 +954,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
         const float v1098 = v890;
         const float v1099 = v1098 + v1097;
         v890 = v1099;
-        const float v1100 = __half2float(v1050);  // kernels/primitives/mean_var.hpp:46
+        const float v1100 = iron_to_f32(v1050);  // kernels/primitives/mean_var.hpp:46
         const float v1101 = v1100 - v886;
         const float v1102 = v888;  // kernels/primitives/mean_var.hpp:47
         const float v1103 = v1102 + v1101;
@@ -932,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
           const unsigned int v1113 = v1112 << 2u;
           const unsigned int v1114 = v3 + v1113;  // kernels/primitives/mean_var.hpp:46
           const iron_f16x4 v1115 = *reinterpret_cast<const iron_f16x4*>(inp + v1114);
-          const __half v1116 = v1115.v[0];
-          const __half v1117 = v1115.v[1];
-          const __half v1118 = v1115.v[2];
-          const __half v1119 = v1115.v[3];
-          const float v1120 = __half2float(v1116);
+          const iron_f16 v1116 = v1115.v[0];
+          const iron_f16 v1117 = v1115.v[1];
+          const iron_f16 v1118 = v1115.v[2];
+          const iron_f16 v1119 = v1115.v[3];
+          const float v1120 = iron_to_f32(v1116);
           const float v1121 = v1120 - v886;
           const float v1122 = v888;  // kernels/primitives/mean_var.hpp:47
           const float v1123 = v1122 + v1121;
@@ -945,7 +987,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
           const float v1125 = v890;
           const float v1126 = v1125 + v1124;
           v890 = v1126;
-          const float v1127 = __half2float(v1117);  // kernels/primitives/mean_var.hpp:46
+          const float v1127 = iron_to_f32(v1117);  // kernels/primitives/mean_var.hpp:46
           const float v1128 = v1127 - v886;
           const float v1129 = v888;  // kernels/primitives/mean_var.hpp:47
           const float v1130 = v1129 + v1128;
@@ -954,7 +996,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
           const float v1132 = v890;
           const float v1133 = v1132 + v1131;
           v890 = v1133;
-          const float v1134 = __half2float(v1118);  // kernels/primitives/mean_var.hpp:46
+          const float v1134 = iron_to_f32(v1118);  // kernels/primitives/mean_var.hpp:46
           const float v1135 = v1134 - v886;
           const float v1136 = v888;  // kernels/primitives/mean_var.hpp:47
           const float v1137 = v1136 + v1135;
@@ -963,7 +1005,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
           const float v1139 = v890;
           const float v1140 = v1139 + v1138;
           v890 = v1140;
-          const float v1141 = __half2float(v1119);  // kernels/primitives/mean_var.hpp:46
+          const float v1141 = iron_to_f32(v1119);  // kernels/primitives/mean_var.hpp:46
           const float v1142 = v1141 - v886;
           const float v1143 = v888;  // kernels/primitives/mean_var.hpp:47
           const float v1144 = v1143 + v1142;
@@ -976,8 +1018,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
       } else {
         for (unsigned int v891 = v873; v891 < v0; v891 += v9) {  // kernels/primitives/mean_var.hpp:45
           const unsigned int v892 = v3 + v891;  // kernels/primitives/mean_var.hpp:46
-          const __half v893 = inp[v892];
-          const float v894 = __half2float(v893);
+          const iron_f16 v893 = inp[v892];
+          const float v894 = iron_to_f32(v893);
           const float v895 = v894 - v886;
           const float v896 = v888;  // kernels/primitives/mean_var.hpp:47
           const float v897 = v896 + v895;
@@ -1019,15 +1061,15 @@ extern "C" __global__ void __launch_bounds__(1024) iron_layer_norm_f16(
 
     for (unsigned int v917 = v873; v917 < v0; v917 += v9) {  // kernels/norm/layer_norm.cpp:63
       const unsigned int v918 = v3 + v917;  // kernels/norm/layer_norm.cpp:64
-      const __half v919 = inp[v918];
-      const float v920 = __half2float(v919);
+      const iron_f16 v919 = inp[v918];
+      const float v920 = iron_to_f32(v919);
       const float v921 = v920 - v886;  // kernels/primitives/mean_var.hpp:27
       const float v922 = v921 - v904;
       const float v923 = v922 * v914;
-      const __half v924 = weight[v917];  // kernels/norm/layer_norm.cpp:65
-      const float v925 = __half2float(v924);
+      const iron_f16 v924 = weight[v917];  // kernels/norm/layer_norm.cpp:65
+      const float v925 = iron_to_f32(v924);
       const float v926 = v923 * v925;
-      const __half v927 = __float2half_rn(v926);
+      const iron_f16 v927 = iron_f32_to_f16(v926);
       out[v918] = v927;
     }
   }

@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 512 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -39,8 +81,8 @@ __device__ __forceinline__ T iron_simd_max(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   __shared__ __align__(16) float reduce_partials0[32];
   __shared__ __align__(16) float reduce_partials1[32];
@@ -106,113 +148,113 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
     if (v21) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v54 = v2 + v20;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v55 = *reinterpret_cast<const iron_bf16x8*>(inp + v54);
-      const __nv_bfloat16 v56 = v55.v[0];
-      const __nv_bfloat16 v57 = v55.v[1];
-      const __nv_bfloat16 v58 = v55.v[2];
-      const __nv_bfloat16 v59 = v55.v[3];
-      const __nv_bfloat16 v60 = v55.v[4];
-      const __nv_bfloat16 v61 = v55.v[5];
-      const __nv_bfloat16 v62 = v55.v[6];
-      const __nv_bfloat16 v63 = v55.v[7];
-      const float v64 = __bfloat162float(v56);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v56 = v55.v[0];
+      const iron_bf16 v57 = v55.v[1];
+      const iron_bf16 v58 = v55.v[2];
+      const iron_bf16 v59 = v55.v[3];
+      const iron_bf16 v60 = v55.v[4];
+      const iron_bf16 v61 = v55.v[5];
+      const iron_bf16 v62 = v55.v[6];
+      const iron_bf16 v63 = v55.v[7];
+      const float v64 = iron_to_f32(v56);  // kernels/primitives/resident_row.hpp:46
       v633 = v64;
-      const float v65 = __bfloat162float(v57);
+      const float v65 = iron_to_f32(v57);
       v634 = v65;
-      const float v66 = __bfloat162float(v58);
+      const float v66 = iron_to_f32(v58);
       v635 = v66;
-      const float v67 = __bfloat162float(v59);
+      const float v67 = iron_to_f32(v59);
       v636 = v67;
-      const float v68 = __bfloat162float(v60);
+      const float v68 = iron_to_f32(v60);
       v637 = v68;
-      const float v69 = __bfloat162float(v61);
+      const float v69 = iron_to_f32(v61);
       v638 = v69;
-      const float v70 = __bfloat162float(v62);
+      const float v70 = iron_to_f32(v62);
       v639 = v70;
-      const float v71 = __bfloat162float(v63);
+      const float v71 = iron_to_f32(v63);
       v640 = v71;
     }
     if (v29) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v80 = v2 + v28;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v81 = *reinterpret_cast<const iron_bf16x8*>(inp + v80);
-      const __nv_bfloat16 v82 = v81.v[0];
-      const __nv_bfloat16 v83 = v81.v[1];
-      const __nv_bfloat16 v84 = v81.v[2];
-      const __nv_bfloat16 v85 = v81.v[3];
-      const __nv_bfloat16 v86 = v81.v[4];
-      const __nv_bfloat16 v87 = v81.v[5];
-      const __nv_bfloat16 v88 = v81.v[6];
-      const __nv_bfloat16 v89 = v81.v[7];
-      const float v90 = __bfloat162float(v82);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v82 = v81.v[0];
+      const iron_bf16 v83 = v81.v[1];
+      const iron_bf16 v84 = v81.v[2];
+      const iron_bf16 v85 = v81.v[3];
+      const iron_bf16 v86 = v81.v[4];
+      const iron_bf16 v87 = v81.v[5];
+      const iron_bf16 v88 = v81.v[6];
+      const iron_bf16 v89 = v81.v[7];
+      const float v90 = iron_to_f32(v82);  // kernels/primitives/resident_row.hpp:46
       v641 = v90;
-      const float v91 = __bfloat162float(v83);
+      const float v91 = iron_to_f32(v83);
       v642 = v91;
-      const float v92 = __bfloat162float(v84);
+      const float v92 = iron_to_f32(v84);
       v643 = v92;
-      const float v93 = __bfloat162float(v85);
+      const float v93 = iron_to_f32(v85);
       v644 = v93;
-      const float v94 = __bfloat162float(v86);
+      const float v94 = iron_to_f32(v86);
       v645 = v94;
-      const float v95 = __bfloat162float(v87);
+      const float v95 = iron_to_f32(v87);
       v646 = v95;
-      const float v96 = __bfloat162float(v88);
+      const float v96 = iron_to_f32(v88);
       v647 = v96;
-      const float v97 = __bfloat162float(v89);
+      const float v97 = iron_to_f32(v89);
       v648 = v97;
     }
     if (v37) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v106 = v2 + v36;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v107 = *reinterpret_cast<const iron_bf16x8*>(inp + v106);
-      const __nv_bfloat16 v108 = v107.v[0];
-      const __nv_bfloat16 v109 = v107.v[1];
-      const __nv_bfloat16 v110 = v107.v[2];
-      const __nv_bfloat16 v111 = v107.v[3];
-      const __nv_bfloat16 v112 = v107.v[4];
-      const __nv_bfloat16 v113 = v107.v[5];
-      const __nv_bfloat16 v114 = v107.v[6];
-      const __nv_bfloat16 v115 = v107.v[7];
-      const float v116 = __bfloat162float(v108);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v108 = v107.v[0];
+      const iron_bf16 v109 = v107.v[1];
+      const iron_bf16 v110 = v107.v[2];
+      const iron_bf16 v111 = v107.v[3];
+      const iron_bf16 v112 = v107.v[4];
+      const iron_bf16 v113 = v107.v[5];
+      const iron_bf16 v114 = v107.v[6];
+      const iron_bf16 v115 = v107.v[7];
+      const float v116 = iron_to_f32(v108);  // kernels/primitives/resident_row.hpp:46
       v649 = v116;
-      const float v117 = __bfloat162float(v109);
+      const float v117 = iron_to_f32(v109);
       v650 = v117;
-      const float v118 = __bfloat162float(v110);
+      const float v118 = iron_to_f32(v110);
       v651 = v118;
-      const float v119 = __bfloat162float(v111);
+      const float v119 = iron_to_f32(v111);
       v652 = v119;
-      const float v120 = __bfloat162float(v112);
+      const float v120 = iron_to_f32(v112);
       v653 = v120;
-      const float v121 = __bfloat162float(v113);
+      const float v121 = iron_to_f32(v113);
       v654 = v121;
-      const float v122 = __bfloat162float(v114);
+      const float v122 = iron_to_f32(v114);
       v655 = v122;
-      const float v123 = __bfloat162float(v115);
+      const float v123 = iron_to_f32(v115);
       v656 = v123;
     }
     if (v45) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v132 = v2 + v44;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v133 = *reinterpret_cast<const iron_bf16x8*>(inp + v132);
-      const __nv_bfloat16 v134 = v133.v[0];
-      const __nv_bfloat16 v135 = v133.v[1];
-      const __nv_bfloat16 v136 = v133.v[2];
-      const __nv_bfloat16 v137 = v133.v[3];
-      const __nv_bfloat16 v138 = v133.v[4];
-      const __nv_bfloat16 v139 = v133.v[5];
-      const __nv_bfloat16 v140 = v133.v[6];
-      const __nv_bfloat16 v141 = v133.v[7];
-      const float v142 = __bfloat162float(v134);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v134 = v133.v[0];
+      const iron_bf16 v135 = v133.v[1];
+      const iron_bf16 v136 = v133.v[2];
+      const iron_bf16 v137 = v133.v[3];
+      const iron_bf16 v138 = v133.v[4];
+      const iron_bf16 v139 = v133.v[5];
+      const iron_bf16 v140 = v133.v[6];
+      const iron_bf16 v141 = v133.v[7];
+      const float v142 = iron_to_f32(v134);  // kernels/primitives/resident_row.hpp:46
       v657 = v142;
-      const float v143 = __bfloat162float(v135);
+      const float v143 = iron_to_f32(v135);
       v658 = v143;
-      const float v144 = __bfloat162float(v136);
+      const float v144 = iron_to_f32(v136);
       v659 = v144;
-      const float v145 = __bfloat162float(v137);
+      const float v145 = iron_to_f32(v137);
       v660 = v145;
-      const float v146 = __bfloat162float(v138);
+      const float v146 = iron_to_f32(v138);
       v661 = v146;
-      const float v147 = __bfloat162float(v139);
+      const float v147 = iron_to_f32(v139);
       v662 = v147;
-      const float v148 = __bfloat162float(v140);
+      const float v148 = iron_to_f32(v140);
       v663 = v148;
-      const float v149 = __bfloat162float(v141);
+      const float v149 = iron_to_f32(v141);
       v664 = v149;
     }
     const float v152 = v633;  // kernels/primitives/resident_row.hpp:122
@@ -411,21 +453,21 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
     const float v426 = logf(v425);  // kernels/ops/log_softmax.cpp:46
     if (v21) {  // kernels/primitives/resident_row.hpp:104
       const float v437 = v259 - v426;  // kernels/ops/log_softmax.cpp:49
-      const __nv_bfloat16 v438 = __float2bfloat16_rn(v437);
+      const iron_bf16 v438 = iron_f32_to_bf16(v437);
       const float v441 = v263 - v426;
-      const __nv_bfloat16 v442 = __float2bfloat16_rn(v441);
+      const iron_bf16 v442 = iron_f32_to_bf16(v441);
       const float v445 = v268 - v426;
-      const __nv_bfloat16 v446 = __float2bfloat16_rn(v445);
+      const iron_bf16 v446 = iron_f32_to_bf16(v445);
       const float v449 = v273 - v426;
-      const __nv_bfloat16 v450 = __float2bfloat16_rn(v449);
+      const iron_bf16 v450 = iron_f32_to_bf16(v449);
       const float v453 = v278 - v426;
-      const __nv_bfloat16 v454 = __float2bfloat16_rn(v453);
+      const iron_bf16 v454 = iron_f32_to_bf16(v453);
       const float v457 = v283 - v426;
-      const __nv_bfloat16 v458 = __float2bfloat16_rn(v457);
+      const iron_bf16 v458 = iron_f32_to_bf16(v457);
       const float v461 = v288 - v426;
-      const __nv_bfloat16 v462 = __float2bfloat16_rn(v461);
+      const iron_bf16 v462 = iron_f32_to_bf16(v461);
       const float v465 = v293 - v426;
-      const __nv_bfloat16 v466 = __float2bfloat16_rn(v465);
+      const iron_bf16 v466 = iron_f32_to_bf16(v465);
       const unsigned int v467 = v2 + v20;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v467) = iron_bf16x8{{v438, v442, v446, v450, v454, v458, v462, v466}};
     }
@@ -433,35 +475,35 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
       const float v476 = v641;  // kernels/ops/log_softmax.cpp:49
       const float v477 = v476 - v255;
       const float v478 = v477 - v426;
-      const __nv_bfloat16 v479 = __float2bfloat16_rn(v478);
+      const iron_bf16 v479 = iron_f32_to_bf16(v478);
       const float v480 = v642;
       const float v481 = v480 - v255;
       const float v482 = v481 - v426;
-      const __nv_bfloat16 v483 = __float2bfloat16_rn(v482);
+      const iron_bf16 v483 = iron_f32_to_bf16(v482);
       const float v484 = v643;
       const float v485 = v484 - v255;
       const float v486 = v485 - v426;
-      const __nv_bfloat16 v487 = __float2bfloat16_rn(v486);
+      const iron_bf16 v487 = iron_f32_to_bf16(v486);
       const float v488 = v644;
       const float v489 = v488 - v255;
       const float v490 = v489 - v426;
-      const __nv_bfloat16 v491 = __float2bfloat16_rn(v490);
+      const iron_bf16 v491 = iron_f32_to_bf16(v490);
       const float v492 = v645;
       const float v493 = v492 - v255;
       const float v494 = v493 - v426;
-      const __nv_bfloat16 v495 = __float2bfloat16_rn(v494);
+      const iron_bf16 v495 = iron_f32_to_bf16(v494);
       const float v496 = v646;
       const float v497 = v496 - v255;
       const float v498 = v497 - v426;
-      const __nv_bfloat16 v499 = __float2bfloat16_rn(v498);
+      const iron_bf16 v499 = iron_f32_to_bf16(v498);
       const float v500 = v647;
       const float v501 = v500 - v255;
       const float v502 = v501 - v426;
-      const __nv_bfloat16 v503 = __float2bfloat16_rn(v502);
+      const iron_bf16 v503 = iron_f32_to_bf16(v502);
       const float v504 = v648;
       const float v505 = v504 - v255;
       const float v506 = v505 - v426;
-      const __nv_bfloat16 v507 = __float2bfloat16_rn(v506);
+      const iron_bf16 v507 = iron_f32_to_bf16(v506);
       const unsigned int v508 = v2 + v28;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v508) = iron_bf16x8{{v479, v483, v487, v491, v495, v499, v503, v507}};
     }
@@ -469,35 +511,35 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
       const float v517 = v649;  // kernels/ops/log_softmax.cpp:49
       const float v518 = v517 - v255;
       const float v519 = v518 - v426;
-      const __nv_bfloat16 v520 = __float2bfloat16_rn(v519);
+      const iron_bf16 v520 = iron_f32_to_bf16(v519);
       const float v521 = v650;
       const float v522 = v521 - v255;
       const float v523 = v522 - v426;
-      const __nv_bfloat16 v524 = __float2bfloat16_rn(v523);
+      const iron_bf16 v524 = iron_f32_to_bf16(v523);
       const float v525 = v651;
       const float v526 = v525 - v255;
       const float v527 = v526 - v426;
-      const __nv_bfloat16 v528 = __float2bfloat16_rn(v527);
+      const iron_bf16 v528 = iron_f32_to_bf16(v527);
       const float v529 = v652;
       const float v530 = v529 - v255;
       const float v531 = v530 - v426;
-      const __nv_bfloat16 v532 = __float2bfloat16_rn(v531);
+      const iron_bf16 v532 = iron_f32_to_bf16(v531);
       const float v533 = v653;
       const float v534 = v533 - v255;
       const float v535 = v534 - v426;
-      const __nv_bfloat16 v536 = __float2bfloat16_rn(v535);
+      const iron_bf16 v536 = iron_f32_to_bf16(v535);
       const float v537 = v654;
       const float v538 = v537 - v255;
       const float v539 = v538 - v426;
-      const __nv_bfloat16 v540 = __float2bfloat16_rn(v539);
+      const iron_bf16 v540 = iron_f32_to_bf16(v539);
       const float v541 = v655;
       const float v542 = v541 - v255;
       const float v543 = v542 - v426;
-      const __nv_bfloat16 v544 = __float2bfloat16_rn(v543);
+      const iron_bf16 v544 = iron_f32_to_bf16(v543);
       const float v545 = v656;
       const float v546 = v545 - v255;
       const float v547 = v546 - v426;
-      const __nv_bfloat16 v548 = __float2bfloat16_rn(v547);
+      const iron_bf16 v548 = iron_f32_to_bf16(v547);
       const unsigned int v549 = v2 + v36;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v549) = iron_bf16x8{{v520, v524, v528, v532, v536, v540, v544, v548}};
     }
@@ -505,35 +547,35 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
       const float v558 = v657;  // kernels/ops/log_softmax.cpp:49
       const float v559 = v558 - v255;
       const float v560 = v559 - v426;
-      const __nv_bfloat16 v561 = __float2bfloat16_rn(v560);
+      const iron_bf16 v561 = iron_f32_to_bf16(v560);
       const float v562 = v658;
       const float v563 = v562 - v255;
       const float v564 = v563 - v426;
-      const __nv_bfloat16 v565 = __float2bfloat16_rn(v564);
+      const iron_bf16 v565 = iron_f32_to_bf16(v564);
       const float v566 = v659;
       const float v567 = v566 - v255;
       const float v568 = v567 - v426;
-      const __nv_bfloat16 v569 = __float2bfloat16_rn(v568);
+      const iron_bf16 v569 = iron_f32_to_bf16(v568);
       const float v570 = v660;
       const float v571 = v570 - v255;
       const float v572 = v571 - v426;
-      const __nv_bfloat16 v573 = __float2bfloat16_rn(v572);
+      const iron_bf16 v573 = iron_f32_to_bf16(v572);
       const float v574 = v661;
       const float v575 = v574 - v255;
       const float v576 = v575 - v426;
-      const __nv_bfloat16 v577 = __float2bfloat16_rn(v576);
+      const iron_bf16 v577 = iron_f32_to_bf16(v576);
       const float v578 = v662;
       const float v579 = v578 - v255;
       const float v580 = v579 - v426;
-      const __nv_bfloat16 v581 = __float2bfloat16_rn(v580);
+      const iron_bf16 v581 = iron_f32_to_bf16(v580);
       const float v582 = v663;
       const float v583 = v582 - v255;
       const float v584 = v583 - v426;
-      const __nv_bfloat16 v585 = __float2bfloat16_rn(v584);
+      const iron_bf16 v585 = iron_f32_to_bf16(v584);
       const float v586 = v664;
       const float v587 = v586 - v255;
       const float v588 = v587 - v426;
-      const __nv_bfloat16 v589 = __float2bfloat16_rn(v588);
+      const iron_bf16 v589 = iron_f32_to_bf16(v588);
       const unsigned int v590 = v2 + v44;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v590) = iron_bf16x8{{v561, v565, v569, v573, v577, v581, v585, v589}};
     }
@@ -547,43 +589,43 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
         const unsigned int v671 = v670 << 3u;
         const unsigned int v672 = v2 + v671;
         const iron_bf16x8 v673 = *reinterpret_cast<const iron_bf16x8*>(inp + v672);
-        const __nv_bfloat16 v674 = v673.v[0];
-        const __nv_bfloat16 v675 = v673.v[1];
-        const __nv_bfloat16 v676 = v673.v[2];
-        const __nv_bfloat16 v677 = v673.v[3];
-        const __nv_bfloat16 v678 = v673.v[4];
-        const __nv_bfloat16 v679 = v673.v[5];
-        const __nv_bfloat16 v680 = v673.v[6];
-        const __nv_bfloat16 v681 = v673.v[7];
-        const float v682 = __bfloat162float(v674);
+        const iron_bf16 v674 = v673.v[0];
+        const iron_bf16 v675 = v673.v[1];
+        const iron_bf16 v676 = v673.v[2];
+        const iron_bf16 v677 = v673.v[3];
+        const iron_bf16 v678 = v673.v[4];
+        const iron_bf16 v679 = v673.v[5];
+        const iron_bf16 v680 = v673.v[6];
+        const iron_bf16 v681 = v673.v[7];
+        const float v682 = iron_to_f32(v674);
         const float v683 = v594;
         const float v684 = fmaxf(v683, v682);
         v594 = v684;
-        const float v685 = __bfloat162float(v675);
+        const float v685 = iron_to_f32(v675);
         const float v686 = v594;
         const float v687 = fmaxf(v686, v685);
         v594 = v687;
-        const float v688 = __bfloat162float(v676);
+        const float v688 = iron_to_f32(v676);
         const float v689 = v594;
         const float v690 = fmaxf(v689, v688);
         v594 = v690;
-        const float v691 = __bfloat162float(v677);
+        const float v691 = iron_to_f32(v677);
         const float v692 = v594;
         const float v693 = fmaxf(v692, v691);
         v594 = v693;
-        const float v694 = __bfloat162float(v678);
+        const float v694 = iron_to_f32(v678);
         const float v695 = v594;
         const float v696 = fmaxf(v695, v694);
         v594 = v696;
-        const float v697 = __bfloat162float(v679);
+        const float v697 = iron_to_f32(v679);
         const float v698 = v594;
         const float v699 = fmaxf(v698, v697);
         v594 = v699;
-        const float v700 = __bfloat162float(v680);
+        const float v700 = iron_to_f32(v680);
         const float v701 = v594;
         const float v702 = fmaxf(v701, v700);
         v594 = v702;
-        const float v703 = __bfloat162float(v681);
+        const float v703 = iron_to_f32(v681);
         const float v704 = v594;
         const float v705 = fmaxf(v704, v703);
         v594 = v705;
@@ -598,23 +640,23 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
           const unsigned int v712 = v711 << 2u;
           const unsigned int v713 = v2 + v712;
           const iron_bf16x4 v714 = *reinterpret_cast<const iron_bf16x4*>(inp + v713);
-          const __nv_bfloat16 v715 = v714.v[0];
-          const __nv_bfloat16 v716 = v714.v[1];
-          const __nv_bfloat16 v717 = v714.v[2];
-          const __nv_bfloat16 v718 = v714.v[3];
-          const float v719 = __bfloat162float(v715);
+          const iron_bf16 v715 = v714.v[0];
+          const iron_bf16 v716 = v714.v[1];
+          const iron_bf16 v717 = v714.v[2];
+          const iron_bf16 v718 = v714.v[3];
+          const float v719 = iron_to_f32(v715);
           const float v720 = v594;
           const float v721 = fmaxf(v720, v719);
           v594 = v721;
-          const float v722 = __bfloat162float(v716);
+          const float v722 = iron_to_f32(v716);
           const float v723 = v594;
           const float v724 = fmaxf(v723, v722);
           v594 = v724;
-          const float v725 = __bfloat162float(v717);
+          const float v725 = iron_to_f32(v717);
           const float v726 = v594;
           const float v727 = fmaxf(v726, v725);
           v594 = v727;
-          const float v728 = __bfloat162float(v718);
+          const float v728 = iron_to_f32(v718);
           const float v729 = v594;
           const float v730 = fmaxf(v729, v728);
           v594 = v730;
@@ -622,8 +664,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
       } else {
         for (unsigned int v595 = v591; v595 < v0; v595 += v8) {
           const unsigned int v596 = v2 + v595;
-          const __nv_bfloat16 v597 = inp[v596];
-          const float v598 = __bfloat162float(v597);
+          const iron_bf16 v597 = inp[v596];
+          const float v598 = iron_to_f32(v597);
           const float v599 = v594;
           const float v600 = fmaxf(v599, v598);
           v594 = v600;
@@ -655,57 +697,57 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
         const unsigned int v737 = v736 << 3u;
         const unsigned int v738 = v2 + v737;
         const iron_bf16x8 v739 = *reinterpret_cast<const iron_bf16x8*>(inp + v738);
-        const __nv_bfloat16 v740 = v739.v[0];
-        const __nv_bfloat16 v741 = v739.v[1];
-        const __nv_bfloat16 v742 = v739.v[2];
-        const __nv_bfloat16 v743 = v739.v[3];
-        const __nv_bfloat16 v744 = v739.v[4];
-        const __nv_bfloat16 v745 = v739.v[5];
-        const __nv_bfloat16 v746 = v739.v[6];
-        const __nv_bfloat16 v747 = v739.v[7];
-        const float v748 = __bfloat162float(v740);
+        const iron_bf16 v740 = v739.v[0];
+        const iron_bf16 v741 = v739.v[1];
+        const iron_bf16 v742 = v739.v[2];
+        const iron_bf16 v743 = v739.v[3];
+        const iron_bf16 v744 = v739.v[4];
+        const iron_bf16 v745 = v739.v[5];
+        const iron_bf16 v746 = v739.v[6];
+        const iron_bf16 v747 = v739.v[7];
+        const float v748 = iron_to_f32(v740);
         const float v749 = v748 - v602;
         const float v750 = expf(v749);
         const float v751 = v604;
         const float v752 = v751 + v750;
         v604 = v752;
-        const float v753 = __bfloat162float(v741);
+        const float v753 = iron_to_f32(v741);
         const float v754 = v753 - v602;
         const float v755 = expf(v754);
         const float v756 = v604;
         const float v757 = v756 + v755;
         v604 = v757;
-        const float v758 = __bfloat162float(v742);
+        const float v758 = iron_to_f32(v742);
         const float v759 = v758 - v602;
         const float v760 = expf(v759);
         const float v761 = v604;
         const float v762 = v761 + v760;
         v604 = v762;
-        const float v763 = __bfloat162float(v743);
+        const float v763 = iron_to_f32(v743);
         const float v764 = v763 - v602;
         const float v765 = expf(v764);
         const float v766 = v604;
         const float v767 = v766 + v765;
         v604 = v767;
-        const float v768 = __bfloat162float(v744);
+        const float v768 = iron_to_f32(v744);
         const float v769 = v768 - v602;
         const float v770 = expf(v769);
         const float v771 = v604;
         const float v772 = v771 + v770;
         v604 = v772;
-        const float v773 = __bfloat162float(v745);
+        const float v773 = iron_to_f32(v745);
         const float v774 = v773 - v602;
         const float v775 = expf(v774);
         const float v776 = v604;
         const float v777 = v776 + v775;
         v604 = v777;
-        const float v778 = __bfloat162float(v746);
+        const float v778 = iron_to_f32(v746);
         const float v779 = v778 - v602;
         const float v780 = expf(v779);
         const float v781 = v604;
         const float v782 = v781 + v780;
         v604 = v782;
-        const float v783 = __bfloat162float(v747);
+        const float v783 = iron_to_f32(v747);
         const float v784 = v783 - v602;
         const float v785 = expf(v784);
         const float v786 = v604;
@@ -722,29 +764,29 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
           const unsigned int v794 = v793 << 2u;
           const unsigned int v795 = v2 + v794;
           const iron_bf16x4 v796 = *reinterpret_cast<const iron_bf16x4*>(inp + v795);
-          const __nv_bfloat16 v797 = v796.v[0];
-          const __nv_bfloat16 v798 = v796.v[1];
-          const __nv_bfloat16 v799 = v796.v[2];
-          const __nv_bfloat16 v800 = v796.v[3];
-          const float v801 = __bfloat162float(v797);
+          const iron_bf16 v797 = v796.v[0];
+          const iron_bf16 v798 = v796.v[1];
+          const iron_bf16 v799 = v796.v[2];
+          const iron_bf16 v800 = v796.v[3];
+          const float v801 = iron_to_f32(v797);
           const float v802 = v801 - v602;
           const float v803 = expf(v802);
           const float v804 = v604;
           const float v805 = v804 + v803;
           v604 = v805;
-          const float v806 = __bfloat162float(v798);
+          const float v806 = iron_to_f32(v798);
           const float v807 = v806 - v602;
           const float v808 = expf(v807);
           const float v809 = v604;
           const float v810 = v809 + v808;
           v604 = v810;
-          const float v811 = __bfloat162float(v799);
+          const float v811 = iron_to_f32(v799);
           const float v812 = v811 - v602;
           const float v813 = expf(v812);
           const float v814 = v604;
           const float v815 = v814 + v813;
           v604 = v815;
-          const float v816 = __bfloat162float(v800);
+          const float v816 = iron_to_f32(v800);
           const float v817 = v816 - v602;
           const float v818 = expf(v817);
           const float v819 = v604;
@@ -754,8 +796,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
       } else {
         for (unsigned int v605 = v591; v605 < v0; v605 += v8) {
           const unsigned int v606 = v2 + v605;
-          const __nv_bfloat16 v607 = inp[v606];
-          const float v608 = __bfloat162float(v607);
+          const iron_bf16 v607 = inp[v606];
+          const float v608 = iron_to_f32(v607);
           const float v609 = v608 - v602;
           const float v610 = expf(v609);
           const float v611 = v604;
@@ -778,11 +820,11 @@ extern "C" __global__ void __launch_bounds__(1024) iron_log_softmax_bf16(
 
     for (unsigned int v618 = v591; v618 < v0; v618 += v8) {  // kernels/ops/log_softmax.cpp:56
       const unsigned int v619 = v2 + v618;  // kernels/ops/log_softmax.cpp:57
-      const __nv_bfloat16 v620 = inp[v619];
-      const float v621 = __bfloat162float(v620);
+      const iron_bf16 v620 = inp[v619];
+      const float v621 = iron_to_f32(v620);
       const float v622 = v621 - v602;
       const float v623 = v622 - v615;
-      const __nv_bfloat16 v624 = __float2bfloat16_rn(v623);
+      const iron_bf16 v624 = iron_f32_to_bf16(v623);
       out[v619] = v624;
     }
   }

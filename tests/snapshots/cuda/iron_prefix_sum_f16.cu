@@ -3,11 +3,53 @@
 //
 // Launch: one block per threadgroup, at most 256 threads each; 17024 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
@@ -40,8 +82,8 @@ __device__ __forceinline__ T iron_simd_prefix_exclusive_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) iron_prefix_sum_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   __shared__ __align__(16) float shm0[4224];
   __shared__ __align__(16) float shm1[32];
@@ -130,128 +172,128 @@ extern "C" __global__ void __launch_bounds__(256) iron_prefix_sum_f16(
     const unsigned int v27 = v23 + v3;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v30 = min(v27, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v31 = v2 + v30;
-    const __half v32 = inp[v31];
-    const float v33 = __half2float(v32);
+    const iron_f16 v32 = inp[v31];
+    const float v33 = iron_to_f32(v32);
     const bool v35 = v27 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v36 = v35 ? v33 : 0.0f;
     const unsigned int v39 = v23 + v4;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v40 = v39 + v3;
     const unsigned int v43 = min(v40, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v44 = v2 + v43;
-    const __half v45 = inp[v44];
-    const float v46 = __half2float(v45);
+    const iron_f16 v45 = inp[v44];
+    const float v46 = iron_to_f32(v45);
     const bool v48 = v40 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v49 = v48 ? v46 : 0.0f;
     const unsigned int v52 = v23 + v51;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v53 = v52 + v3;
     const unsigned int v56 = min(v53, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v57 = v2 + v56;
-    const __half v58 = inp[v57];
-    const float v59 = __half2float(v58);
+    const iron_f16 v58 = inp[v57];
+    const float v59 = iron_to_f32(v58);
     const bool v61 = v53 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v62 = v61 ? v59 : 0.0f;
     const unsigned int v65 = v23 + v64;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v66 = v65 + v3;
     const unsigned int v69 = min(v66, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v70 = v2 + v69;
-    const __half v71 = inp[v70];
-    const float v72 = __half2float(v71);
+    const iron_f16 v71 = inp[v70];
+    const float v72 = iron_to_f32(v71);
     const bool v74 = v66 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v75 = v74 ? v72 : 0.0f;
     const unsigned int v78 = v23 + v77;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v79 = v78 + v3;
     const unsigned int v82 = min(v79, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v83 = v2 + v82;
-    const __half v84 = inp[v83];
-    const float v85 = __half2float(v84);
+    const iron_f16 v84 = inp[v83];
+    const float v85 = iron_to_f32(v84);
     const bool v87 = v79 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v88 = v87 ? v85 : 0.0f;
     const unsigned int v91 = v23 + v90;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v92 = v91 + v3;
     const unsigned int v95 = min(v92, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v96 = v2 + v95;
-    const __half v97 = inp[v96];
-    const float v98 = __half2float(v97);
+    const iron_f16 v97 = inp[v96];
+    const float v98 = iron_to_f32(v97);
     const bool v100 = v92 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v101 = v100 ? v98 : 0.0f;
     const unsigned int v104 = v23 + v103;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v105 = v104 + v3;
     const unsigned int v108 = min(v105, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v109 = v2 + v108;
-    const __half v110 = inp[v109];
-    const float v111 = __half2float(v110);
+    const iron_f16 v110 = inp[v109];
+    const float v111 = iron_to_f32(v110);
     const bool v113 = v105 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v114 = v113 ? v111 : 0.0f;
     const unsigned int v117 = v23 + v116;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v118 = v117 + v3;
     const unsigned int v121 = min(v118, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v122 = v2 + v121;
-    const __half v123 = inp[v122];
-    const float v124 = __half2float(v123);
+    const iron_f16 v123 = inp[v122];
+    const float v124 = iron_to_f32(v123);
     const bool v126 = v118 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v127 = v126 ? v124 : 0.0f;
     const unsigned int v130 = v23 + v129;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v131 = v130 + v3;
     const unsigned int v134 = min(v131, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v135 = v2 + v134;
-    const __half v136 = inp[v135];
-    const float v137 = __half2float(v136);
+    const iron_f16 v136 = inp[v135];
+    const float v137 = iron_to_f32(v136);
     const bool v139 = v131 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v140 = v139 ? v137 : 0.0f;
     const unsigned int v143 = v23 + v142;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v144 = v143 + v3;
     const unsigned int v147 = min(v144, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v148 = v2 + v147;
-    const __half v149 = inp[v148];
-    const float v150 = __half2float(v149);
+    const iron_f16 v149 = inp[v148];
+    const float v150 = iron_to_f32(v149);
     const bool v152 = v144 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v153 = v152 ? v150 : 0.0f;
     const unsigned int v156 = v23 + v155;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v157 = v156 + v3;
     const unsigned int v160 = min(v157, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v161 = v2 + v160;
-    const __half v162 = inp[v161];
-    const float v163 = __half2float(v162);
+    const iron_f16 v162 = inp[v161];
+    const float v163 = iron_to_f32(v162);
     const bool v165 = v157 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v166 = v165 ? v163 : 0.0f;
     const unsigned int v169 = v23 + v168;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v170 = v169 + v3;
     const unsigned int v173 = min(v170, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v174 = v2 + v173;
-    const __half v175 = inp[v174];
-    const float v176 = __half2float(v175);
+    const iron_f16 v175 = inp[v174];
+    const float v176 = iron_to_f32(v175);
     const bool v178 = v170 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v179 = v178 ? v176 : 0.0f;
     const unsigned int v182 = v23 + v181;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v183 = v182 + v3;
     const unsigned int v186 = min(v183, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v187 = v2 + v186;
-    const __half v188 = inp[v187];
-    const float v189 = __half2float(v188);
+    const iron_f16 v188 = inp[v187];
+    const float v189 = iron_to_f32(v188);
     const bool v191 = v183 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v192 = v191 ? v189 : 0.0f;
     const unsigned int v195 = v23 + v194;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v196 = v195 + v3;
     const unsigned int v199 = min(v196, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v200 = v2 + v199;
-    const __half v201 = inp[v200];
-    const float v202 = __half2float(v201);
+    const iron_f16 v201 = inp[v200];
+    const float v202 = iron_to_f32(v201);
     const bool v204 = v196 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v205 = v204 ? v202 : 0.0f;
     const unsigned int v208 = v23 + v207;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v209 = v208 + v3;
     const unsigned int v212 = min(v209, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v213 = v2 + v212;
-    const __half v214 = inp[v213];
-    const float v215 = __half2float(v214);
+    const iron_f16 v214 = inp[v213];
+    const float v215 = iron_to_f32(v214);
     const bool v217 = v209 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v218 = v217 ? v215 : 0.0f;
     const unsigned int v221 = v23 + v220;  // kernels/ops/prefix_sum.cpp:71
     const unsigned int v222 = v221 + v3;
     const unsigned int v225 = min(v222, v29);  // kernels/ops/prefix_sum.cpp:72
     const unsigned int v226 = v2 + v225;
-    const __half v227 = inp[v226];
-    const float v228 = __half2float(v227);
+    const iron_f16 v227 = inp[v226];
+    const float v228 = iron_to_f32(v227);
     const bool v230 = v222 < v0;  // kernels/ops/prefix_sum.cpp:73
     const float v231 = v230 ? v228 : 0.0f;
     shm0[v12] = v36;  // kernels/ops/prefix_sum.cpp:75
@@ -355,97 +397,97 @@ extern "C" __global__ void __launch_bounds__(256) iron_prefix_sum_f16(
     __syncthreads();  // kernels/ops/prefix_sum.cpp:97
     if (v35) {  // kernels/ops/prefix_sum.cpp:101
       const float v418 = shm0[v12];
-      const __half v419 = __float2half_rn(v418);
+      const iron_f16 v419 = iron_f32_to_f16(v418);
       const unsigned int v420 = v2 + v27;
       out[v420] = v419;
     }
     if (v48) {
       const float v429 = shm0[v237];
-      const __half v430 = __float2half_rn(v429);
+      const iron_f16 v430 = iron_f32_to_f16(v429);
       const unsigned int v431 = v2 + v40;
       out[v431] = v430;
     }
     if (v61) {
       const float v440 = shm0[v240];
-      const __half v441 = __float2half_rn(v440);
+      const iron_f16 v441 = iron_f32_to_f16(v440);
       const unsigned int v442 = v2 + v53;
       out[v442] = v441;
     }
     if (v74) {
       const float v451 = shm0[v243];
-      const __half v452 = __float2half_rn(v451);
+      const iron_f16 v452 = iron_f32_to_f16(v451);
       const unsigned int v453 = v2 + v66;
       out[v453] = v452;
     }
     if (v87) {
       const float v462 = shm0[v246];
-      const __half v463 = __float2half_rn(v462);
+      const iron_f16 v463 = iron_f32_to_f16(v462);
       const unsigned int v464 = v2 + v79;
       out[v464] = v463;
     }
     if (v100) {
       const float v473 = shm0[v249];
-      const __half v474 = __float2half_rn(v473);
+      const iron_f16 v474 = iron_f32_to_f16(v473);
       const unsigned int v475 = v2 + v92;
       out[v475] = v474;
     }
     if (v113) {
       const float v484 = shm0[v252];
-      const __half v485 = __float2half_rn(v484);
+      const iron_f16 v485 = iron_f32_to_f16(v484);
       const unsigned int v486 = v2 + v105;
       out[v486] = v485;
     }
     if (v126) {
       const float v495 = shm0[v255];
-      const __half v496 = __float2half_rn(v495);
+      const iron_f16 v496 = iron_f32_to_f16(v495);
       const unsigned int v497 = v2 + v118;
       out[v497] = v496;
     }
     if (v139) {
       const float v506 = shm0[v258];
-      const __half v507 = __float2half_rn(v506);
+      const iron_f16 v507 = iron_f32_to_f16(v506);
       const unsigned int v508 = v2 + v131;
       out[v508] = v507;
     }
     if (v152) {
       const float v517 = shm0[v261];
-      const __half v518 = __float2half_rn(v517);
+      const iron_f16 v518 = iron_f32_to_f16(v517);
       const unsigned int v519 = v2 + v144;
       out[v519] = v518;
     }
     if (v165) {
       const float v528 = shm0[v264];
-      const __half v529 = __float2half_rn(v528);
+      const iron_f16 v529 = iron_f32_to_f16(v528);
       const unsigned int v530 = v2 + v157;
       out[v530] = v529;
     }
     if (v178) {
       const float v539 = shm0[v267];
-      const __half v540 = __float2half_rn(v539);
+      const iron_f16 v540 = iron_f32_to_f16(v539);
       const unsigned int v541 = v2 + v170;
       out[v541] = v540;
     }
     if (v191) {
       const float v550 = shm0[v270];
-      const __half v551 = __float2half_rn(v550);
+      const iron_f16 v551 = iron_f32_to_f16(v550);
       const unsigned int v552 = v2 + v183;
       out[v552] = v551;
     }
     if (v204) {
       const float v561 = shm0[v273];
-      const __half v562 = __float2half_rn(v561);
+      const iron_f16 v562 = iron_f32_to_f16(v561);
       const unsigned int v563 = v2 + v196;
       out[v563] = v562;
     }
     if (v217) {
       const float v572 = shm0[v276];
-      const __half v573 = __float2half_rn(v572);
+      const iron_f16 v573 = iron_f32_to_f16(v572);
       const unsigned int v574 = v2 + v209;
       out[v574] = v573;
     }
     if (v230) {
       const float v583 = shm0[v279];
-      const __half v584 = __float2half_rn(v583);
+      const iron_f16 v584 = iron_f32_to_f16(v583);
       const unsigned int v585 = v2 + v222;
       out[v585] = v584;
     }

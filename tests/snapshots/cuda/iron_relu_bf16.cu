@@ -3,23 +3,65 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_relu_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:92
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -34,38 +76,38 @@ extern "C" __global__ void __launch_bounds__(1024) iron_relu_bf16(
     for (unsigned int v16 = v4; v16 < v15; v16 += v3) {
       const unsigned int v17 = v16 << 3u;
       const iron_bf16x8 v18 = *reinterpret_cast<const iron_bf16x8*>(inp + v17);  // kernels/ops/unary.cpp:68
-      const __nv_bfloat16 v19 = v18.v[0];
-      const __nv_bfloat16 v20 = v18.v[1];
-      const __nv_bfloat16 v21 = v18.v[2];
-      const __nv_bfloat16 v22 = v18.v[3];
-      const __nv_bfloat16 v23 = v18.v[4];
-      const __nv_bfloat16 v24 = v18.v[5];
-      const __nv_bfloat16 v25 = v18.v[6];
-      const __nv_bfloat16 v26 = v18.v[7];
-      const float v27 = __bfloat162float(v19);
+      const iron_bf16 v19 = v18.v[0];
+      const iron_bf16 v20 = v18.v[1];
+      const iron_bf16 v21 = v18.v[2];
+      const iron_bf16 v22 = v18.v[3];
+      const iron_bf16 v23 = v18.v[4];
+      const iron_bf16 v24 = v18.v[5];
+      const iron_bf16 v25 = v18.v[6];
+      const iron_bf16 v26 = v18.v[7];
+      const float v27 = iron_to_f32(v19);
       const float v28 = fmaxf(v27, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v29 = __float2bfloat16_rn(v28);  // kernels/ops/unary.cpp:68
-      const float v30 = __bfloat162float(v20);
+      const iron_bf16 v29 = iron_f32_to_bf16(v28);  // kernels/ops/unary.cpp:68
+      const float v30 = iron_to_f32(v20);
       const float v31 = fmaxf(v30, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v32 = __float2bfloat16_rn(v31);  // kernels/ops/unary.cpp:68
-      const float v33 = __bfloat162float(v21);
+      const iron_bf16 v32 = iron_f32_to_bf16(v31);  // kernels/ops/unary.cpp:68
+      const float v33 = iron_to_f32(v21);
       const float v34 = fmaxf(v33, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v35 = __float2bfloat16_rn(v34);  // kernels/ops/unary.cpp:68
-      const float v36 = __bfloat162float(v22);
+      const iron_bf16 v35 = iron_f32_to_bf16(v34);  // kernels/ops/unary.cpp:68
+      const float v36 = iron_to_f32(v22);
       const float v37 = fmaxf(v36, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v38 = __float2bfloat16_rn(v37);  // kernels/ops/unary.cpp:68
-      const float v39 = __bfloat162float(v23);
+      const iron_bf16 v38 = iron_f32_to_bf16(v37);  // kernels/ops/unary.cpp:68
+      const float v39 = iron_to_f32(v23);
       const float v40 = fmaxf(v39, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v41 = __float2bfloat16_rn(v40);  // kernels/ops/unary.cpp:68
-      const float v42 = __bfloat162float(v24);
+      const iron_bf16 v41 = iron_f32_to_bf16(v40);  // kernels/ops/unary.cpp:68
+      const float v42 = iron_to_f32(v24);
       const float v43 = fmaxf(v42, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v44 = __float2bfloat16_rn(v43);  // kernels/ops/unary.cpp:68
-      const float v45 = __bfloat162float(v25);
+      const iron_bf16 v44 = iron_f32_to_bf16(v43);  // kernels/ops/unary.cpp:68
+      const float v45 = iron_to_f32(v25);
       const float v46 = fmaxf(v45, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v47 = __float2bfloat16_rn(v46);  // kernels/ops/unary.cpp:68
-      const float v48 = __bfloat162float(v26);
+      const iron_bf16 v47 = iron_f32_to_bf16(v46);  // kernels/ops/unary.cpp:68
+      const float v48 = iron_to_f32(v26);
       const float v49 = fmaxf(v48, 0.0f);  // kernels/ops/unary.cpp:93
-      const __nv_bfloat16 v50 = __float2bfloat16_rn(v49);  // kernels/ops/unary.cpp:68
+      const iron_bf16 v50 = iron_f32_to_bf16(v49);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_bf16x8*>(out + v17) = iron_bf16x8{{v29, v32, v35, v38, v41, v44, v47, v50}};
     }
   } else {
@@ -77,30 +119,30 @@ extern "C" __global__ void __launch_bounds__(1024) iron_relu_bf16(
       for (unsigned int v56 = v4; v56 < v55; v56 += v3) {
         const unsigned int v57 = v56 << 2u;
         const iron_bf16x4 v58 = *reinterpret_cast<const iron_bf16x4*>(inp + v57);  // kernels/ops/unary.cpp:68
-        const __nv_bfloat16 v59 = v58.v[0];
-        const __nv_bfloat16 v60 = v58.v[1];
-        const __nv_bfloat16 v61 = v58.v[2];
-        const __nv_bfloat16 v62 = v58.v[3];
-        const float v63 = __bfloat162float(v59);
+        const iron_bf16 v59 = v58.v[0];
+        const iron_bf16 v60 = v58.v[1];
+        const iron_bf16 v61 = v58.v[2];
+        const iron_bf16 v62 = v58.v[3];
+        const float v63 = iron_to_f32(v59);
         const float v64 = fmaxf(v63, 0.0f);  // kernels/ops/unary.cpp:93
-        const __nv_bfloat16 v65 = __float2bfloat16_rn(v64);  // kernels/ops/unary.cpp:68
-        const float v66 = __bfloat162float(v60);
+        const iron_bf16 v65 = iron_f32_to_bf16(v64);  // kernels/ops/unary.cpp:68
+        const float v66 = iron_to_f32(v60);
         const float v67 = fmaxf(v66, 0.0f);  // kernels/ops/unary.cpp:93
-        const __nv_bfloat16 v68 = __float2bfloat16_rn(v67);  // kernels/ops/unary.cpp:68
-        const float v69 = __bfloat162float(v61);
+        const iron_bf16 v68 = iron_f32_to_bf16(v67);  // kernels/ops/unary.cpp:68
+        const float v69 = iron_to_f32(v61);
         const float v70 = fmaxf(v69, 0.0f);  // kernels/ops/unary.cpp:93
-        const __nv_bfloat16 v71 = __float2bfloat16_rn(v70);  // kernels/ops/unary.cpp:68
-        const float v72 = __bfloat162float(v62);
+        const iron_bf16 v71 = iron_f32_to_bf16(v70);  // kernels/ops/unary.cpp:68
+        const float v72 = iron_to_f32(v62);
         const float v73 = fmaxf(v72, 0.0f);  // kernels/ops/unary.cpp:93
-        const __nv_bfloat16 v74 = __float2bfloat16_rn(v73);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v74 = iron_f32_to_bf16(v73);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_bf16x4*>(out + v57) = iron_bf16x4{{v65, v68, v71, v74}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __nv_bfloat16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __bfloat162float(v6);
+        const iron_bf16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v9 = fmaxf(v7, 0.0f);  // kernels/ops/unary.cpp:93
-        const __nv_bfloat16 v10 = __float2bfloat16_rn(v9);  // kernels/ops/unary.cpp:68
+        const iron_bf16 v10 = iron_f32_to_bf16(v9);  // kernels/ops/unary.cpp:68
         out[v5] = v10;
       }
     }

@@ -3,23 +3,65 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_relu_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:92
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -34,38 +76,38 @@ extern "C" __global__ void __launch_bounds__(1024) iron_relu_f16(
     for (unsigned int v16 = v4; v16 < v15; v16 += v3) {
       const unsigned int v17 = v16 << 3u;
       const iron_f16x8 v18 = *reinterpret_cast<const iron_f16x8*>(inp + v17);  // kernels/ops/unary.cpp:68
-      const __half v19 = v18.v[0];
-      const __half v20 = v18.v[1];
-      const __half v21 = v18.v[2];
-      const __half v22 = v18.v[3];
-      const __half v23 = v18.v[4];
-      const __half v24 = v18.v[5];
-      const __half v25 = v18.v[6];
-      const __half v26 = v18.v[7];
-      const float v27 = __half2float(v19);
+      const iron_f16 v19 = v18.v[0];
+      const iron_f16 v20 = v18.v[1];
+      const iron_f16 v21 = v18.v[2];
+      const iron_f16 v22 = v18.v[3];
+      const iron_f16 v23 = v18.v[4];
+      const iron_f16 v24 = v18.v[5];
+      const iron_f16 v25 = v18.v[6];
+      const iron_f16 v26 = v18.v[7];
+      const float v27 = iron_to_f32(v19);
       const float v28 = fmaxf(v27, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v29 = __float2half_rn(v28);  // kernels/ops/unary.cpp:68
-      const float v30 = __half2float(v20);
+      const iron_f16 v29 = iron_f32_to_f16(v28);  // kernels/ops/unary.cpp:68
+      const float v30 = iron_to_f32(v20);
       const float v31 = fmaxf(v30, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v32 = __float2half_rn(v31);  // kernels/ops/unary.cpp:68
-      const float v33 = __half2float(v21);
+      const iron_f16 v32 = iron_f32_to_f16(v31);  // kernels/ops/unary.cpp:68
+      const float v33 = iron_to_f32(v21);
       const float v34 = fmaxf(v33, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v35 = __float2half_rn(v34);  // kernels/ops/unary.cpp:68
-      const float v36 = __half2float(v22);
+      const iron_f16 v35 = iron_f32_to_f16(v34);  // kernels/ops/unary.cpp:68
+      const float v36 = iron_to_f32(v22);
       const float v37 = fmaxf(v36, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v38 = __float2half_rn(v37);  // kernels/ops/unary.cpp:68
-      const float v39 = __half2float(v23);
+      const iron_f16 v38 = iron_f32_to_f16(v37);  // kernels/ops/unary.cpp:68
+      const float v39 = iron_to_f32(v23);
       const float v40 = fmaxf(v39, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v41 = __float2half_rn(v40);  // kernels/ops/unary.cpp:68
-      const float v42 = __half2float(v24);
+      const iron_f16 v41 = iron_f32_to_f16(v40);  // kernels/ops/unary.cpp:68
+      const float v42 = iron_to_f32(v24);
       const float v43 = fmaxf(v42, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v44 = __float2half_rn(v43);  // kernels/ops/unary.cpp:68
-      const float v45 = __half2float(v25);
+      const iron_f16 v44 = iron_f32_to_f16(v43);  // kernels/ops/unary.cpp:68
+      const float v45 = iron_to_f32(v25);
       const float v46 = fmaxf(v45, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v47 = __float2half_rn(v46);  // kernels/ops/unary.cpp:68
-      const float v48 = __half2float(v26);
+      const iron_f16 v47 = iron_f32_to_f16(v46);  // kernels/ops/unary.cpp:68
+      const float v48 = iron_to_f32(v26);
       const float v49 = fmaxf(v48, 0.0f);  // kernels/ops/unary.cpp:93
-      const __half v50 = __float2half_rn(v49);  // kernels/ops/unary.cpp:68
+      const iron_f16 v50 = iron_f32_to_f16(v49);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_f16x8*>(out + v17) = iron_f16x8{{v29, v32, v35, v38, v41, v44, v47, v50}};
     }
   } else {
@@ -77,30 +119,30 @@ extern "C" __global__ void __launch_bounds__(1024) iron_relu_f16(
       for (unsigned int v56 = v4; v56 < v55; v56 += v3) {
         const unsigned int v57 = v56 << 2u;
         const iron_f16x4 v58 = *reinterpret_cast<const iron_f16x4*>(inp + v57);  // kernels/ops/unary.cpp:68
-        const __half v59 = v58.v[0];
-        const __half v60 = v58.v[1];
-        const __half v61 = v58.v[2];
-        const __half v62 = v58.v[3];
-        const float v63 = __half2float(v59);
+        const iron_f16 v59 = v58.v[0];
+        const iron_f16 v60 = v58.v[1];
+        const iron_f16 v61 = v58.v[2];
+        const iron_f16 v62 = v58.v[3];
+        const float v63 = iron_to_f32(v59);
         const float v64 = fmaxf(v63, 0.0f);  // kernels/ops/unary.cpp:93
-        const __half v65 = __float2half_rn(v64);  // kernels/ops/unary.cpp:68
-        const float v66 = __half2float(v60);
+        const iron_f16 v65 = iron_f32_to_f16(v64);  // kernels/ops/unary.cpp:68
+        const float v66 = iron_to_f32(v60);
         const float v67 = fmaxf(v66, 0.0f);  // kernels/ops/unary.cpp:93
-        const __half v68 = __float2half_rn(v67);  // kernels/ops/unary.cpp:68
-        const float v69 = __half2float(v61);
+        const iron_f16 v68 = iron_f32_to_f16(v67);  // kernels/ops/unary.cpp:68
+        const float v69 = iron_to_f32(v61);
         const float v70 = fmaxf(v69, 0.0f);  // kernels/ops/unary.cpp:93
-        const __half v71 = __float2half_rn(v70);  // kernels/ops/unary.cpp:68
-        const float v72 = __half2float(v62);
+        const iron_f16 v71 = iron_f32_to_f16(v70);  // kernels/ops/unary.cpp:68
+        const float v72 = iron_to_f32(v62);
         const float v73 = fmaxf(v72, 0.0f);  // kernels/ops/unary.cpp:93
-        const __half v74 = __float2half_rn(v73);  // kernels/ops/unary.cpp:68
+        const iron_f16 v74 = iron_f32_to_f16(v73);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_f16x4*>(out + v57) = iron_f16x4{{v65, v68, v71, v74}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __half v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __half2float(v6);
+        const iron_f16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v9 = fmaxf(v7, 0.0f);  // kernels/ops/unary.cpp:93
-        const __half v10 = __float2half_rn(v9);  // kernels/ops/unary.cpp:68
+        const iron_f16 v10 = iron_f32_to_f16(v9);  // kernels/ops/unary.cpp:68
         out[v5] = v10;
       }
     }

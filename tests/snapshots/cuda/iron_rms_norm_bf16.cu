@@ -3,20 +3,62 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 256 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   weight: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   weight: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   n: constexpr u32, as unsigned int
 //   eps: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -32,9 +74,9 @@ __device__ __forceinline__ T iron_simd_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    const __nv_bfloat16* __restrict__ weight,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    const iron_bf16* __restrict__ weight,
+    iron_bf16* __restrict__ out,
     unsigned int n,
     float eps) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -100,113 +142,113 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
     if (v24) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v57 = v3 + v23;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v58 = *reinterpret_cast<const iron_bf16x8*>(inp + v57);
-      const __nv_bfloat16 v59 = v58.v[0];
-      const __nv_bfloat16 v60 = v58.v[1];
-      const __nv_bfloat16 v61 = v58.v[2];
-      const __nv_bfloat16 v62 = v58.v[3];
-      const __nv_bfloat16 v63 = v58.v[4];
-      const __nv_bfloat16 v64 = v58.v[5];
-      const __nv_bfloat16 v65 = v58.v[6];
-      const __nv_bfloat16 v66 = v58.v[7];
-      const float v67 = __bfloat162float(v59);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v59 = v58.v[0];
+      const iron_bf16 v60 = v58.v[1];
+      const iron_bf16 v61 = v58.v[2];
+      const iron_bf16 v62 = v58.v[3];
+      const iron_bf16 v63 = v58.v[4];
+      const iron_bf16 v64 = v58.v[5];
+      const iron_bf16 v65 = v58.v[6];
+      const iron_bf16 v66 = v58.v[7];
+      const float v67 = iron_to_f32(v59);  // kernels/primitives/resident_row.hpp:46
       v559 = v67;
-      const float v68 = __bfloat162float(v60);
+      const float v68 = iron_to_f32(v60);
       v560 = v68;
-      const float v69 = __bfloat162float(v61);
+      const float v69 = iron_to_f32(v61);
       v561 = v69;
-      const float v70 = __bfloat162float(v62);
+      const float v70 = iron_to_f32(v62);
       v562 = v70;
-      const float v71 = __bfloat162float(v63);
+      const float v71 = iron_to_f32(v63);
       v563 = v71;
-      const float v72 = __bfloat162float(v64);
+      const float v72 = iron_to_f32(v64);
       v564 = v72;
-      const float v73 = __bfloat162float(v65);
+      const float v73 = iron_to_f32(v65);
       v565 = v73;
-      const float v74 = __bfloat162float(v66);
+      const float v74 = iron_to_f32(v66);
       v566 = v74;
     }
     if (v32) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v83 = v3 + v31;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v84 = *reinterpret_cast<const iron_bf16x8*>(inp + v83);
-      const __nv_bfloat16 v85 = v84.v[0];
-      const __nv_bfloat16 v86 = v84.v[1];
-      const __nv_bfloat16 v87 = v84.v[2];
-      const __nv_bfloat16 v88 = v84.v[3];
-      const __nv_bfloat16 v89 = v84.v[4];
-      const __nv_bfloat16 v90 = v84.v[5];
-      const __nv_bfloat16 v91 = v84.v[6];
-      const __nv_bfloat16 v92 = v84.v[7];
-      const float v93 = __bfloat162float(v85);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v85 = v84.v[0];
+      const iron_bf16 v86 = v84.v[1];
+      const iron_bf16 v87 = v84.v[2];
+      const iron_bf16 v88 = v84.v[3];
+      const iron_bf16 v89 = v84.v[4];
+      const iron_bf16 v90 = v84.v[5];
+      const iron_bf16 v91 = v84.v[6];
+      const iron_bf16 v92 = v84.v[7];
+      const float v93 = iron_to_f32(v85);  // kernels/primitives/resident_row.hpp:46
       v567 = v93;
-      const float v94 = __bfloat162float(v86);
+      const float v94 = iron_to_f32(v86);
       v568 = v94;
-      const float v95 = __bfloat162float(v87);
+      const float v95 = iron_to_f32(v87);
       v569 = v95;
-      const float v96 = __bfloat162float(v88);
+      const float v96 = iron_to_f32(v88);
       v570 = v96;
-      const float v97 = __bfloat162float(v89);
+      const float v97 = iron_to_f32(v89);
       v571 = v97;
-      const float v98 = __bfloat162float(v90);
+      const float v98 = iron_to_f32(v90);
       v572 = v98;
-      const float v99 = __bfloat162float(v91);
+      const float v99 = iron_to_f32(v91);
       v573 = v99;
-      const float v100 = __bfloat162float(v92);
+      const float v100 = iron_to_f32(v92);
       v574 = v100;
     }
     if (v40) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v109 = v3 + v39;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v110 = *reinterpret_cast<const iron_bf16x8*>(inp + v109);
-      const __nv_bfloat16 v111 = v110.v[0];
-      const __nv_bfloat16 v112 = v110.v[1];
-      const __nv_bfloat16 v113 = v110.v[2];
-      const __nv_bfloat16 v114 = v110.v[3];
-      const __nv_bfloat16 v115 = v110.v[4];
-      const __nv_bfloat16 v116 = v110.v[5];
-      const __nv_bfloat16 v117 = v110.v[6];
-      const __nv_bfloat16 v118 = v110.v[7];
-      const float v119 = __bfloat162float(v111);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v111 = v110.v[0];
+      const iron_bf16 v112 = v110.v[1];
+      const iron_bf16 v113 = v110.v[2];
+      const iron_bf16 v114 = v110.v[3];
+      const iron_bf16 v115 = v110.v[4];
+      const iron_bf16 v116 = v110.v[5];
+      const iron_bf16 v117 = v110.v[6];
+      const iron_bf16 v118 = v110.v[7];
+      const float v119 = iron_to_f32(v111);  // kernels/primitives/resident_row.hpp:46
       v575 = v119;
-      const float v120 = __bfloat162float(v112);
+      const float v120 = iron_to_f32(v112);
       v576 = v120;
-      const float v121 = __bfloat162float(v113);
+      const float v121 = iron_to_f32(v113);
       v577 = v121;
-      const float v122 = __bfloat162float(v114);
+      const float v122 = iron_to_f32(v114);
       v578 = v122;
-      const float v123 = __bfloat162float(v115);
+      const float v123 = iron_to_f32(v115);
       v579 = v123;
-      const float v124 = __bfloat162float(v116);
+      const float v124 = iron_to_f32(v116);
       v580 = v124;
-      const float v125 = __bfloat162float(v117);
+      const float v125 = iron_to_f32(v117);
       v581 = v125;
-      const float v126 = __bfloat162float(v118);
+      const float v126 = iron_to_f32(v118);
       v582 = v126;
     }
     if (v48) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v135 = v3 + v47;  // kernels/primitives/resident_row.hpp:45
       const iron_bf16x8 v136 = *reinterpret_cast<const iron_bf16x8*>(inp + v135);
-      const __nv_bfloat16 v137 = v136.v[0];
-      const __nv_bfloat16 v138 = v136.v[1];
-      const __nv_bfloat16 v139 = v136.v[2];
-      const __nv_bfloat16 v140 = v136.v[3];
-      const __nv_bfloat16 v141 = v136.v[4];
-      const __nv_bfloat16 v142 = v136.v[5];
-      const __nv_bfloat16 v143 = v136.v[6];
-      const __nv_bfloat16 v144 = v136.v[7];
-      const float v145 = __bfloat162float(v137);  // kernels/primitives/resident_row.hpp:46
+      const iron_bf16 v137 = v136.v[0];
+      const iron_bf16 v138 = v136.v[1];
+      const iron_bf16 v139 = v136.v[2];
+      const iron_bf16 v140 = v136.v[3];
+      const iron_bf16 v141 = v136.v[4];
+      const iron_bf16 v142 = v136.v[5];
+      const iron_bf16 v143 = v136.v[6];
+      const iron_bf16 v144 = v136.v[7];
+      const float v145 = iron_to_f32(v137);  // kernels/primitives/resident_row.hpp:46
       v583 = v145;
-      const float v146 = __bfloat162float(v138);
+      const float v146 = iron_to_f32(v138);
       v584 = v146;
-      const float v147 = __bfloat162float(v139);
+      const float v147 = iron_to_f32(v139);
       v585 = v147;
-      const float v148 = __bfloat162float(v140);
+      const float v148 = iron_to_f32(v140);
       v586 = v148;
-      const float v149 = __bfloat162float(v141);
+      const float v149 = iron_to_f32(v141);
       v587 = v149;
-      const float v150 = __bfloat162float(v142);
+      const float v150 = iron_to_f32(v142);
       v588 = v150;
-      const float v151 = __bfloat162float(v143);
+      const float v151 = iron_to_f32(v143);
       v589 = v151;
-      const float v152 = __bfloat162float(v144);
+      const float v152 = iron_to_f32(v144);
       v590 = v152;
     }
     const float v153 = static_cast<float>(v0);  // kernels/norm/rms_norm.cpp:45
@@ -331,205 +373,205 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
     const float v294 = rsqrtf(v293);
     if (v24) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v303 = *reinterpret_cast<const iron_bf16x8*>(weight + v23);  // kernels/norm/rms_norm.cpp:47
-      const __nv_bfloat16 v304 = v303.v[0];
-      const __nv_bfloat16 v305 = v303.v[1];
-      const __nv_bfloat16 v306 = v303.v[2];
-      const __nv_bfloat16 v307 = v303.v[3];
-      const __nv_bfloat16 v308 = v303.v[4];
-      const __nv_bfloat16 v309 = v303.v[5];
-      const __nv_bfloat16 v310 = v303.v[6];
-      const __nv_bfloat16 v311 = v303.v[7];
-      const float v312 = __bfloat162float(v304);  // kernels/norm/rms_norm.cpp:49
+      const iron_bf16 v304 = v303.v[0];
+      const iron_bf16 v305 = v303.v[1];
+      const iron_bf16 v306 = v303.v[2];
+      const iron_bf16 v307 = v303.v[3];
+      const iron_bf16 v308 = v303.v[4];
+      const iron_bf16 v309 = v303.v[5];
+      const iron_bf16 v310 = v303.v[6];
+      const iron_bf16 v311 = v303.v[7];
+      const float v312 = iron_to_f32(v304);  // kernels/norm/rms_norm.cpp:49
       const float v314 = v156 * v294;
       const float v315 = v314 * v312;
-      const __nv_bfloat16 v316 = __float2bfloat16_rn(v315);
-      const float v317 = __bfloat162float(v305);
+      const iron_bf16 v316 = iron_f32_to_bf16(v315);
+      const float v317 = iron_to_f32(v305);
       const float v319 = v159 * v294;
       const float v320 = v319 * v317;
-      const __nv_bfloat16 v321 = __float2bfloat16_rn(v320);
-      const float v322 = __bfloat162float(v306);
+      const iron_bf16 v321 = iron_f32_to_bf16(v320);
+      const float v322 = iron_to_f32(v306);
       const float v324 = v163 * v294;
       const float v325 = v324 * v322;
-      const __nv_bfloat16 v326 = __float2bfloat16_rn(v325);
-      const float v327 = __bfloat162float(v307);
+      const iron_bf16 v326 = iron_f32_to_bf16(v325);
+      const float v327 = iron_to_f32(v307);
       const float v329 = v167 * v294;
       const float v330 = v329 * v327;
-      const __nv_bfloat16 v331 = __float2bfloat16_rn(v330);
-      const float v332 = __bfloat162float(v308);
+      const iron_bf16 v331 = iron_f32_to_bf16(v330);
+      const float v332 = iron_to_f32(v308);
       const float v334 = v171 * v294;
       const float v335 = v334 * v332;
-      const __nv_bfloat16 v336 = __float2bfloat16_rn(v335);
-      const float v337 = __bfloat162float(v309);
+      const iron_bf16 v336 = iron_f32_to_bf16(v335);
+      const float v337 = iron_to_f32(v309);
       const float v339 = v175 * v294;
       const float v340 = v339 * v337;
-      const __nv_bfloat16 v341 = __float2bfloat16_rn(v340);
-      const float v342 = __bfloat162float(v310);
+      const iron_bf16 v341 = iron_f32_to_bf16(v340);
+      const float v342 = iron_to_f32(v310);
       const float v344 = v179 * v294;
       const float v345 = v344 * v342;
-      const __nv_bfloat16 v346 = __float2bfloat16_rn(v345);
-      const float v347 = __bfloat162float(v311);
+      const iron_bf16 v346 = iron_f32_to_bf16(v345);
+      const float v347 = iron_to_f32(v311);
       const float v349 = v183 * v294;
       const float v350 = v349 * v347;
-      const __nv_bfloat16 v351 = __float2bfloat16_rn(v350);
+      const iron_bf16 v351 = iron_f32_to_bf16(v350);
       const unsigned int v352 = v3 + v23;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v352) = iron_bf16x8{{v316, v321, v326, v331, v336, v341, v346, v351}};
     }
     if (v32) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v361 = *reinterpret_cast<const iron_bf16x8*>(weight + v31);  // kernels/norm/rms_norm.cpp:47
-      const __nv_bfloat16 v362 = v361.v[0];
-      const __nv_bfloat16 v363 = v361.v[1];
-      const __nv_bfloat16 v364 = v361.v[2];
-      const __nv_bfloat16 v365 = v361.v[3];
-      const __nv_bfloat16 v366 = v361.v[4];
-      const __nv_bfloat16 v367 = v361.v[5];
-      const __nv_bfloat16 v368 = v361.v[6];
-      const __nv_bfloat16 v369 = v361.v[7];
-      const float v370 = __bfloat162float(v362);  // kernels/norm/rms_norm.cpp:49
+      const iron_bf16 v362 = v361.v[0];
+      const iron_bf16 v363 = v361.v[1];
+      const iron_bf16 v364 = v361.v[2];
+      const iron_bf16 v365 = v361.v[3];
+      const iron_bf16 v366 = v361.v[4];
+      const iron_bf16 v367 = v361.v[5];
+      const iron_bf16 v368 = v361.v[6];
+      const iron_bf16 v369 = v361.v[7];
+      const float v370 = iron_to_f32(v362);  // kernels/norm/rms_norm.cpp:49
       const float v371 = v567;
       const float v372 = v371 * v294;
       const float v373 = v372 * v370;
-      const __nv_bfloat16 v374 = __float2bfloat16_rn(v373);
-      const float v375 = __bfloat162float(v363);
+      const iron_bf16 v374 = iron_f32_to_bf16(v373);
+      const float v375 = iron_to_f32(v363);
       const float v376 = v568;
       const float v377 = v376 * v294;
       const float v378 = v377 * v375;
-      const __nv_bfloat16 v379 = __float2bfloat16_rn(v378);
-      const float v380 = __bfloat162float(v364);
+      const iron_bf16 v379 = iron_f32_to_bf16(v378);
+      const float v380 = iron_to_f32(v364);
       const float v381 = v569;
       const float v382 = v381 * v294;
       const float v383 = v382 * v380;
-      const __nv_bfloat16 v384 = __float2bfloat16_rn(v383);
-      const float v385 = __bfloat162float(v365);
+      const iron_bf16 v384 = iron_f32_to_bf16(v383);
+      const float v385 = iron_to_f32(v365);
       const float v386 = v570;
       const float v387 = v386 * v294;
       const float v388 = v387 * v385;
-      const __nv_bfloat16 v389 = __float2bfloat16_rn(v388);
-      const float v390 = __bfloat162float(v366);
+      const iron_bf16 v389 = iron_f32_to_bf16(v388);
+      const float v390 = iron_to_f32(v366);
       const float v391 = v571;
       const float v392 = v391 * v294;
       const float v393 = v392 * v390;
-      const __nv_bfloat16 v394 = __float2bfloat16_rn(v393);
-      const float v395 = __bfloat162float(v367);
+      const iron_bf16 v394 = iron_f32_to_bf16(v393);
+      const float v395 = iron_to_f32(v367);
       const float v396 = v572;
       const float v397 = v396 * v294;
       const float v398 = v397 * v395;
-      const __nv_bfloat16 v399 = __float2bfloat16_rn(v398);
-      const float v400 = __bfloat162float(v368);
+      const iron_bf16 v399 = iron_f32_to_bf16(v398);
+      const float v400 = iron_to_f32(v368);
       const float v401 = v573;
       const float v402 = v401 * v294;
       const float v403 = v402 * v400;
-      const __nv_bfloat16 v404 = __float2bfloat16_rn(v403);
-      const float v405 = __bfloat162float(v369);
+      const iron_bf16 v404 = iron_f32_to_bf16(v403);
+      const float v405 = iron_to_f32(v369);
       const float v406 = v574;
       const float v407 = v406 * v294;
       const float v408 = v407 * v405;
-      const __nv_bfloat16 v409 = __float2bfloat16_rn(v408);
+      const iron_bf16 v409 = iron_f32_to_bf16(v408);
       const unsigned int v410 = v3 + v31;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v410) = iron_bf16x8{{v374, v379, v384, v389, v394, v399, v404, v409}};
     }
     if (v40) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v419 = *reinterpret_cast<const iron_bf16x8*>(weight + v39);  // kernels/norm/rms_norm.cpp:47
-      const __nv_bfloat16 v420 = v419.v[0];
-      const __nv_bfloat16 v421 = v419.v[1];
-      const __nv_bfloat16 v422 = v419.v[2];
-      const __nv_bfloat16 v423 = v419.v[3];
-      const __nv_bfloat16 v424 = v419.v[4];
-      const __nv_bfloat16 v425 = v419.v[5];
-      const __nv_bfloat16 v426 = v419.v[6];
-      const __nv_bfloat16 v427 = v419.v[7];
-      const float v428 = __bfloat162float(v420);  // kernels/norm/rms_norm.cpp:49
+      const iron_bf16 v420 = v419.v[0];
+      const iron_bf16 v421 = v419.v[1];
+      const iron_bf16 v422 = v419.v[2];
+      const iron_bf16 v423 = v419.v[3];
+      const iron_bf16 v424 = v419.v[4];
+      const iron_bf16 v425 = v419.v[5];
+      const iron_bf16 v426 = v419.v[6];
+      const iron_bf16 v427 = v419.v[7];
+      const float v428 = iron_to_f32(v420);  // kernels/norm/rms_norm.cpp:49
       const float v429 = v575;
       const float v430 = v429 * v294;
       const float v431 = v430 * v428;
-      const __nv_bfloat16 v432 = __float2bfloat16_rn(v431);
-      const float v433 = __bfloat162float(v421);
+      const iron_bf16 v432 = iron_f32_to_bf16(v431);
+      const float v433 = iron_to_f32(v421);
       const float v434 = v576;
       const float v435 = v434 * v294;
       const float v436 = v435 * v433;
-      const __nv_bfloat16 v437 = __float2bfloat16_rn(v436);
-      const float v438 = __bfloat162float(v422);
+      const iron_bf16 v437 = iron_f32_to_bf16(v436);
+      const float v438 = iron_to_f32(v422);
       const float v439 = v577;
       const float v440 = v439 * v294;
       const float v441 = v440 * v438;
-      const __nv_bfloat16 v442 = __float2bfloat16_rn(v441);
-      const float v443 = __bfloat162float(v423);
+      const iron_bf16 v442 = iron_f32_to_bf16(v441);
+      const float v443 = iron_to_f32(v423);
       const float v444 = v578;
       const float v445 = v444 * v294;
       const float v446 = v445 * v443;
-      const __nv_bfloat16 v447 = __float2bfloat16_rn(v446);
-      const float v448 = __bfloat162float(v424);
+      const iron_bf16 v447 = iron_f32_to_bf16(v446);
+      const float v448 = iron_to_f32(v424);
       const float v449 = v579;
       const float v450 = v449 * v294;
       const float v451 = v450 * v448;
-      const __nv_bfloat16 v452 = __float2bfloat16_rn(v451);
-      const float v453 = __bfloat162float(v425);
+      const iron_bf16 v452 = iron_f32_to_bf16(v451);
+      const float v453 = iron_to_f32(v425);
       const float v454 = v580;
       const float v455 = v454 * v294;
       const float v456 = v455 * v453;
-      const __nv_bfloat16 v457 = __float2bfloat16_rn(v456);
-      const float v458 = __bfloat162float(v426);
+      const iron_bf16 v457 = iron_f32_to_bf16(v456);
+      const float v458 = iron_to_f32(v426);
       const float v459 = v581;
       const float v460 = v459 * v294;
       const float v461 = v460 * v458;
-      const __nv_bfloat16 v462 = __float2bfloat16_rn(v461);
-      const float v463 = __bfloat162float(v427);
+      const iron_bf16 v462 = iron_f32_to_bf16(v461);
+      const float v463 = iron_to_f32(v427);
       const float v464 = v582;
       const float v465 = v464 * v294;
       const float v466 = v465 * v463;
-      const __nv_bfloat16 v467 = __float2bfloat16_rn(v466);
+      const iron_bf16 v467 = iron_f32_to_bf16(v466);
       const unsigned int v468 = v3 + v39;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v468) = iron_bf16x8{{v432, v437, v442, v447, v452, v457, v462, v467}};
     }
     if (v48) {  // kernels/primitives/resident_row.hpp:104
       const iron_bf16x8 v477 = *reinterpret_cast<const iron_bf16x8*>(weight + v47);  // kernels/norm/rms_norm.cpp:47
-      const __nv_bfloat16 v478 = v477.v[0];
-      const __nv_bfloat16 v479 = v477.v[1];
-      const __nv_bfloat16 v480 = v477.v[2];
-      const __nv_bfloat16 v481 = v477.v[3];
-      const __nv_bfloat16 v482 = v477.v[4];
-      const __nv_bfloat16 v483 = v477.v[5];
-      const __nv_bfloat16 v484 = v477.v[6];
-      const __nv_bfloat16 v485 = v477.v[7];
-      const float v486 = __bfloat162float(v478);  // kernels/norm/rms_norm.cpp:49
+      const iron_bf16 v478 = v477.v[0];
+      const iron_bf16 v479 = v477.v[1];
+      const iron_bf16 v480 = v477.v[2];
+      const iron_bf16 v481 = v477.v[3];
+      const iron_bf16 v482 = v477.v[4];
+      const iron_bf16 v483 = v477.v[5];
+      const iron_bf16 v484 = v477.v[6];
+      const iron_bf16 v485 = v477.v[7];
+      const float v486 = iron_to_f32(v478);  // kernels/norm/rms_norm.cpp:49
       const float v487 = v583;
       const float v488 = v487 * v294;
       const float v489 = v488 * v486;
-      const __nv_bfloat16 v490 = __float2bfloat16_rn(v489);
-      const float v491 = __bfloat162float(v479);
+      const iron_bf16 v490 = iron_f32_to_bf16(v489);
+      const float v491 = iron_to_f32(v479);
       const float v492 = v584;
       const float v493 = v492 * v294;
       const float v494 = v493 * v491;
-      const __nv_bfloat16 v495 = __float2bfloat16_rn(v494);
-      const float v496 = __bfloat162float(v480);
+      const iron_bf16 v495 = iron_f32_to_bf16(v494);
+      const float v496 = iron_to_f32(v480);
       const float v497 = v585;
       const float v498 = v497 * v294;
       const float v499 = v498 * v496;
-      const __nv_bfloat16 v500 = __float2bfloat16_rn(v499);
-      const float v501 = __bfloat162float(v481);
+      const iron_bf16 v500 = iron_f32_to_bf16(v499);
+      const float v501 = iron_to_f32(v481);
       const float v502 = v586;
       const float v503 = v502 * v294;
       const float v504 = v503 * v501;
-      const __nv_bfloat16 v505 = __float2bfloat16_rn(v504);
-      const float v506 = __bfloat162float(v482);
+      const iron_bf16 v505 = iron_f32_to_bf16(v504);
+      const float v506 = iron_to_f32(v482);
       const float v507 = v587;
       const float v508 = v507 * v294;
       const float v509 = v508 * v506;
-      const __nv_bfloat16 v510 = __float2bfloat16_rn(v509);
-      const float v511 = __bfloat162float(v483);
+      const iron_bf16 v510 = iron_f32_to_bf16(v509);
+      const float v511 = iron_to_f32(v483);
       const float v512 = v588;
       const float v513 = v512 * v294;
       const float v514 = v513 * v511;
-      const __nv_bfloat16 v515 = __float2bfloat16_rn(v514);
-      const float v516 = __bfloat162float(v484);
+      const iron_bf16 v515 = iron_f32_to_bf16(v514);
+      const float v516 = iron_to_f32(v484);
       const float v517 = v589;
       const float v518 = v517 * v294;
       const float v519 = v518 * v516;
-      const __nv_bfloat16 v520 = __float2bfloat16_rn(v519);
-      const float v521 = __bfloat162float(v485);
+      const iron_bf16 v520 = iron_f32_to_bf16(v519);
+      const float v521 = iron_to_f32(v485);
       const float v522 = v590;
       const float v523 = v522 * v294;
       const float v524 = v523 * v521;
-      const __nv_bfloat16 v525 = __float2bfloat16_rn(v524);
+      const iron_bf16 v525 = iron_f32_to_bf16(v524);
       const unsigned int v526 = v3 + v47;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_bf16x8*>(out + v526) = iron_bf16x8{{v490, v495, v500, v505, v510, v515, v520, v525}};
     }
@@ -542,50 +584,50 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
         const unsigned int v597 = v596 << 3u;
         const unsigned int v598 = v3 + v597;  // kernels/norm/rms_norm.cpp:56
         const iron_bf16x8 v599 = *reinterpret_cast<const iron_bf16x8*>(inp + v598);
-        const __nv_bfloat16 v600 = v599.v[0];
-        const __nv_bfloat16 v601 = v599.v[1];
-        const __nv_bfloat16 v602 = v599.v[2];
-        const __nv_bfloat16 v603 = v599.v[3];
-        const __nv_bfloat16 v604 = v599.v[4];
-        const __nv_bfloat16 v605 = v599.v[5];
-        const __nv_bfloat16 v606 = v599.v[6];
-        const __nv_bfloat16 v607 = v599.v[7];
-        const float v608 = __bfloat162float(v600);
+        const iron_bf16 v600 = v599.v[0];
+        const iron_bf16 v601 = v599.v[1];
+        const iron_bf16 v602 = v599.v[2];
+        const iron_bf16 v603 = v599.v[3];
+        const iron_bf16 v604 = v599.v[4];
+        const iron_bf16 v605 = v599.v[5];
+        const iron_bf16 v606 = v599.v[6];
+        const iron_bf16 v607 = v599.v[7];
+        const float v608 = iron_to_f32(v600);
         const float v609 = v608 * v608;  // kernels/norm/rms_norm.cpp:57
         const float v610 = v528;
         const float v611 = v610 + v609;
         v528 = v611;
-        const float v612 = __bfloat162float(v601);  // kernels/norm/rms_norm.cpp:56
+        const float v612 = iron_to_f32(v601);  // kernels/norm/rms_norm.cpp:56
         const float v613 = v612 * v612;  // kernels/norm/rms_norm.cpp:57
         const float v614 = v528;
         const float v615 = v614 + v613;
         v528 = v615;
-        const float v616 = __bfloat162float(v602);  // kernels/norm/rms_norm.cpp:56
+        const float v616 = iron_to_f32(v602);  // kernels/norm/rms_norm.cpp:56
         const float v617 = v616 * v616;  // kernels/norm/rms_norm.cpp:57
         const float v618 = v528;
         const float v619 = v618 + v617;
         v528 = v619;
-        const float v620 = __bfloat162float(v603);  // kernels/norm/rms_norm.cpp:56
+        const float v620 = iron_to_f32(v603);  // kernels/norm/rms_norm.cpp:56
         const float v621 = v620 * v620;  // kernels/norm/rms_norm.cpp:57
         const float v622 = v528;
         const float v623 = v622 + v621;
         v528 = v623;
-        const float v624 = __bfloat162float(v604);  // kernels/norm/rms_norm.cpp:56
+        const float v624 = iron_to_f32(v604);  // kernels/norm/rms_norm.cpp:56
         const float v625 = v624 * v624;  // kernels/norm/rms_norm.cpp:57
         const float v626 = v528;
         const float v627 = v626 + v625;
         v528 = v627;
-        const float v628 = __bfloat162float(v605);  // kernels/norm/rms_norm.cpp:56
+        const float v628 = iron_to_f32(v605);  // kernels/norm/rms_norm.cpp:56
         const float v629 = v628 * v628;  // kernels/norm/rms_norm.cpp:57
         const float v630 = v528;
         const float v631 = v630 + v629;
         v528 = v631;
-        const float v632 = __bfloat162float(v606);  // kernels/norm/rms_norm.cpp:56
+        const float v632 = iron_to_f32(v606);  // kernels/norm/rms_norm.cpp:56
         const float v633 = v632 * v632;  // kernels/norm/rms_norm.cpp:57
         const float v634 = v528;
         const float v635 = v634 + v633;
         v528 = v635;
-        const float v636 = __bfloat162float(v607);  // kernels/norm/rms_norm.cpp:56
+        const float v636 = iron_to_f32(v607);  // kernels/norm/rms_norm.cpp:56
         const float v637 = v636 * v636;  // kernels/norm/rms_norm.cpp:57
         const float v638 = v528;
         const float v639 = v638 + v637;
@@ -601,26 +643,26 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
           const unsigned int v646 = v645 << 2u;
           const unsigned int v647 = v3 + v646;  // kernels/norm/rms_norm.cpp:56
           const iron_bf16x4 v648 = *reinterpret_cast<const iron_bf16x4*>(inp + v647);
-          const __nv_bfloat16 v649 = v648.v[0];
-          const __nv_bfloat16 v650 = v648.v[1];
-          const __nv_bfloat16 v651 = v648.v[2];
-          const __nv_bfloat16 v652 = v648.v[3];
-          const float v653 = __bfloat162float(v649);
+          const iron_bf16 v649 = v648.v[0];
+          const iron_bf16 v650 = v648.v[1];
+          const iron_bf16 v651 = v648.v[2];
+          const iron_bf16 v652 = v648.v[3];
+          const float v653 = iron_to_f32(v649);
           const float v654 = v653 * v653;  // kernels/norm/rms_norm.cpp:57
           const float v655 = v528;
           const float v656 = v655 + v654;
           v528 = v656;
-          const float v657 = __bfloat162float(v650);  // kernels/norm/rms_norm.cpp:56
+          const float v657 = iron_to_f32(v650);  // kernels/norm/rms_norm.cpp:56
           const float v658 = v657 * v657;  // kernels/norm/rms_norm.cpp:57
           const float v659 = v528;
           const float v660 = v659 + v658;
           v528 = v660;
-          const float v661 = __bfloat162float(v651);  // kernels/norm/rms_norm.cpp:56
+          const float v661 = iron_to_f32(v651);  // kernels/norm/rms_norm.cpp:56
           const float v662 = v661 * v661;  // kernels/norm/rms_norm.cpp:57
           const float v663 = v528;
           const float v664 = v663 + v662;
           v528 = v664;
-          const float v665 = __bfloat162float(v652);  // kernels/norm/rms_norm.cpp:56
+          const float v665 = iron_to_f32(v652);  // kernels/norm/rms_norm.cpp:56
           const float v666 = v665 * v665;  // kernels/norm/rms_norm.cpp:57
           const float v667 = v528;
           const float v668 = v667 + v666;
@@ -629,8 +671,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
       } else {
         for (unsigned int v529 = v4; v529 < v0; v529 += v5) {  // kernels/norm/rms_norm.cpp:55
           const unsigned int v530 = v3 + v529;  // kernels/norm/rms_norm.cpp:56
-          const __nv_bfloat16 v531 = inp[v530];
-          const float v532 = __bfloat162float(v531);
+          const iron_bf16 v531 = inp[v530];
+          const float v532 = iron_to_f32(v531);
           const float v533 = v532 * v532;  // kernels/norm/rms_norm.cpp:57
           const float v534 = v528;
           const float v535 = v534 + v533;
@@ -661,14 +703,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rms_norm_bf16(
     const float v541 = rsqrtf(v540);
 
     for (unsigned int v542 = v4; v542 < v0; v542 += v5) {  // kernels/norm/rms_norm.cpp:61
-      const __nv_bfloat16 v543 = weight[v542];  // kernels/norm/rms_norm.cpp:62
-      const float v544 = __bfloat162float(v543);
+      const iron_bf16 v543 = weight[v542];  // kernels/norm/rms_norm.cpp:62
+      const float v544 = iron_to_f32(v543);
       const unsigned int v545 = v3 + v542;
-      const __nv_bfloat16 v546 = inp[v545];
-      const float v547 = __bfloat162float(v546);
+      const iron_bf16 v546 = inp[v545];
+      const float v547 = iron_to_f32(v546);
       const float v548 = v547 * v541;
       const float v549 = v548 * v544;
-      const __nv_bfloat16 v550 = __float2bfloat16_rn(v549);  // kernels/norm/rms_norm.cpp:63
+      const iron_bf16 v550 = iron_f32_to_bf16(v549);  // kernels/norm/rms_norm.cpp:63
       out[v545] = v550;
     }
   }

@@ -3,7 +3,7 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: in-out f16 tensor, as __half* __restrict__
+//   x: in-out f16 tensor, as iron_f16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
 //   tokens: constexpr u32, as unsigned int
 //   heads: constexpr u32, as unsigned int
@@ -11,15 +11,57 @@
 //   rot_dim: constexpr u32, as unsigned int
 //   base: constexpr f32, as float
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rope_inplace_gptj_f16(
-    __half* __restrict__ x,
+    iron_f16* __restrict__ x,
     const unsigned int* __restrict__ positions,
     unsigned int tokens,
     unsigned int heads,
@@ -429,105 +471,105 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_inplace_gptj_f16(
       const unsigned int v621 = v620 + v619;
       const unsigned int v624 = v621 + v34;  // kernels/rope/rope.cpp:136
       const iron_f16x8 v799 = *reinterpret_cast<const iron_f16x8*>(x + v624);  // kernels/rope/rope.cpp:143
-      const __half v627 = v799.v[0];
-      const __half v631 = v799.v[1];  // kernels/rope/rope.cpp:144
-      const __half v635 = v799.v[2];  // kernels/rope/rope.cpp:143
-      const __half v639 = v799.v[3];  // kernels/rope/rope.cpp:144
-      const __half v643 = v799.v[4];  // kernels/rope/rope.cpp:143
-      const __half v647 = v799.v[5];  // kernels/rope/rope.cpp:144
-      const __half v651 = v799.v[6];  // kernels/rope/rope.cpp:143
-      const __half v655 = v799.v[7];  // kernels/rope/rope.cpp:144
-      const float v628 = __half2float(v627);  // kernels/rope/rope.cpp:143
-      const float v632 = __half2float(v631);  // kernels/rope/rope.cpp:144
-      const float v636 = __half2float(v635);  // kernels/rope/rope.cpp:143
-      const float v640 = __half2float(v639);  // kernels/rope/rope.cpp:144
-      const float v644 = __half2float(v643);  // kernels/rope/rope.cpp:143
-      const float v648 = __half2float(v647);  // kernels/rope/rope.cpp:144
-      const float v652 = __half2float(v651);  // kernels/rope/rope.cpp:143
-      const float v656 = __half2float(v655);  // kernels/rope/rope.cpp:144
+      const iron_f16 v627 = v799.v[0];
+      const iron_f16 v631 = v799.v[1];  // kernels/rope/rope.cpp:144
+      const iron_f16 v635 = v799.v[2];  // kernels/rope/rope.cpp:143
+      const iron_f16 v639 = v799.v[3];  // kernels/rope/rope.cpp:144
+      const iron_f16 v643 = v799.v[4];  // kernels/rope/rope.cpp:143
+      const iron_f16 v647 = v799.v[5];  // kernels/rope/rope.cpp:144
+      const iron_f16 v651 = v799.v[6];  // kernels/rope/rope.cpp:143
+      const iron_f16 v655 = v799.v[7];  // kernels/rope/rope.cpp:144
+      const float v628 = iron_to_f32(v627);  // kernels/rope/rope.cpp:143
+      const float v632 = iron_to_f32(v631);  // kernels/rope/rope.cpp:144
+      const float v636 = iron_to_f32(v635);  // kernels/rope/rope.cpp:143
+      const float v640 = iron_to_f32(v639);  // kernels/rope/rope.cpp:144
+      const float v644 = iron_to_f32(v643);  // kernels/rope/rope.cpp:143
+      const float v648 = iron_to_f32(v647);  // kernels/rope/rope.cpp:144
+      const float v652 = iron_to_f32(v651);  // kernels/rope/rope.cpp:143
+      const float v656 = iron_to_f32(v655);  // kernels/rope/rope.cpp:144
       const unsigned int v658 = v624 + 8u;  // kernels/rope/rope.cpp:138
       const iron_f16x8 v802 = *reinterpret_cast<const iron_f16x8*>(x + v658);  // kernels/rope/rope.cpp:143
-      const __half v659 = v802.v[0];
-      const __half v663 = v802.v[1];  // kernels/rope/rope.cpp:144
-      const __half v667 = v802.v[2];  // kernels/rope/rope.cpp:143
-      const __half v671 = v802.v[3];  // kernels/rope/rope.cpp:144
-      const __half v675 = v802.v[4];  // kernels/rope/rope.cpp:143
-      const __half v679 = v802.v[5];  // kernels/rope/rope.cpp:144
-      const __half v683 = v802.v[6];  // kernels/rope/rope.cpp:143
-      const __half v687 = v802.v[7];  // kernels/rope/rope.cpp:144
-      const float v660 = __half2float(v659);  // kernels/rope/rope.cpp:143
-      const float v664 = __half2float(v663);  // kernels/rope/rope.cpp:144
-      const float v668 = __half2float(v667);  // kernels/rope/rope.cpp:143
-      const float v672 = __half2float(v671);  // kernels/rope/rope.cpp:144
-      const float v676 = __half2float(v675);  // kernels/rope/rope.cpp:143
-      const float v680 = __half2float(v679);  // kernels/rope/rope.cpp:144
-      const float v684 = __half2float(v683);  // kernels/rope/rope.cpp:143
-      const float v688 = __half2float(v687);  // kernels/rope/rope.cpp:144
+      const iron_f16 v659 = v802.v[0];
+      const iron_f16 v663 = v802.v[1];  // kernels/rope/rope.cpp:144
+      const iron_f16 v667 = v802.v[2];  // kernels/rope/rope.cpp:143
+      const iron_f16 v671 = v802.v[3];  // kernels/rope/rope.cpp:144
+      const iron_f16 v675 = v802.v[4];  // kernels/rope/rope.cpp:143
+      const iron_f16 v679 = v802.v[5];  // kernels/rope/rope.cpp:144
+      const iron_f16 v683 = v802.v[6];  // kernels/rope/rope.cpp:143
+      const iron_f16 v687 = v802.v[7];  // kernels/rope/rope.cpp:144
+      const float v660 = iron_to_f32(v659);  // kernels/rope/rope.cpp:143
+      const float v664 = iron_to_f32(v663);  // kernels/rope/rope.cpp:144
+      const float v668 = iron_to_f32(v667);  // kernels/rope/rope.cpp:143
+      const float v672 = iron_to_f32(v671);  // kernels/rope/rope.cpp:144
+      const float v676 = iron_to_f32(v675);  // kernels/rope/rope.cpp:143
+      const float v680 = iron_to_f32(v679);  // kernels/rope/rope.cpp:144
+      const float v684 = iron_to_f32(v683);  // kernels/rope/rope.cpp:143
+      const float v688 = iron_to_f32(v687);  // kernels/rope/rope.cpp:144
       const float v689 = v632 * v102;  // kernels/rope/rope.cpp:148
       const float v690 = v628 * v98;
       const float v691 = v690 - v689;
-      const __half v692 = __float2half_rn(v691);
+      const iron_f16 v692 = iron_f32_to_f16(v691);
       const float v695 = v628 * v102;  // kernels/rope/rope.cpp:149
       const float v696 = v632 * v98;
       const float v697 = v696 + v695;
-      const __half v698 = __float2half_rn(v697);
+      const iron_f16 v698 = iron_f32_to_f16(v697);
       const float v701 = v640 * v175;  // kernels/rope/rope.cpp:148
       const float v702 = v636 * v171;
       const float v703 = v702 - v701;
-      const __half v704 = __float2half_rn(v703);
+      const iron_f16 v704 = iron_f32_to_f16(v703);
       const float v707 = v636 * v175;  // kernels/rope/rope.cpp:149
       const float v708 = v640 * v171;
       const float v709 = v708 + v707;
-      const __half v710 = __float2half_rn(v709);
+      const iron_f16 v710 = iron_f32_to_f16(v709);
       const float v713 = v648 * v248;  // kernels/rope/rope.cpp:148
       const float v714 = v644 * v244;
       const float v715 = v714 - v713;
-      const __half v716 = __float2half_rn(v715);
+      const iron_f16 v716 = iron_f32_to_f16(v715);
       const float v719 = v644 * v248;  // kernels/rope/rope.cpp:149
       const float v720 = v648 * v244;
       const float v721 = v720 + v719;
-      const __half v722 = __float2half_rn(v721);
+      const iron_f16 v722 = iron_f32_to_f16(v721);
       const float v725 = v656 * v321;  // kernels/rope/rope.cpp:148
       const float v726 = v652 * v317;
       const float v727 = v726 - v725;
-      const __half v728 = __float2half_rn(v727);
+      const iron_f16 v728 = iron_f32_to_f16(v727);
       const float v731 = v652 * v321;  // kernels/rope/rope.cpp:149
       const float v732 = v656 * v317;
       const float v733 = v732 + v731;
-      const __half v734 = __float2half_rn(v733);
+      const iron_f16 v734 = iron_f32_to_f16(v733);
       *reinterpret_cast<iron_f16x8*>(x + v624) = iron_f16x8{{v692, v698, v704, v710, v716, v722, v728, v734}};  // kernels/rope/rope.cpp:148
       const float v737 = v664 * v394;
       const float v738 = v660 * v390;
       const float v739 = v738 - v737;
-      const __half v740 = __float2half_rn(v739);
+      const iron_f16 v740 = iron_f32_to_f16(v739);
       const float v743 = v660 * v394;  // kernels/rope/rope.cpp:149
       const float v744 = v664 * v390;
       const float v745 = v744 + v743;
-      const __half v746 = __float2half_rn(v745);
+      const iron_f16 v746 = iron_f32_to_f16(v745);
       const float v749 = v672 * v467;  // kernels/rope/rope.cpp:148
       const float v750 = v668 * v463;
       const float v751 = v750 - v749;
-      const __half v752 = __float2half_rn(v751);
+      const iron_f16 v752 = iron_f32_to_f16(v751);
       const float v755 = v668 * v467;  // kernels/rope/rope.cpp:149
       const float v756 = v672 * v463;
       const float v757 = v756 + v755;
-      const __half v758 = __float2half_rn(v757);
+      const iron_f16 v758 = iron_f32_to_f16(v757);
       const float v761 = v680 * v540;  // kernels/rope/rope.cpp:148
       const float v762 = v676 * v536;
       const float v763 = v762 - v761;
-      const __half v764 = __float2half_rn(v763);
+      const iron_f16 v764 = iron_f32_to_f16(v763);
       const float v767 = v676 * v540;  // kernels/rope/rope.cpp:149
       const float v768 = v680 * v536;
       const float v769 = v768 + v767;
-      const __half v770 = __float2half_rn(v769);
+      const iron_f16 v770 = iron_f32_to_f16(v769);
       const float v773 = v688 * v613;  // kernels/rope/rope.cpp:148
       const float v774 = v684 * v609;
       const float v775 = v774 - v773;
-      const __half v776 = __float2half_rn(v775);
+      const iron_f16 v776 = iron_f32_to_f16(v775);
       const float v779 = v684 * v613;  // kernels/rope/rope.cpp:149
       const float v780 = v688 * v609;
       const float v781 = v780 + v779;
-      const __half v782 = __float2half_rn(v781);
+      const iron_f16 v782 = iron_f32_to_f16(v781);
       *reinterpret_cast<iron_f16x8*>(x + v658) = iron_f16x8{{v740, v746, v752, v758, v764, v770, v776, v782}};  // kernels/rope/rope.cpp:148
     }
   }

@@ -3,26 +3,68 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   tokens: constexpr u32, as unsigned int
 //   heads: constexpr u32, as unsigned int
 //   head_dim: constexpr u32, as unsigned int
 //   rot_dim: constexpr u32, as unsigned int
 //   base: constexpr f32, as float
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rope_neox_bf16(
-    const __nv_bfloat16* __restrict__ inp,
+    const iron_bf16* __restrict__ inp,
     const unsigned int* __restrict__ positions,
-    __nv_bfloat16* __restrict__ out,
+    iron_bf16* __restrict__ out,
     unsigned int tokens,
     unsigned int heads,
     unsigned int head_dim,
@@ -432,104 +474,104 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_neox_bf16(
       const unsigned int v622 = v621 + v23;  // kernels/rope/rope.cpp:136
       const unsigned int v623 = v622 + v6;  // kernels/rope/rope.cpp:137
       const iron_bf16x8 v856 = *reinterpret_cast<const iron_bf16x8*>(inp + v622);  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v626 = v856.v[0];
-      const __nv_bfloat16 v630 = v856.v[1];
-      const __nv_bfloat16 v634 = v856.v[2];
-      const __nv_bfloat16 v638 = v856.v[3];
-      const __nv_bfloat16 v642 = v856.v[4];
-      const __nv_bfloat16 v646 = v856.v[5];
-      const __nv_bfloat16 v650 = v856.v[6];
-      const __nv_bfloat16 v654 = v856.v[7];
-      const float v627 = __bfloat162float(v626);
-      const float v631 = __bfloat162float(v630);
-      const float v635 = __bfloat162float(v634);
-      const float v639 = __bfloat162float(v638);
-      const float v643 = __bfloat162float(v642);
-      const float v647 = __bfloat162float(v646);
-      const float v651 = __bfloat162float(v650);
-      const float v655 = __bfloat162float(v654);
+      const iron_bf16 v626 = v856.v[0];
+      const iron_bf16 v630 = v856.v[1];
+      const iron_bf16 v634 = v856.v[2];
+      const iron_bf16 v638 = v856.v[3];
+      const iron_bf16 v642 = v856.v[4];
+      const iron_bf16 v646 = v856.v[5];
+      const iron_bf16 v650 = v856.v[6];
+      const iron_bf16 v654 = v856.v[7];
+      const float v627 = iron_to_f32(v626);
+      const float v631 = iron_to_f32(v630);
+      const float v635 = iron_to_f32(v634);
+      const float v639 = iron_to_f32(v638);
+      const float v643 = iron_to_f32(v642);
+      const float v647 = iron_to_f32(v646);
+      const float v651 = iron_to_f32(v650);
+      const float v655 = iron_to_f32(v654);
       const iron_bf16x8 v857 = *reinterpret_cast<const iron_bf16x8*>(inp + v623);  // kernels/rope/rope.cpp:146
-      const __nv_bfloat16 v658 = v857.v[0];
-      const __nv_bfloat16 v662 = v857.v[1];
-      const __nv_bfloat16 v666 = v857.v[2];
-      const __nv_bfloat16 v670 = v857.v[3];
-      const __nv_bfloat16 v674 = v857.v[4];
-      const __nv_bfloat16 v678 = v857.v[5];
-      const __nv_bfloat16 v682 = v857.v[6];
-      const __nv_bfloat16 v686 = v857.v[7];
-      const float v659 = __bfloat162float(v658);
-      const float v663 = __bfloat162float(v662);
-      const float v667 = __bfloat162float(v666);
-      const float v671 = __bfloat162float(v670);
-      const float v675 = __bfloat162float(v674);
-      const float v679 = __bfloat162float(v678);
-      const float v683 = __bfloat162float(v682);
-      const float v687 = __bfloat162float(v686);
+      const iron_bf16 v658 = v857.v[0];
+      const iron_bf16 v662 = v857.v[1];
+      const iron_bf16 v666 = v857.v[2];
+      const iron_bf16 v670 = v857.v[3];
+      const iron_bf16 v674 = v857.v[4];
+      const iron_bf16 v678 = v857.v[5];
+      const iron_bf16 v682 = v857.v[6];
+      const iron_bf16 v686 = v857.v[7];
+      const float v659 = iron_to_f32(v658);
+      const float v663 = iron_to_f32(v662);
+      const float v667 = iron_to_f32(v666);
+      const float v671 = iron_to_f32(v670);
+      const float v675 = iron_to_f32(v674);
+      const float v679 = iron_to_f32(v678);
+      const float v683 = iron_to_f32(v682);
+      const float v687 = iron_to_f32(v686);
       const float v688 = v659 * v102;  // kernels/rope/rope.cpp:148
       const float v689 = v627 * v98;
       const float v690 = v689 - v688;
-      const __nv_bfloat16 v691 = __float2bfloat16_rn(v690);
+      const iron_bf16 v691 = iron_f32_to_bf16(v690);
       const float v694 = v663 * v175;
       const float v695 = v631 * v171;
       const float v696 = v695 - v694;
-      const __nv_bfloat16 v697 = __float2bfloat16_rn(v696);
+      const iron_bf16 v697 = iron_f32_to_bf16(v696);
       const float v700 = v667 * v248;
       const float v701 = v635 * v244;
       const float v702 = v701 - v700;
-      const __nv_bfloat16 v703 = __float2bfloat16_rn(v702);
+      const iron_bf16 v703 = iron_f32_to_bf16(v702);
       const float v706 = v671 * v321;
       const float v707 = v639 * v317;
       const float v708 = v707 - v706;
-      const __nv_bfloat16 v709 = __float2bfloat16_rn(v708);
+      const iron_bf16 v709 = iron_f32_to_bf16(v708);
       const float v712 = v675 * v394;
       const float v713 = v643 * v390;
       const float v714 = v713 - v712;
-      const __nv_bfloat16 v715 = __float2bfloat16_rn(v714);
+      const iron_bf16 v715 = iron_f32_to_bf16(v714);
       const float v718 = v679 * v467;
       const float v719 = v647 * v463;
       const float v720 = v719 - v718;
-      const __nv_bfloat16 v721 = __float2bfloat16_rn(v720);
+      const iron_bf16 v721 = iron_f32_to_bf16(v720);
       const float v724 = v683 * v540;
       const float v725 = v651 * v536;
       const float v726 = v725 - v724;
-      const __nv_bfloat16 v727 = __float2bfloat16_rn(v726);
+      const iron_bf16 v727 = iron_f32_to_bf16(v726);
       const float v730 = v687 * v613;
       const float v731 = v655 * v609;
       const float v732 = v731 - v730;
-      const __nv_bfloat16 v733 = __float2bfloat16_rn(v732);
+      const iron_bf16 v733 = iron_f32_to_bf16(v732);
       *reinterpret_cast<iron_bf16x8*>(out + v622) = iron_bf16x8{{v691, v697, v703, v709, v715, v721, v727, v733}};
       const float v736 = v627 * v102;  // kernels/rope/rope.cpp:152
       const float v737 = v659 * v98;
       const float v738 = v737 + v736;
-      const __nv_bfloat16 v739 = __float2bfloat16_rn(v738);
+      const iron_bf16 v739 = iron_f32_to_bf16(v738);
       const float v742 = v631 * v175;
       const float v743 = v663 * v171;
       const float v744 = v743 + v742;
-      const __nv_bfloat16 v745 = __float2bfloat16_rn(v744);
+      const iron_bf16 v745 = iron_f32_to_bf16(v744);
       const float v748 = v635 * v248;
       const float v749 = v667 * v244;
       const float v750 = v749 + v748;
-      const __nv_bfloat16 v751 = __float2bfloat16_rn(v750);
+      const iron_bf16 v751 = iron_f32_to_bf16(v750);
       const float v754 = v639 * v321;
       const float v755 = v671 * v317;
       const float v756 = v755 + v754;
-      const __nv_bfloat16 v757 = __float2bfloat16_rn(v756);
+      const iron_bf16 v757 = iron_f32_to_bf16(v756);
       const float v760 = v643 * v394;
       const float v761 = v675 * v390;
       const float v762 = v761 + v760;
-      const __nv_bfloat16 v763 = __float2bfloat16_rn(v762);
+      const iron_bf16 v763 = iron_f32_to_bf16(v762);
       const float v766 = v647 * v467;
       const float v767 = v679 * v463;
       const float v768 = v767 + v766;
-      const __nv_bfloat16 v769 = __float2bfloat16_rn(v768);
+      const iron_bf16 v769 = iron_f32_to_bf16(v768);
       const float v772 = v651 * v540;
       const float v773 = v683 * v536;
       const float v774 = v773 + v772;
-      const __nv_bfloat16 v775 = __float2bfloat16_rn(v774);
+      const iron_bf16 v775 = iron_f32_to_bf16(v774);
       const float v778 = v655 * v613;
       const float v779 = v687 * v609;
       const float v780 = v779 + v778;
-      const __nv_bfloat16 v781 = __float2bfloat16_rn(v780);
+      const iron_bf16 v781 = iron_f32_to_bf16(v780);
       *reinterpret_cast<iron_bf16x8*>(out + v623) = iron_bf16x8{{v739, v745, v751, v757, v763, v769, v775, v781}};
     }
   }
@@ -546,14 +588,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_neox_bf16(
     const unsigned int v799 = v798 + v3;
     const unsigned int v800 = v799 + v796;
     const iron_bf16x8 v858 = *reinterpret_cast<const iron_bf16x8*>(inp + v800);  // kernels/rope/rope.cpp:183
-    const __nv_bfloat16 v803 = v858.v[0];
-    const __nv_bfloat16 v808 = v858.v[1];
-    const __nv_bfloat16 v813 = v858.v[2];
-    const __nv_bfloat16 v818 = v858.v[3];
-    const __nv_bfloat16 v823 = v858.v[4];
-    const __nv_bfloat16 v828 = v858.v[5];
-    const __nv_bfloat16 v833 = v858.v[6];
-    const __nv_bfloat16 v838 = v858.v[7];
+    const iron_bf16 v803 = v858.v[0];
+    const iron_bf16 v808 = v858.v[1];
+    const iron_bf16 v813 = v858.v[2];
+    const iron_bf16 v818 = v858.v[3];
+    const iron_bf16 v823 = v858.v[4];
+    const iron_bf16 v828 = v858.v[5];
+    const iron_bf16 v833 = v858.v[6];
+    const iron_bf16 v838 = v858.v[7];
     *reinterpret_cast<iron_bf16x8*>(out + v800) = iron_bf16x8{{v803, v808, v813, v818, v823, v828, v833, v838}};
   }
 }

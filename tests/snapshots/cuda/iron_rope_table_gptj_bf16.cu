@@ -3,30 +3,72 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
 //   cos_sin: input f32 tensor, as const float* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   tokens: constexpr u32, as unsigned int
 //   heads: constexpr u32, as unsigned int
 //   head_dim: constexpr u32, as unsigned int
 //   rot_dim: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_gptj_bf16(
-    const __nv_bfloat16* __restrict__ inp,
+    const iron_bf16* __restrict__ inp,
     const unsigned int* __restrict__ positions,
     const float* __restrict__ cos_sin,
-    __nv_bfloat16* __restrict__ out,
+    iron_bf16* __restrict__ out,
     unsigned int tokens,
     unsigned int heads,
     unsigned int head_dim,
@@ -90,105 +132,105 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_gptj_bf16(
       const unsigned int v89 = v88 + v87;
       const unsigned int v92 = v89 + v91;  // kernels/rope/rope.cpp:136
       const iron_bf16x8 v319 = *reinterpret_cast<const iron_bf16x8*>(inp + v92);  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v95 = v319.v[0];
-      const __nv_bfloat16 v99 = v319.v[1];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v103 = v319.v[2];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v107 = v319.v[3];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v111 = v319.v[4];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v115 = v319.v[5];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v119 = v319.v[6];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v123 = v319.v[7];  // kernels/rope/rope.cpp:144
-      const float v96 = __bfloat162float(v95);  // kernels/rope/rope.cpp:143
-      const float v100 = __bfloat162float(v99);  // kernels/rope/rope.cpp:144
-      const float v104 = __bfloat162float(v103);  // kernels/rope/rope.cpp:143
-      const float v108 = __bfloat162float(v107);  // kernels/rope/rope.cpp:144
-      const float v112 = __bfloat162float(v111);  // kernels/rope/rope.cpp:143
-      const float v116 = __bfloat162float(v115);  // kernels/rope/rope.cpp:144
-      const float v120 = __bfloat162float(v119);  // kernels/rope/rope.cpp:143
-      const float v124 = __bfloat162float(v123);  // kernels/rope/rope.cpp:144
+      const iron_bf16 v95 = v319.v[0];
+      const iron_bf16 v99 = v319.v[1];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v103 = v319.v[2];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v107 = v319.v[3];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v111 = v319.v[4];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v115 = v319.v[5];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v119 = v319.v[6];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v123 = v319.v[7];  // kernels/rope/rope.cpp:144
+      const float v96 = iron_to_f32(v95);  // kernels/rope/rope.cpp:143
+      const float v100 = iron_to_f32(v99);  // kernels/rope/rope.cpp:144
+      const float v104 = iron_to_f32(v103);  // kernels/rope/rope.cpp:143
+      const float v108 = iron_to_f32(v107);  // kernels/rope/rope.cpp:144
+      const float v112 = iron_to_f32(v111);  // kernels/rope/rope.cpp:143
+      const float v116 = iron_to_f32(v115);  // kernels/rope/rope.cpp:144
+      const float v120 = iron_to_f32(v119);  // kernels/rope/rope.cpp:143
+      const float v124 = iron_to_f32(v123);  // kernels/rope/rope.cpp:144
       const unsigned int v126 = v92 + 8u;  // kernels/rope/rope.cpp:138
       const iron_bf16x8 v322 = *reinterpret_cast<const iron_bf16x8*>(inp + v126);  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v127 = v322.v[0];
-      const __nv_bfloat16 v131 = v322.v[1];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v135 = v322.v[2];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v139 = v322.v[3];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v143 = v322.v[4];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v147 = v322.v[5];  // kernels/rope/rope.cpp:144
-      const __nv_bfloat16 v151 = v322.v[6];  // kernels/rope/rope.cpp:143
-      const __nv_bfloat16 v155 = v322.v[7];  // kernels/rope/rope.cpp:144
-      const float v128 = __bfloat162float(v127);  // kernels/rope/rope.cpp:143
-      const float v132 = __bfloat162float(v131);  // kernels/rope/rope.cpp:144
-      const float v136 = __bfloat162float(v135);  // kernels/rope/rope.cpp:143
-      const float v140 = __bfloat162float(v139);  // kernels/rope/rope.cpp:144
-      const float v144 = __bfloat162float(v143);  // kernels/rope/rope.cpp:143
-      const float v148 = __bfloat162float(v147);  // kernels/rope/rope.cpp:144
-      const float v152 = __bfloat162float(v151);  // kernels/rope/rope.cpp:143
-      const float v156 = __bfloat162float(v155);  // kernels/rope/rope.cpp:144
+      const iron_bf16 v127 = v322.v[0];
+      const iron_bf16 v131 = v322.v[1];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v135 = v322.v[2];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v139 = v322.v[3];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v143 = v322.v[4];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v147 = v322.v[5];  // kernels/rope/rope.cpp:144
+      const iron_bf16 v151 = v322.v[6];  // kernels/rope/rope.cpp:143
+      const iron_bf16 v155 = v322.v[7];  // kernels/rope/rope.cpp:144
+      const float v128 = iron_to_f32(v127);  // kernels/rope/rope.cpp:143
+      const float v132 = iron_to_f32(v131);  // kernels/rope/rope.cpp:144
+      const float v136 = iron_to_f32(v135);  // kernels/rope/rope.cpp:143
+      const float v140 = iron_to_f32(v139);  // kernels/rope/rope.cpp:144
+      const float v144 = iron_to_f32(v143);  // kernels/rope/rope.cpp:143
+      const float v148 = iron_to_f32(v147);  // kernels/rope/rope.cpp:144
+      const float v152 = iron_to_f32(v151);  // kernels/rope/rope.cpp:143
+      const float v156 = iron_to_f32(v155);  // kernels/rope/rope.cpp:144
       const float v157 = v100 * v60;  // kernels/rope/rope.cpp:148
       const float v158 = v96 * v36;
       const float v159 = v158 - v157;
-      const __nv_bfloat16 v160 = __float2bfloat16_rn(v159);
+      const iron_bf16 v160 = iron_f32_to_bf16(v159);
       const float v163 = v96 * v60;  // kernels/rope/rope.cpp:149
       const float v164 = v100 * v36;
       const float v165 = v164 + v163;
-      const __nv_bfloat16 v166 = __float2bfloat16_rn(v165);
+      const iron_bf16 v166 = iron_f32_to_bf16(v165);
       const float v169 = v108 * v63;  // kernels/rope/rope.cpp:148
       const float v170 = v104 * v39;
       const float v171 = v170 - v169;
-      const __nv_bfloat16 v172 = __float2bfloat16_rn(v171);
+      const iron_bf16 v172 = iron_f32_to_bf16(v171);
       const float v175 = v104 * v63;  // kernels/rope/rope.cpp:149
       const float v176 = v108 * v39;
       const float v177 = v176 + v175;
-      const __nv_bfloat16 v178 = __float2bfloat16_rn(v177);
+      const iron_bf16 v178 = iron_f32_to_bf16(v177);
       const float v181 = v116 * v66;  // kernels/rope/rope.cpp:148
       const float v182 = v112 * v42;
       const float v183 = v182 - v181;
-      const __nv_bfloat16 v184 = __float2bfloat16_rn(v183);
+      const iron_bf16 v184 = iron_f32_to_bf16(v183);
       const float v187 = v112 * v66;  // kernels/rope/rope.cpp:149
       const float v188 = v116 * v42;
       const float v189 = v188 + v187;
-      const __nv_bfloat16 v190 = __float2bfloat16_rn(v189);
+      const iron_bf16 v190 = iron_f32_to_bf16(v189);
       const float v193 = v124 * v69;  // kernels/rope/rope.cpp:148
       const float v194 = v120 * v45;
       const float v195 = v194 - v193;
-      const __nv_bfloat16 v196 = __float2bfloat16_rn(v195);
+      const iron_bf16 v196 = iron_f32_to_bf16(v195);
       const float v199 = v120 * v69;  // kernels/rope/rope.cpp:149
       const float v200 = v124 * v45;
       const float v201 = v200 + v199;
-      const __nv_bfloat16 v202 = __float2bfloat16_rn(v201);
+      const iron_bf16 v202 = iron_f32_to_bf16(v201);
       *reinterpret_cast<iron_bf16x8*>(out + v92) = iron_bf16x8{{v160, v166, v172, v178, v184, v190, v196, v202}};  // kernels/rope/rope.cpp:148
       const float v205 = v132 * v72;
       const float v206 = v128 * v48;
       const float v207 = v206 - v205;
-      const __nv_bfloat16 v208 = __float2bfloat16_rn(v207);
+      const iron_bf16 v208 = iron_f32_to_bf16(v207);
       const float v211 = v128 * v72;  // kernels/rope/rope.cpp:149
       const float v212 = v132 * v48;
       const float v213 = v212 + v211;
-      const __nv_bfloat16 v214 = __float2bfloat16_rn(v213);
+      const iron_bf16 v214 = iron_f32_to_bf16(v213);
       const float v217 = v140 * v75;  // kernels/rope/rope.cpp:148
       const float v218 = v136 * v51;
       const float v219 = v218 - v217;
-      const __nv_bfloat16 v220 = __float2bfloat16_rn(v219);
+      const iron_bf16 v220 = iron_f32_to_bf16(v219);
       const float v223 = v136 * v75;  // kernels/rope/rope.cpp:149
       const float v224 = v140 * v51;
       const float v225 = v224 + v223;
-      const __nv_bfloat16 v226 = __float2bfloat16_rn(v225);
+      const iron_bf16 v226 = iron_f32_to_bf16(v225);
       const float v229 = v148 * v78;  // kernels/rope/rope.cpp:148
       const float v230 = v144 * v54;
       const float v231 = v230 - v229;
-      const __nv_bfloat16 v232 = __float2bfloat16_rn(v231);
+      const iron_bf16 v232 = iron_f32_to_bf16(v231);
       const float v235 = v144 * v78;  // kernels/rope/rope.cpp:149
       const float v236 = v148 * v54;
       const float v237 = v236 + v235;
-      const __nv_bfloat16 v238 = __float2bfloat16_rn(v237);
+      const iron_bf16 v238 = iron_f32_to_bf16(v237);
       const float v241 = v156 * v81;  // kernels/rope/rope.cpp:148
       const float v242 = v152 * v57;
       const float v243 = v242 - v241;
-      const __nv_bfloat16 v244 = __float2bfloat16_rn(v243);
+      const iron_bf16 v244 = iron_f32_to_bf16(v243);
       const float v247 = v152 * v81;  // kernels/rope/rope.cpp:149
       const float v248 = v156 * v57;
       const float v249 = v248 + v247;
-      const __nv_bfloat16 v250 = __float2bfloat16_rn(v249);
+      const iron_bf16 v250 = iron_f32_to_bf16(v249);
       *reinterpret_cast<iron_bf16x8*>(out + v126) = iron_bf16x8{{v208, v214, v220, v226, v232, v238, v244, v250}};  // kernels/rope/rope.cpp:148
     }
   }
@@ -205,14 +247,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_gptj_bf16(
     const unsigned int v268 = v267 + v3;
     const unsigned int v269 = v268 + v265;
     const iron_bf16x8 v333 = *reinterpret_cast<const iron_bf16x8*>(inp + v269);  // kernels/rope/rope.cpp:183
-    const __nv_bfloat16 v272 = v333.v[0];
-    const __nv_bfloat16 v277 = v333.v[1];
-    const __nv_bfloat16 v282 = v333.v[2];
-    const __nv_bfloat16 v287 = v333.v[3];
-    const __nv_bfloat16 v292 = v333.v[4];
-    const __nv_bfloat16 v297 = v333.v[5];
-    const __nv_bfloat16 v302 = v333.v[6];
-    const __nv_bfloat16 v307 = v333.v[7];
+    const iron_bf16 v272 = v333.v[0];
+    const iron_bf16 v277 = v333.v[1];
+    const iron_bf16 v282 = v333.v[2];
+    const iron_bf16 v287 = v333.v[3];
+    const iron_bf16 v292 = v333.v[4];
+    const iron_bf16 v297 = v333.v[5];
+    const iron_bf16 v302 = v333.v[6];
+    const iron_bf16 v307 = v333.v[7];
     *reinterpret_cast<iron_bf16x8*>(out + v269) = iron_bf16x8{{v272, v277, v282, v287, v292, v297, v302, v307}};
   }
 }

@@ -3,7 +3,7 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   x: in-out f16 tensor, as __half* __restrict__
+//   x: in-out f16 tensor, as iron_f16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
 //   cos_sin: input f32 tensor, as const float* __restrict__
 //   tokens: constexpr u32, as unsigned int
@@ -11,18 +11,60 @@
 //   head_dim: constexpr u32, as unsigned int
 //   rot_dim: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_inplace_gptj_f16(
-    __half* __restrict__ x,
+    iron_f16* __restrict__ x,
     const unsigned int* __restrict__ positions,
     const float* __restrict__ cos_sin,
     unsigned int tokens,
@@ -88,105 +130,105 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_inplace_gptj_
       const unsigned int v89 = v88 + v87;
       const unsigned int v92 = v89 + v91;  // kernels/rope/rope.cpp:136
       const iron_f16x8 v260 = *reinterpret_cast<const iron_f16x8*>(x + v92);  // kernels/rope/rope.cpp:143
-      const __half v95 = v260.v[0];
-      const __half v99 = v260.v[1];  // kernels/rope/rope.cpp:144
-      const __half v103 = v260.v[2];  // kernels/rope/rope.cpp:143
-      const __half v107 = v260.v[3];  // kernels/rope/rope.cpp:144
-      const __half v111 = v260.v[4];  // kernels/rope/rope.cpp:143
-      const __half v115 = v260.v[5];  // kernels/rope/rope.cpp:144
-      const __half v119 = v260.v[6];  // kernels/rope/rope.cpp:143
-      const __half v123 = v260.v[7];  // kernels/rope/rope.cpp:144
-      const float v96 = __half2float(v95);  // kernels/rope/rope.cpp:143
-      const float v100 = __half2float(v99);  // kernels/rope/rope.cpp:144
-      const float v104 = __half2float(v103);  // kernels/rope/rope.cpp:143
-      const float v108 = __half2float(v107);  // kernels/rope/rope.cpp:144
-      const float v112 = __half2float(v111);  // kernels/rope/rope.cpp:143
-      const float v116 = __half2float(v115);  // kernels/rope/rope.cpp:144
-      const float v120 = __half2float(v119);  // kernels/rope/rope.cpp:143
-      const float v124 = __half2float(v123);  // kernels/rope/rope.cpp:144
+      const iron_f16 v95 = v260.v[0];
+      const iron_f16 v99 = v260.v[1];  // kernels/rope/rope.cpp:144
+      const iron_f16 v103 = v260.v[2];  // kernels/rope/rope.cpp:143
+      const iron_f16 v107 = v260.v[3];  // kernels/rope/rope.cpp:144
+      const iron_f16 v111 = v260.v[4];  // kernels/rope/rope.cpp:143
+      const iron_f16 v115 = v260.v[5];  // kernels/rope/rope.cpp:144
+      const iron_f16 v119 = v260.v[6];  // kernels/rope/rope.cpp:143
+      const iron_f16 v123 = v260.v[7];  // kernels/rope/rope.cpp:144
+      const float v96 = iron_to_f32(v95);  // kernels/rope/rope.cpp:143
+      const float v100 = iron_to_f32(v99);  // kernels/rope/rope.cpp:144
+      const float v104 = iron_to_f32(v103);  // kernels/rope/rope.cpp:143
+      const float v108 = iron_to_f32(v107);  // kernels/rope/rope.cpp:144
+      const float v112 = iron_to_f32(v111);  // kernels/rope/rope.cpp:143
+      const float v116 = iron_to_f32(v115);  // kernels/rope/rope.cpp:144
+      const float v120 = iron_to_f32(v119);  // kernels/rope/rope.cpp:143
+      const float v124 = iron_to_f32(v123);  // kernels/rope/rope.cpp:144
       const unsigned int v126 = v92 + 8u;  // kernels/rope/rope.cpp:138
       const iron_f16x8 v263 = *reinterpret_cast<const iron_f16x8*>(x + v126);  // kernels/rope/rope.cpp:143
-      const __half v127 = v263.v[0];
-      const __half v131 = v263.v[1];  // kernels/rope/rope.cpp:144
-      const __half v135 = v263.v[2];  // kernels/rope/rope.cpp:143
-      const __half v139 = v263.v[3];  // kernels/rope/rope.cpp:144
-      const __half v143 = v263.v[4];  // kernels/rope/rope.cpp:143
-      const __half v147 = v263.v[5];  // kernels/rope/rope.cpp:144
-      const __half v151 = v263.v[6];  // kernels/rope/rope.cpp:143
-      const __half v155 = v263.v[7];  // kernels/rope/rope.cpp:144
-      const float v128 = __half2float(v127);  // kernels/rope/rope.cpp:143
-      const float v132 = __half2float(v131);  // kernels/rope/rope.cpp:144
-      const float v136 = __half2float(v135);  // kernels/rope/rope.cpp:143
-      const float v140 = __half2float(v139);  // kernels/rope/rope.cpp:144
-      const float v144 = __half2float(v143);  // kernels/rope/rope.cpp:143
-      const float v148 = __half2float(v147);  // kernels/rope/rope.cpp:144
-      const float v152 = __half2float(v151);  // kernels/rope/rope.cpp:143
-      const float v156 = __half2float(v155);  // kernels/rope/rope.cpp:144
+      const iron_f16 v127 = v263.v[0];
+      const iron_f16 v131 = v263.v[1];  // kernels/rope/rope.cpp:144
+      const iron_f16 v135 = v263.v[2];  // kernels/rope/rope.cpp:143
+      const iron_f16 v139 = v263.v[3];  // kernels/rope/rope.cpp:144
+      const iron_f16 v143 = v263.v[4];  // kernels/rope/rope.cpp:143
+      const iron_f16 v147 = v263.v[5];  // kernels/rope/rope.cpp:144
+      const iron_f16 v151 = v263.v[6];  // kernels/rope/rope.cpp:143
+      const iron_f16 v155 = v263.v[7];  // kernels/rope/rope.cpp:144
+      const float v128 = iron_to_f32(v127);  // kernels/rope/rope.cpp:143
+      const float v132 = iron_to_f32(v131);  // kernels/rope/rope.cpp:144
+      const float v136 = iron_to_f32(v135);  // kernels/rope/rope.cpp:143
+      const float v140 = iron_to_f32(v139);  // kernels/rope/rope.cpp:144
+      const float v144 = iron_to_f32(v143);  // kernels/rope/rope.cpp:143
+      const float v148 = iron_to_f32(v147);  // kernels/rope/rope.cpp:144
+      const float v152 = iron_to_f32(v151);  // kernels/rope/rope.cpp:143
+      const float v156 = iron_to_f32(v155);  // kernels/rope/rope.cpp:144
       const float v157 = v100 * v60;  // kernels/rope/rope.cpp:148
       const float v158 = v96 * v36;
       const float v159 = v158 - v157;
-      const __half v160 = __float2half_rn(v159);
+      const iron_f16 v160 = iron_f32_to_f16(v159);
       const float v163 = v96 * v60;  // kernels/rope/rope.cpp:149
       const float v164 = v100 * v36;
       const float v165 = v164 + v163;
-      const __half v166 = __float2half_rn(v165);
+      const iron_f16 v166 = iron_f32_to_f16(v165);
       const float v169 = v108 * v63;  // kernels/rope/rope.cpp:148
       const float v170 = v104 * v39;
       const float v171 = v170 - v169;
-      const __half v172 = __float2half_rn(v171);
+      const iron_f16 v172 = iron_f32_to_f16(v171);
       const float v175 = v104 * v63;  // kernels/rope/rope.cpp:149
       const float v176 = v108 * v39;
       const float v177 = v176 + v175;
-      const __half v178 = __float2half_rn(v177);
+      const iron_f16 v178 = iron_f32_to_f16(v177);
       const float v181 = v116 * v66;  // kernels/rope/rope.cpp:148
       const float v182 = v112 * v42;
       const float v183 = v182 - v181;
-      const __half v184 = __float2half_rn(v183);
+      const iron_f16 v184 = iron_f32_to_f16(v183);
       const float v187 = v112 * v66;  // kernels/rope/rope.cpp:149
       const float v188 = v116 * v42;
       const float v189 = v188 + v187;
-      const __half v190 = __float2half_rn(v189);
+      const iron_f16 v190 = iron_f32_to_f16(v189);
       const float v193 = v124 * v69;  // kernels/rope/rope.cpp:148
       const float v194 = v120 * v45;
       const float v195 = v194 - v193;
-      const __half v196 = __float2half_rn(v195);
+      const iron_f16 v196 = iron_f32_to_f16(v195);
       const float v199 = v120 * v69;  // kernels/rope/rope.cpp:149
       const float v200 = v124 * v45;
       const float v201 = v200 + v199;
-      const __half v202 = __float2half_rn(v201);
+      const iron_f16 v202 = iron_f32_to_f16(v201);
       *reinterpret_cast<iron_f16x8*>(x + v92) = iron_f16x8{{v160, v166, v172, v178, v184, v190, v196, v202}};  // kernels/rope/rope.cpp:148
       const float v205 = v132 * v72;
       const float v206 = v128 * v48;
       const float v207 = v206 - v205;
-      const __half v208 = __float2half_rn(v207);
+      const iron_f16 v208 = iron_f32_to_f16(v207);
       const float v211 = v128 * v72;  // kernels/rope/rope.cpp:149
       const float v212 = v132 * v48;
       const float v213 = v212 + v211;
-      const __half v214 = __float2half_rn(v213);
+      const iron_f16 v214 = iron_f32_to_f16(v213);
       const float v217 = v140 * v75;  // kernels/rope/rope.cpp:148
       const float v218 = v136 * v51;
       const float v219 = v218 - v217;
-      const __half v220 = __float2half_rn(v219);
+      const iron_f16 v220 = iron_f32_to_f16(v219);
       const float v223 = v136 * v75;  // kernels/rope/rope.cpp:149
       const float v224 = v140 * v51;
       const float v225 = v224 + v223;
-      const __half v226 = __float2half_rn(v225);
+      const iron_f16 v226 = iron_f32_to_f16(v225);
       const float v229 = v148 * v78;  // kernels/rope/rope.cpp:148
       const float v230 = v144 * v54;
       const float v231 = v230 - v229;
-      const __half v232 = __float2half_rn(v231);
+      const iron_f16 v232 = iron_f32_to_f16(v231);
       const float v235 = v144 * v78;  // kernels/rope/rope.cpp:149
       const float v236 = v148 * v54;
       const float v237 = v236 + v235;
-      const __half v238 = __float2half_rn(v237);
+      const iron_f16 v238 = iron_f32_to_f16(v237);
       const float v241 = v156 * v81;  // kernels/rope/rope.cpp:148
       const float v242 = v152 * v57;
       const float v243 = v242 - v241;
-      const __half v244 = __float2half_rn(v243);
+      const iron_f16 v244 = iron_f32_to_f16(v243);
       const float v247 = v152 * v81;  // kernels/rope/rope.cpp:149
       const float v248 = v156 * v57;
       const float v249 = v248 + v247;
-      const __half v250 = __float2half_rn(v249);
+      const iron_f16 v250 = iron_f32_to_f16(v249);
       *reinterpret_cast<iron_f16x8*>(x + v126) = iron_f16x8{{v208, v214, v220, v226, v232, v238, v244, v250}};  // kernels/rope/rope.cpp:148
     }
   }

@@ -3,30 +3,72 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
 //   positions: input u32 tensor, as const unsigned int* __restrict__
 //   cos_sin: input f32 tensor, as const float* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   tokens: constexpr u32, as unsigned int
 //   heads: constexpr u32, as unsigned int
 //   head_dim: constexpr u32, as unsigned int
 //   rot_dim: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_neox_f16(
-    const __half* __restrict__ inp,
+    const iron_f16* __restrict__ inp,
     const unsigned int* __restrict__ positions,
     const float* __restrict__ cos_sin,
-    __half* __restrict__ out,
+    iron_f16* __restrict__ out,
     unsigned int tokens,
     unsigned int heads,
     unsigned int head_dim,
@@ -90,104 +132,104 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_neox_f16(
       const unsigned int v90 = v89 + v22;  // kernels/rope/rope.cpp:136
       const unsigned int v91 = v90 + v5;  // kernels/rope/rope.cpp:137
       const iron_f16x8 v317 = *reinterpret_cast<const iron_f16x8*>(inp + v90);  // kernels/rope/rope.cpp:143
-      const __half v94 = v317.v[0];
-      const __half v98 = v317.v[1];
-      const __half v102 = v317.v[2];
-      const __half v106 = v317.v[3];
-      const __half v110 = v317.v[4];
-      const __half v114 = v317.v[5];
-      const __half v118 = v317.v[6];
-      const __half v122 = v317.v[7];
-      const float v95 = __half2float(v94);
-      const float v99 = __half2float(v98);
-      const float v103 = __half2float(v102);
-      const float v107 = __half2float(v106);
-      const float v111 = __half2float(v110);
-      const float v115 = __half2float(v114);
-      const float v119 = __half2float(v118);
-      const float v123 = __half2float(v122);
+      const iron_f16 v94 = v317.v[0];
+      const iron_f16 v98 = v317.v[1];
+      const iron_f16 v102 = v317.v[2];
+      const iron_f16 v106 = v317.v[3];
+      const iron_f16 v110 = v317.v[4];
+      const iron_f16 v114 = v317.v[5];
+      const iron_f16 v118 = v317.v[6];
+      const iron_f16 v122 = v317.v[7];
+      const float v95 = iron_to_f32(v94);
+      const float v99 = iron_to_f32(v98);
+      const float v103 = iron_to_f32(v102);
+      const float v107 = iron_to_f32(v106);
+      const float v111 = iron_to_f32(v110);
+      const float v115 = iron_to_f32(v114);
+      const float v119 = iron_to_f32(v118);
+      const float v123 = iron_to_f32(v122);
       const iron_f16x8 v318 = *reinterpret_cast<const iron_f16x8*>(inp + v91);  // kernels/rope/rope.cpp:146
-      const __half v126 = v318.v[0];
-      const __half v130 = v318.v[1];
-      const __half v134 = v318.v[2];
-      const __half v138 = v318.v[3];
-      const __half v142 = v318.v[4];
-      const __half v146 = v318.v[5];
-      const __half v150 = v318.v[6];
-      const __half v154 = v318.v[7];
-      const float v127 = __half2float(v126);
-      const float v131 = __half2float(v130);
-      const float v135 = __half2float(v134);
-      const float v139 = __half2float(v138);
-      const float v143 = __half2float(v142);
-      const float v147 = __half2float(v146);
-      const float v151 = __half2float(v150);
-      const float v155 = __half2float(v154);
+      const iron_f16 v126 = v318.v[0];
+      const iron_f16 v130 = v318.v[1];
+      const iron_f16 v134 = v318.v[2];
+      const iron_f16 v138 = v318.v[3];
+      const iron_f16 v142 = v318.v[4];
+      const iron_f16 v146 = v318.v[5];
+      const iron_f16 v150 = v318.v[6];
+      const iron_f16 v154 = v318.v[7];
+      const float v127 = iron_to_f32(v126);
+      const float v131 = iron_to_f32(v130);
+      const float v135 = iron_to_f32(v134);
+      const float v139 = iron_to_f32(v138);
+      const float v143 = iron_to_f32(v142);
+      const float v147 = iron_to_f32(v146);
+      const float v151 = iron_to_f32(v150);
+      const float v155 = iron_to_f32(v154);
       const float v156 = v127 * v60;  // kernels/rope/rope.cpp:148
       const float v157 = v95 * v36;
       const float v158 = v157 - v156;
-      const __half v159 = __float2half_rn(v158);
+      const iron_f16 v159 = iron_f32_to_f16(v158);
       const float v162 = v131 * v63;
       const float v163 = v99 * v39;
       const float v164 = v163 - v162;
-      const __half v165 = __float2half_rn(v164);
+      const iron_f16 v165 = iron_f32_to_f16(v164);
       const float v168 = v135 * v66;
       const float v169 = v103 * v42;
       const float v170 = v169 - v168;
-      const __half v171 = __float2half_rn(v170);
+      const iron_f16 v171 = iron_f32_to_f16(v170);
       const float v174 = v139 * v69;
       const float v175 = v107 * v45;
       const float v176 = v175 - v174;
-      const __half v177 = __float2half_rn(v176);
+      const iron_f16 v177 = iron_f32_to_f16(v176);
       const float v180 = v143 * v72;
       const float v181 = v111 * v48;
       const float v182 = v181 - v180;
-      const __half v183 = __float2half_rn(v182);
+      const iron_f16 v183 = iron_f32_to_f16(v182);
       const float v186 = v147 * v75;
       const float v187 = v115 * v51;
       const float v188 = v187 - v186;
-      const __half v189 = __float2half_rn(v188);
+      const iron_f16 v189 = iron_f32_to_f16(v188);
       const float v192 = v151 * v78;
       const float v193 = v119 * v54;
       const float v194 = v193 - v192;
-      const __half v195 = __float2half_rn(v194);
+      const iron_f16 v195 = iron_f32_to_f16(v194);
       const float v198 = v155 * v81;
       const float v199 = v123 * v57;
       const float v200 = v199 - v198;
-      const __half v201 = __float2half_rn(v200);
+      const iron_f16 v201 = iron_f32_to_f16(v200);
       *reinterpret_cast<iron_f16x8*>(out + v90) = iron_f16x8{{v159, v165, v171, v177, v183, v189, v195, v201}};
       const float v204 = v95 * v60;  // kernels/rope/rope.cpp:152
       const float v205 = v127 * v36;
       const float v206 = v205 + v204;
-      const __half v207 = __float2half_rn(v206);
+      const iron_f16 v207 = iron_f32_to_f16(v206);
       const float v210 = v99 * v63;
       const float v211 = v131 * v39;
       const float v212 = v211 + v210;
-      const __half v213 = __float2half_rn(v212);
+      const iron_f16 v213 = iron_f32_to_f16(v212);
       const float v216 = v103 * v66;
       const float v217 = v135 * v42;
       const float v218 = v217 + v216;
-      const __half v219 = __float2half_rn(v218);
+      const iron_f16 v219 = iron_f32_to_f16(v218);
       const float v222 = v107 * v69;
       const float v223 = v139 * v45;
       const float v224 = v223 + v222;
-      const __half v225 = __float2half_rn(v224);
+      const iron_f16 v225 = iron_f32_to_f16(v224);
       const float v228 = v111 * v72;
       const float v229 = v143 * v48;
       const float v230 = v229 + v228;
-      const __half v231 = __float2half_rn(v230);
+      const iron_f16 v231 = iron_f32_to_f16(v230);
       const float v234 = v115 * v75;
       const float v235 = v147 * v51;
       const float v236 = v235 + v234;
-      const __half v237 = __float2half_rn(v236);
+      const iron_f16 v237 = iron_f32_to_f16(v236);
       const float v240 = v119 * v78;
       const float v241 = v151 * v54;
       const float v242 = v241 + v240;
-      const __half v243 = __float2half_rn(v242);
+      const iron_f16 v243 = iron_f32_to_f16(v242);
       const float v246 = v123 * v81;
       const float v247 = v155 * v57;
       const float v248 = v247 + v246;
-      const __half v249 = __float2half_rn(v248);
+      const iron_f16 v249 = iron_f32_to_f16(v248);
       *reinterpret_cast<iron_f16x8*>(out + v91) = iron_f16x8{{v207, v213, v219, v225, v231, v237, v243, v249}};
     }
   }
@@ -204,14 +246,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_rope_table_neox_f16(
     const unsigned int v267 = v266 + v3;
     const unsigned int v268 = v267 + v264;
     const iron_f16x8 v327 = *reinterpret_cast<const iron_f16x8*>(inp + v268);  // kernels/rope/rope.cpp:183
-    const __half v271 = v327.v[0];
-    const __half v276 = v327.v[1];
-    const __half v281 = v327.v[2];
-    const __half v286 = v327.v[3];
-    const __half v291 = v327.v[4];
-    const __half v296 = v327.v[5];
-    const __half v301 = v327.v[6];
-    const __half v306 = v327.v[7];
+    const iron_f16 v271 = v327.v[0];
+    const iron_f16 v276 = v327.v[1];
+    const iron_f16 v281 = v327.v[2];
+    const iron_f16 v286 = v327.v[3];
+    const iron_f16 v291 = v327.v[4];
+    const iron_f16 v296 = v327.v[5];
+    const iron_f16 v301 = v327.v[6];
+    const iron_f16 v306 = v327.v[7];
     *reinterpret_cast<iron_f16x8*>(out + v268) = iron_f16x8{{v271, v276, v281, v286, v291, v296, v301, v306}};
   }
 }

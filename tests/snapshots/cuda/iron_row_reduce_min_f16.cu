@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 512 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -33,8 +75,8 @@ __device__ __forceinline__ T iron_simd_min(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_min_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows,
     unsigned int n) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -73,169 +115,169 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_min_f16(
       const unsigned int v102 = v101 << 3u;
       const unsigned int v103 = v10 + v102;  // kernels/ops/row_reduce.cpp:63
       const iron_f16x8 v104 = *reinterpret_cast<const iron_f16x8*>(inp + v103);
-      const __half v105 = v104.v[0];
-      const __half v106 = v104.v[1];
-      const __half v107 = v104.v[2];
-      const __half v108 = v104.v[3];
-      const __half v109 = v104.v[4];
-      const __half v110 = v104.v[5];
-      const __half v111 = v104.v[6];
-      const __half v112 = v104.v[7];
+      const iron_f16 v105 = v104.v[0];
+      const iron_f16 v106 = v104.v[1];
+      const iron_f16 v107 = v104.v[2];
+      const iron_f16 v108 = v104.v[3];
+      const iron_f16 v109 = v104.v[4];
+      const iron_f16 v110 = v104.v[5];
+      const iron_f16 v111 = v104.v[6];
+      const iron_f16 v112 = v104.v[7];
       const unsigned int v113 = v18 + v102;
       const iron_f16x8 v114 = *reinterpret_cast<const iron_f16x8*>(inp + v113);
-      const __half v115 = v114.v[0];
-      const __half v116 = v114.v[1];
-      const __half v117 = v114.v[2];
-      const __half v118 = v114.v[3];
-      const __half v119 = v114.v[4];
-      const __half v120 = v114.v[5];
-      const __half v121 = v114.v[6];
-      const __half v122 = v114.v[7];
+      const iron_f16 v115 = v114.v[0];
+      const iron_f16 v116 = v114.v[1];
+      const iron_f16 v117 = v114.v[2];
+      const iron_f16 v118 = v114.v[3];
+      const iron_f16 v119 = v114.v[4];
+      const iron_f16 v120 = v114.v[5];
+      const iron_f16 v121 = v114.v[6];
+      const iron_f16 v122 = v114.v[7];
       const unsigned int v123 = v26 + v102;
       const iron_f16x8 v124 = *reinterpret_cast<const iron_f16x8*>(inp + v123);
-      const __half v125 = v124.v[0];
-      const __half v126 = v124.v[1];
-      const __half v127 = v124.v[2];
-      const __half v128 = v124.v[3];
-      const __half v129 = v124.v[4];
-      const __half v130 = v124.v[5];
-      const __half v131 = v124.v[6];
-      const __half v132 = v124.v[7];
+      const iron_f16 v125 = v124.v[0];
+      const iron_f16 v126 = v124.v[1];
+      const iron_f16 v127 = v124.v[2];
+      const iron_f16 v128 = v124.v[3];
+      const iron_f16 v129 = v124.v[4];
+      const iron_f16 v130 = v124.v[5];
+      const iron_f16 v131 = v124.v[6];
+      const iron_f16 v132 = v124.v[7];
       const unsigned int v133 = v34 + v102;
       const iron_f16x8 v134 = *reinterpret_cast<const iron_f16x8*>(inp + v133);
-      const __half v135 = v134.v[0];
-      const __half v136 = v134.v[1];
-      const __half v137 = v134.v[2];
-      const __half v138 = v134.v[3];
-      const __half v139 = v134.v[4];
-      const __half v140 = v134.v[5];
-      const __half v141 = v134.v[6];
-      const __half v142 = v134.v[7];
-      const float v143 = __half2float(v105);
+      const iron_f16 v135 = v134.v[0];
+      const iron_f16 v136 = v134.v[1];
+      const iron_f16 v137 = v134.v[2];
+      const iron_f16 v138 = v134.v[3];
+      const iron_f16 v139 = v134.v[4];
+      const iron_f16 v140 = v134.v[5];
+      const iron_f16 v141 = v134.v[6];
+      const iron_f16 v142 = v134.v[7];
+      const float v143 = iron_to_f32(v105);
       const float v144 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v145 = fminf(v144, v143);
       v12 = v145;
-      const float v146 = __half2float(v115);  // kernels/ops/row_reduce.cpp:63
+      const float v146 = iron_to_f32(v115);  // kernels/ops/row_reduce.cpp:63
       const float v147 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v148 = fminf(v147, v146);
       v20 = v148;
-      const float v149 = __half2float(v125);  // kernels/ops/row_reduce.cpp:63
+      const float v149 = iron_to_f32(v125);  // kernels/ops/row_reduce.cpp:63
       const float v150 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v151 = fminf(v150, v149);
       v28 = v151;
-      const float v152 = __half2float(v135);  // kernels/ops/row_reduce.cpp:63
+      const float v152 = iron_to_f32(v135);  // kernels/ops/row_reduce.cpp:63
       const float v153 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v154 = fminf(v153, v152);
       v36 = v154;
-      const float v155 = __half2float(v106);  // kernels/ops/row_reduce.cpp:63
+      const float v155 = iron_to_f32(v106);  // kernels/ops/row_reduce.cpp:63
       const float v156 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v157 = fminf(v156, v155);
       v12 = v157;
-      const float v158 = __half2float(v116);  // kernels/ops/row_reduce.cpp:63
+      const float v158 = iron_to_f32(v116);  // kernels/ops/row_reduce.cpp:63
       const float v159 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v160 = fminf(v159, v158);
       v20 = v160;
-      const float v161 = __half2float(v126);  // kernels/ops/row_reduce.cpp:63
+      const float v161 = iron_to_f32(v126);  // kernels/ops/row_reduce.cpp:63
       const float v162 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v163 = fminf(v162, v161);
       v28 = v163;
-      const float v164 = __half2float(v136);  // kernels/ops/row_reduce.cpp:63
+      const float v164 = iron_to_f32(v136);  // kernels/ops/row_reduce.cpp:63
       const float v165 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v166 = fminf(v165, v164);
       v36 = v166;
-      const float v167 = __half2float(v107);  // kernels/ops/row_reduce.cpp:63
+      const float v167 = iron_to_f32(v107);  // kernels/ops/row_reduce.cpp:63
       const float v168 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v169 = fminf(v168, v167);
       v12 = v169;
-      const float v170 = __half2float(v117);  // kernels/ops/row_reduce.cpp:63
+      const float v170 = iron_to_f32(v117);  // kernels/ops/row_reduce.cpp:63
       const float v171 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v172 = fminf(v171, v170);
       v20 = v172;
-      const float v173 = __half2float(v127);  // kernels/ops/row_reduce.cpp:63
+      const float v173 = iron_to_f32(v127);  // kernels/ops/row_reduce.cpp:63
       const float v174 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v175 = fminf(v174, v173);
       v28 = v175;
-      const float v176 = __half2float(v137);  // kernels/ops/row_reduce.cpp:63
+      const float v176 = iron_to_f32(v137);  // kernels/ops/row_reduce.cpp:63
       const float v177 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v178 = fminf(v177, v176);
       v36 = v178;
-      const float v179 = __half2float(v108);  // kernels/ops/row_reduce.cpp:63
+      const float v179 = iron_to_f32(v108);  // kernels/ops/row_reduce.cpp:63
       const float v180 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v181 = fminf(v180, v179);
       v12 = v181;
-      const float v182 = __half2float(v118);  // kernels/ops/row_reduce.cpp:63
+      const float v182 = iron_to_f32(v118);  // kernels/ops/row_reduce.cpp:63
       const float v183 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v184 = fminf(v183, v182);
       v20 = v184;
-      const float v185 = __half2float(v128);  // kernels/ops/row_reduce.cpp:63
+      const float v185 = iron_to_f32(v128);  // kernels/ops/row_reduce.cpp:63
       const float v186 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v187 = fminf(v186, v185);
       v28 = v187;
-      const float v188 = __half2float(v138);  // kernels/ops/row_reduce.cpp:63
+      const float v188 = iron_to_f32(v138);  // kernels/ops/row_reduce.cpp:63
       const float v189 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v190 = fminf(v189, v188);
       v36 = v190;
-      const float v191 = __half2float(v109);  // kernels/ops/row_reduce.cpp:63
+      const float v191 = iron_to_f32(v109);  // kernels/ops/row_reduce.cpp:63
       const float v192 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v193 = fminf(v192, v191);
       v12 = v193;
-      const float v194 = __half2float(v119);  // kernels/ops/row_reduce.cpp:63
+      const float v194 = iron_to_f32(v119);  // kernels/ops/row_reduce.cpp:63
       const float v195 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v196 = fminf(v195, v194);
       v20 = v196;
-      const float v197 = __half2float(v129);  // kernels/ops/row_reduce.cpp:63
+      const float v197 = iron_to_f32(v129);  // kernels/ops/row_reduce.cpp:63
       const float v198 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v199 = fminf(v198, v197);
       v28 = v199;
-      const float v200 = __half2float(v139);  // kernels/ops/row_reduce.cpp:63
+      const float v200 = iron_to_f32(v139);  // kernels/ops/row_reduce.cpp:63
       const float v201 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v202 = fminf(v201, v200);
       v36 = v202;
-      const float v203 = __half2float(v110);  // kernels/ops/row_reduce.cpp:63
+      const float v203 = iron_to_f32(v110);  // kernels/ops/row_reduce.cpp:63
       const float v204 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v205 = fminf(v204, v203);
       v12 = v205;
-      const float v206 = __half2float(v120);  // kernels/ops/row_reduce.cpp:63
+      const float v206 = iron_to_f32(v120);  // kernels/ops/row_reduce.cpp:63
       const float v207 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v208 = fminf(v207, v206);
       v20 = v208;
-      const float v209 = __half2float(v130);  // kernels/ops/row_reduce.cpp:63
+      const float v209 = iron_to_f32(v130);  // kernels/ops/row_reduce.cpp:63
       const float v210 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v211 = fminf(v210, v209);
       v28 = v211;
-      const float v212 = __half2float(v140);  // kernels/ops/row_reduce.cpp:63
+      const float v212 = iron_to_f32(v140);  // kernels/ops/row_reduce.cpp:63
       const float v213 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v214 = fminf(v213, v212);
       v36 = v214;
-      const float v215 = __half2float(v111);  // kernels/ops/row_reduce.cpp:63
+      const float v215 = iron_to_f32(v111);  // kernels/ops/row_reduce.cpp:63
       const float v216 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v217 = fminf(v216, v215);
       v12 = v217;
-      const float v218 = __half2float(v121);  // kernels/ops/row_reduce.cpp:63
+      const float v218 = iron_to_f32(v121);  // kernels/ops/row_reduce.cpp:63
       const float v219 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v220 = fminf(v219, v218);
       v20 = v220;
-      const float v221 = __half2float(v131);  // kernels/ops/row_reduce.cpp:63
+      const float v221 = iron_to_f32(v131);  // kernels/ops/row_reduce.cpp:63
       const float v222 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v223 = fminf(v222, v221);
       v28 = v223;
-      const float v224 = __half2float(v141);  // kernels/ops/row_reduce.cpp:63
+      const float v224 = iron_to_f32(v141);  // kernels/ops/row_reduce.cpp:63
       const float v225 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v226 = fminf(v225, v224);
       v36 = v226;
-      const float v227 = __half2float(v112);  // kernels/ops/row_reduce.cpp:63
+      const float v227 = iron_to_f32(v112);  // kernels/ops/row_reduce.cpp:63
       const float v228 = v12;  // kernels/ops/row_reduce.cpp:66
       const float v229 = fminf(v228, v227);
       v12 = v229;
-      const float v230 = __half2float(v122);  // kernels/ops/row_reduce.cpp:63
+      const float v230 = iron_to_f32(v122);  // kernels/ops/row_reduce.cpp:63
       const float v231 = v20;  // kernels/ops/row_reduce.cpp:66
       const float v232 = fminf(v231, v230);
       v20 = v232;
-      const float v233 = __half2float(v132);  // kernels/ops/row_reduce.cpp:63
+      const float v233 = iron_to_f32(v132);  // kernels/ops/row_reduce.cpp:63
       const float v234 = v28;  // kernels/ops/row_reduce.cpp:66
       const float v235 = fminf(v234, v233);
       v28 = v235;
-      const float v236 = __half2float(v142);  // kernels/ops/row_reduce.cpp:63
+      const float v236 = iron_to_f32(v142);  // kernels/ops/row_reduce.cpp:63
       const float v237 = v36;  // kernels/ops/row_reduce.cpp:66
       const float v238 = fminf(v237, v236);
       v36 = v238;
@@ -250,89 +292,89 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_min_f16(
         const unsigned int v245 = v244 << 2u;
         const unsigned int v246 = v10 + v245;  // kernels/ops/row_reduce.cpp:63
         const iron_f16x4 v247 = *reinterpret_cast<const iron_f16x4*>(inp + v246);
-        const __half v248 = v247.v[0];
-        const __half v249 = v247.v[1];
-        const __half v250 = v247.v[2];
-        const __half v251 = v247.v[3];
+        const iron_f16 v248 = v247.v[0];
+        const iron_f16 v249 = v247.v[1];
+        const iron_f16 v250 = v247.v[2];
+        const iron_f16 v251 = v247.v[3];
         const unsigned int v252 = v18 + v245;
         const iron_f16x4 v253 = *reinterpret_cast<const iron_f16x4*>(inp + v252);
-        const __half v254 = v253.v[0];
-        const __half v255 = v253.v[1];
-        const __half v256 = v253.v[2];
-        const __half v257 = v253.v[3];
+        const iron_f16 v254 = v253.v[0];
+        const iron_f16 v255 = v253.v[1];
+        const iron_f16 v256 = v253.v[2];
+        const iron_f16 v257 = v253.v[3];
         const unsigned int v258 = v26 + v245;
         const iron_f16x4 v259 = *reinterpret_cast<const iron_f16x4*>(inp + v258);
-        const __half v260 = v259.v[0];
-        const __half v261 = v259.v[1];
-        const __half v262 = v259.v[2];
-        const __half v263 = v259.v[3];
+        const iron_f16 v260 = v259.v[0];
+        const iron_f16 v261 = v259.v[1];
+        const iron_f16 v262 = v259.v[2];
+        const iron_f16 v263 = v259.v[3];
         const unsigned int v264 = v34 + v245;
         const iron_f16x4 v265 = *reinterpret_cast<const iron_f16x4*>(inp + v264);
-        const __half v266 = v265.v[0];
-        const __half v267 = v265.v[1];
-        const __half v268 = v265.v[2];
-        const __half v269 = v265.v[3];
-        const float v270 = __half2float(v248);
+        const iron_f16 v266 = v265.v[0];
+        const iron_f16 v267 = v265.v[1];
+        const iron_f16 v268 = v265.v[2];
+        const iron_f16 v269 = v265.v[3];
+        const float v270 = iron_to_f32(v248);
         const float v271 = v12;  // kernels/ops/row_reduce.cpp:66
         const float v272 = fminf(v271, v270);
         v12 = v272;
-        const float v273 = __half2float(v254);  // kernels/ops/row_reduce.cpp:63
+        const float v273 = iron_to_f32(v254);  // kernels/ops/row_reduce.cpp:63
         const float v274 = v20;  // kernels/ops/row_reduce.cpp:66
         const float v275 = fminf(v274, v273);
         v20 = v275;
-        const float v276 = __half2float(v260);  // kernels/ops/row_reduce.cpp:63
+        const float v276 = iron_to_f32(v260);  // kernels/ops/row_reduce.cpp:63
         const float v277 = v28;  // kernels/ops/row_reduce.cpp:66
         const float v278 = fminf(v277, v276);
         v28 = v278;
-        const float v279 = __half2float(v266);  // kernels/ops/row_reduce.cpp:63
+        const float v279 = iron_to_f32(v266);  // kernels/ops/row_reduce.cpp:63
         const float v280 = v36;  // kernels/ops/row_reduce.cpp:66
         const float v281 = fminf(v280, v279);
         v36 = v281;
-        const float v282 = __half2float(v249);  // kernels/ops/row_reduce.cpp:63
+        const float v282 = iron_to_f32(v249);  // kernels/ops/row_reduce.cpp:63
         const float v283 = v12;  // kernels/ops/row_reduce.cpp:66
         const float v284 = fminf(v283, v282);
         v12 = v284;
-        const float v285 = __half2float(v255);  // kernels/ops/row_reduce.cpp:63
+        const float v285 = iron_to_f32(v255);  // kernels/ops/row_reduce.cpp:63
         const float v286 = v20;  // kernels/ops/row_reduce.cpp:66
         const float v287 = fminf(v286, v285);
         v20 = v287;
-        const float v288 = __half2float(v261);  // kernels/ops/row_reduce.cpp:63
+        const float v288 = iron_to_f32(v261);  // kernels/ops/row_reduce.cpp:63
         const float v289 = v28;  // kernels/ops/row_reduce.cpp:66
         const float v290 = fminf(v289, v288);
         v28 = v290;
-        const float v291 = __half2float(v267);  // kernels/ops/row_reduce.cpp:63
+        const float v291 = iron_to_f32(v267);  // kernels/ops/row_reduce.cpp:63
         const float v292 = v36;  // kernels/ops/row_reduce.cpp:66
         const float v293 = fminf(v292, v291);
         v36 = v293;
-        const float v294 = __half2float(v250);  // kernels/ops/row_reduce.cpp:63
+        const float v294 = iron_to_f32(v250);  // kernels/ops/row_reduce.cpp:63
         const float v295 = v12;  // kernels/ops/row_reduce.cpp:66
         const float v296 = fminf(v295, v294);
         v12 = v296;
-        const float v297 = __half2float(v256);  // kernels/ops/row_reduce.cpp:63
+        const float v297 = iron_to_f32(v256);  // kernels/ops/row_reduce.cpp:63
         const float v298 = v20;  // kernels/ops/row_reduce.cpp:66
         const float v299 = fminf(v298, v297);
         v20 = v299;
-        const float v300 = __half2float(v262);  // kernels/ops/row_reduce.cpp:63
+        const float v300 = iron_to_f32(v262);  // kernels/ops/row_reduce.cpp:63
         const float v301 = v28;  // kernels/ops/row_reduce.cpp:66
         const float v302 = fminf(v301, v300);
         v28 = v302;
-        const float v303 = __half2float(v268);  // kernels/ops/row_reduce.cpp:63
+        const float v303 = iron_to_f32(v268);  // kernels/ops/row_reduce.cpp:63
         const float v304 = v36;  // kernels/ops/row_reduce.cpp:66
         const float v305 = fminf(v304, v303);
         v36 = v305;
-        const float v306 = __half2float(v251);  // kernels/ops/row_reduce.cpp:63
+        const float v306 = iron_to_f32(v251);  // kernels/ops/row_reduce.cpp:63
         const float v307 = v12;  // kernels/ops/row_reduce.cpp:66
         const float v308 = fminf(v307, v306);
         v12 = v308;
-        const float v309 = __half2float(v257);  // kernels/ops/row_reduce.cpp:63
+        const float v309 = iron_to_f32(v257);  // kernels/ops/row_reduce.cpp:63
         const float v310 = v20;  // kernels/ops/row_reduce.cpp:66
         const float v311 = fminf(v310, v309);
         v20 = v311;
-        const float v312 = __half2float(v263);  // kernels/ops/row_reduce.cpp:63
+        const float v312 = iron_to_f32(v263);  // kernels/ops/row_reduce.cpp:63
         const float v313 = v28;  // kernels/ops/row_reduce.cpp:66
         const float v314 = fminf(v313, v312);
         v28 = v314;
-        const float v315 = __half2float(v269);  // kernels/ops/row_reduce.cpp:63
+        const float v315 = iron_to_f32(v269);  // kernels/ops/row_reduce.cpp:63
         const float v316 = v36;  // kernels/ops/row_reduce.cpp:66
         const float v317 = fminf(v316, v315);
         v36 = v317;
@@ -340,26 +382,26 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_min_f16(
     } else {
       for (unsigned int v39 = v38; v39 < v1; v39 += v37) {  // kernels/ops/row_reduce.cpp:61
         const unsigned int v40 = v10 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __half v41 = inp[v40];
-        const float v42 = __half2float(v41);
+        const iron_f16 v41 = inp[v40];
+        const float v42 = iron_to_f32(v41);
         const float v43 = v12;  // kernels/ops/row_reduce.cpp:66
         const float v44 = fminf(v43, v42);
         v12 = v44;
         const unsigned int v45 = v18 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __half v46 = inp[v45];
-        const float v47 = __half2float(v46);
+        const iron_f16 v46 = inp[v45];
+        const float v47 = iron_to_f32(v46);
         const float v48 = v20;  // kernels/ops/row_reduce.cpp:66
         const float v49 = fminf(v48, v47);
         v20 = v49;
         const unsigned int v50 = v26 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __half v51 = inp[v50];
-        const float v52 = __half2float(v51);
+        const iron_f16 v51 = inp[v50];
+        const float v52 = iron_to_f32(v51);
         const float v53 = v28;  // kernels/ops/row_reduce.cpp:66
         const float v54 = fminf(v53, v52);
         v28 = v54;
         const unsigned int v55 = v34 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __half v56 = inp[v55];
-        const float v57 = __half2float(v56);
+        const iron_f16 v56 = inp[v55];
+        const float v57 = iron_to_f32(v56);
         const float v58 = v36;  // kernels/ops/row_reduce.cpp:66
         const float v59 = fminf(v58, v57);
         v36 = v59;
@@ -417,22 +459,22 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_min_f16(
   if (v70) {
     const bool v73 = v4 < v0;  // kernels/ops/row_reduce.cpp:77
     if (v73) {
-      const __half v74 = __float2half_rn(v61);
+      const iron_f16 v74 = iron_f32_to_f16(v61);
       out[v4] = v74;
     }
     const bool v79 = v16 < v0;
     if (v79) {
-      const __half v80 = __float2half_rn(v63);
+      const iron_f16 v80 = iron_f32_to_f16(v63);
       out[v16] = v80;
     }
     const bool v85 = v24 < v0;
     if (v85) {
-      const __half v86 = __float2half_rn(v65);
+      const iron_f16 v86 = iron_f32_to_f16(v65);
       out[v24] = v86;
     }
     const bool v91 = v32 < v0;
     if (v91) {
-      const __half v92 = __float2half_rn(v67);
+      const iron_f16 v92 = iron_f32_to_f16(v67);
       out[v32] = v92;
     }
   }

@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 512 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input bf16 tensor, as const __nv_bfloat16* __restrict__
-//   out: output bf16 tensor, as __nv_bfloat16* __restrict__
+//   inp: input bf16 tensor, as const iron_bf16* __restrict__
+//   out: output bf16 tensor, as iron_bf16* __restrict__
 //   rows: constexpr u32, as unsigned int
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_bf16.h>
+// bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_bf16 {
+  static constexpr bool bfloat = true;  // which mma.sync type it is
+  unsigned short bits;
+  iron_bf16() = default;
+  __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { return __uint_as_float(static_cast<unsigned int>(bits) << 16); }
+};
+__device__ __forceinline__ float iron_to_f32(iron_bf16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_bf16 iron_bf16_from_bits(unsigned short bits) {
+  iron_bf16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_bf16 operator+(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator*(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator/(iron_bf16 a, iron_bf16 b) { return iron_bf16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_bf16 operator-(iron_bf16 a) { return iron_bf16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_bf16& operator+=(iron_bf16& a, iron_bf16 b) { return a = a + b; }
+__device__ __forceinline__ iron_bf16& operator-=(iron_bf16& a, iron_bf16 b) { return a = a - b; }
+__device__ __forceinline__ iron_bf16& operator*=(iron_bf16& a, iron_bf16 b) { return a = a * b; }
+__device__ __forceinline__ iron_bf16& operator/=(iron_bf16& a, iron_bf16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_bf16 a, iron_bf16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_bf16 __shfl_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_xor_sync(unsigned int mask, iron_bf16 v, int lane, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_up_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf16 v, unsigned int delta, int width = 32) {
+  return iron_bf16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_bf16x4 {
-  __nv_bfloat16 v[4];
+  iron_bf16 v[4];
 };
 struct alignas(16) iron_bf16x8 {
-  __nv_bfloat16 v[8];
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -31,8 +73,8 @@ __device__ __forceinline__ T iron_simd_sum(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_sum_bf16(
-    const __nv_bfloat16* __restrict__ inp,
-    __nv_bfloat16* __restrict__ out,
+    const iron_bf16* __restrict__ inp,
+    iron_bf16* __restrict__ out,
     unsigned int rows,
     unsigned int n) {
   __shared__ __align__(16) float reduce_partials0[32];
@@ -71,169 +113,169 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_sum_bf16(
       const unsigned int v102 = v101 << 3u;
       const unsigned int v103 = v10 + v102;  // kernels/ops/row_reduce.cpp:63
       const iron_bf16x8 v104 = *reinterpret_cast<const iron_bf16x8*>(inp + v103);
-      const __nv_bfloat16 v105 = v104.v[0];
-      const __nv_bfloat16 v106 = v104.v[1];
-      const __nv_bfloat16 v107 = v104.v[2];
-      const __nv_bfloat16 v108 = v104.v[3];
-      const __nv_bfloat16 v109 = v104.v[4];
-      const __nv_bfloat16 v110 = v104.v[5];
-      const __nv_bfloat16 v111 = v104.v[6];
-      const __nv_bfloat16 v112 = v104.v[7];
+      const iron_bf16 v105 = v104.v[0];
+      const iron_bf16 v106 = v104.v[1];
+      const iron_bf16 v107 = v104.v[2];
+      const iron_bf16 v108 = v104.v[3];
+      const iron_bf16 v109 = v104.v[4];
+      const iron_bf16 v110 = v104.v[5];
+      const iron_bf16 v111 = v104.v[6];
+      const iron_bf16 v112 = v104.v[7];
       const unsigned int v113 = v18 + v102;
       const iron_bf16x8 v114 = *reinterpret_cast<const iron_bf16x8*>(inp + v113);
-      const __nv_bfloat16 v115 = v114.v[0];
-      const __nv_bfloat16 v116 = v114.v[1];
-      const __nv_bfloat16 v117 = v114.v[2];
-      const __nv_bfloat16 v118 = v114.v[3];
-      const __nv_bfloat16 v119 = v114.v[4];
-      const __nv_bfloat16 v120 = v114.v[5];
-      const __nv_bfloat16 v121 = v114.v[6];
-      const __nv_bfloat16 v122 = v114.v[7];
+      const iron_bf16 v115 = v114.v[0];
+      const iron_bf16 v116 = v114.v[1];
+      const iron_bf16 v117 = v114.v[2];
+      const iron_bf16 v118 = v114.v[3];
+      const iron_bf16 v119 = v114.v[4];
+      const iron_bf16 v120 = v114.v[5];
+      const iron_bf16 v121 = v114.v[6];
+      const iron_bf16 v122 = v114.v[7];
       const unsigned int v123 = v26 + v102;
       const iron_bf16x8 v124 = *reinterpret_cast<const iron_bf16x8*>(inp + v123);
-      const __nv_bfloat16 v125 = v124.v[0];
-      const __nv_bfloat16 v126 = v124.v[1];
-      const __nv_bfloat16 v127 = v124.v[2];
-      const __nv_bfloat16 v128 = v124.v[3];
-      const __nv_bfloat16 v129 = v124.v[4];
-      const __nv_bfloat16 v130 = v124.v[5];
-      const __nv_bfloat16 v131 = v124.v[6];
-      const __nv_bfloat16 v132 = v124.v[7];
+      const iron_bf16 v125 = v124.v[0];
+      const iron_bf16 v126 = v124.v[1];
+      const iron_bf16 v127 = v124.v[2];
+      const iron_bf16 v128 = v124.v[3];
+      const iron_bf16 v129 = v124.v[4];
+      const iron_bf16 v130 = v124.v[5];
+      const iron_bf16 v131 = v124.v[6];
+      const iron_bf16 v132 = v124.v[7];
       const unsigned int v133 = v34 + v102;
       const iron_bf16x8 v134 = *reinterpret_cast<const iron_bf16x8*>(inp + v133);
-      const __nv_bfloat16 v135 = v134.v[0];
-      const __nv_bfloat16 v136 = v134.v[1];
-      const __nv_bfloat16 v137 = v134.v[2];
-      const __nv_bfloat16 v138 = v134.v[3];
-      const __nv_bfloat16 v139 = v134.v[4];
-      const __nv_bfloat16 v140 = v134.v[5];
-      const __nv_bfloat16 v141 = v134.v[6];
-      const __nv_bfloat16 v142 = v134.v[7];
-      const float v143 = __bfloat162float(v105);
+      const iron_bf16 v135 = v134.v[0];
+      const iron_bf16 v136 = v134.v[1];
+      const iron_bf16 v137 = v134.v[2];
+      const iron_bf16 v138 = v134.v[3];
+      const iron_bf16 v139 = v134.v[4];
+      const iron_bf16 v140 = v134.v[5];
+      const iron_bf16 v141 = v134.v[6];
+      const iron_bf16 v142 = v134.v[7];
+      const float v143 = iron_to_f32(v105);
       const float v144 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v145 = v144 + v143;
       v12 = v145;
-      const float v146 = __bfloat162float(v115);  // kernels/ops/row_reduce.cpp:63
+      const float v146 = iron_to_f32(v115);  // kernels/ops/row_reduce.cpp:63
       const float v147 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v148 = v147 + v146;
       v20 = v148;
-      const float v149 = __bfloat162float(v125);  // kernels/ops/row_reduce.cpp:63
+      const float v149 = iron_to_f32(v125);  // kernels/ops/row_reduce.cpp:63
       const float v150 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v151 = v150 + v149;
       v28 = v151;
-      const float v152 = __bfloat162float(v135);  // kernels/ops/row_reduce.cpp:63
+      const float v152 = iron_to_f32(v135);  // kernels/ops/row_reduce.cpp:63
       const float v153 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v154 = v153 + v152;
       v36 = v154;
-      const float v155 = __bfloat162float(v106);  // kernels/ops/row_reduce.cpp:63
+      const float v155 = iron_to_f32(v106);  // kernels/ops/row_reduce.cpp:63
       const float v156 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v157 = v156 + v155;
       v12 = v157;
-      const float v158 = __bfloat162float(v116);  // kernels/ops/row_reduce.cpp:63
+      const float v158 = iron_to_f32(v116);  // kernels/ops/row_reduce.cpp:63
       const float v159 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v160 = v159 + v158;
       v20 = v160;
-      const float v161 = __bfloat162float(v126);  // kernels/ops/row_reduce.cpp:63
+      const float v161 = iron_to_f32(v126);  // kernels/ops/row_reduce.cpp:63
       const float v162 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v163 = v162 + v161;
       v28 = v163;
-      const float v164 = __bfloat162float(v136);  // kernels/ops/row_reduce.cpp:63
+      const float v164 = iron_to_f32(v136);  // kernels/ops/row_reduce.cpp:63
       const float v165 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v166 = v165 + v164;
       v36 = v166;
-      const float v167 = __bfloat162float(v107);  // kernels/ops/row_reduce.cpp:63
+      const float v167 = iron_to_f32(v107);  // kernels/ops/row_reduce.cpp:63
       const float v168 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v169 = v168 + v167;
       v12 = v169;
-      const float v170 = __bfloat162float(v117);  // kernels/ops/row_reduce.cpp:63
+      const float v170 = iron_to_f32(v117);  // kernels/ops/row_reduce.cpp:63
       const float v171 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v172 = v171 + v170;
       v20 = v172;
-      const float v173 = __bfloat162float(v127);  // kernels/ops/row_reduce.cpp:63
+      const float v173 = iron_to_f32(v127);  // kernels/ops/row_reduce.cpp:63
       const float v174 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v175 = v174 + v173;
       v28 = v175;
-      const float v176 = __bfloat162float(v137);  // kernels/ops/row_reduce.cpp:63
+      const float v176 = iron_to_f32(v137);  // kernels/ops/row_reduce.cpp:63
       const float v177 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v178 = v177 + v176;
       v36 = v178;
-      const float v179 = __bfloat162float(v108);  // kernels/ops/row_reduce.cpp:63
+      const float v179 = iron_to_f32(v108);  // kernels/ops/row_reduce.cpp:63
       const float v180 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v181 = v180 + v179;
       v12 = v181;
-      const float v182 = __bfloat162float(v118);  // kernels/ops/row_reduce.cpp:63
+      const float v182 = iron_to_f32(v118);  // kernels/ops/row_reduce.cpp:63
       const float v183 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v184 = v183 + v182;
       v20 = v184;
-      const float v185 = __bfloat162float(v128);  // kernels/ops/row_reduce.cpp:63
+      const float v185 = iron_to_f32(v128);  // kernels/ops/row_reduce.cpp:63
       const float v186 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v187 = v186 + v185;
       v28 = v187;
-      const float v188 = __bfloat162float(v138);  // kernels/ops/row_reduce.cpp:63
+      const float v188 = iron_to_f32(v138);  // kernels/ops/row_reduce.cpp:63
       const float v189 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v190 = v189 + v188;
       v36 = v190;
-      const float v191 = __bfloat162float(v109);  // kernels/ops/row_reduce.cpp:63
+      const float v191 = iron_to_f32(v109);  // kernels/ops/row_reduce.cpp:63
       const float v192 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v193 = v192 + v191;
       v12 = v193;
-      const float v194 = __bfloat162float(v119);  // kernels/ops/row_reduce.cpp:63
+      const float v194 = iron_to_f32(v119);  // kernels/ops/row_reduce.cpp:63
       const float v195 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v196 = v195 + v194;
       v20 = v196;
-      const float v197 = __bfloat162float(v129);  // kernels/ops/row_reduce.cpp:63
+      const float v197 = iron_to_f32(v129);  // kernels/ops/row_reduce.cpp:63
       const float v198 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v199 = v198 + v197;
       v28 = v199;
-      const float v200 = __bfloat162float(v139);  // kernels/ops/row_reduce.cpp:63
+      const float v200 = iron_to_f32(v139);  // kernels/ops/row_reduce.cpp:63
       const float v201 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v202 = v201 + v200;
       v36 = v202;
-      const float v203 = __bfloat162float(v110);  // kernels/ops/row_reduce.cpp:63
+      const float v203 = iron_to_f32(v110);  // kernels/ops/row_reduce.cpp:63
       const float v204 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v205 = v204 + v203;
       v12 = v205;
-      const float v206 = __bfloat162float(v120);  // kernels/ops/row_reduce.cpp:63
+      const float v206 = iron_to_f32(v120);  // kernels/ops/row_reduce.cpp:63
       const float v207 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v208 = v207 + v206;
       v20 = v208;
-      const float v209 = __bfloat162float(v130);  // kernels/ops/row_reduce.cpp:63
+      const float v209 = iron_to_f32(v130);  // kernels/ops/row_reduce.cpp:63
       const float v210 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v211 = v210 + v209;
       v28 = v211;
-      const float v212 = __bfloat162float(v140);  // kernels/ops/row_reduce.cpp:63
+      const float v212 = iron_to_f32(v140);  // kernels/ops/row_reduce.cpp:63
       const float v213 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v214 = v213 + v212;
       v36 = v214;
-      const float v215 = __bfloat162float(v111);  // kernels/ops/row_reduce.cpp:63
+      const float v215 = iron_to_f32(v111);  // kernels/ops/row_reduce.cpp:63
       const float v216 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v217 = v216 + v215;
       v12 = v217;
-      const float v218 = __bfloat162float(v121);  // kernels/ops/row_reduce.cpp:63
+      const float v218 = iron_to_f32(v121);  // kernels/ops/row_reduce.cpp:63
       const float v219 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v220 = v219 + v218;
       v20 = v220;
-      const float v221 = __bfloat162float(v131);  // kernels/ops/row_reduce.cpp:63
+      const float v221 = iron_to_f32(v131);  // kernels/ops/row_reduce.cpp:63
       const float v222 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v223 = v222 + v221;
       v28 = v223;
-      const float v224 = __bfloat162float(v141);  // kernels/ops/row_reduce.cpp:63
+      const float v224 = iron_to_f32(v141);  // kernels/ops/row_reduce.cpp:63
       const float v225 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v226 = v225 + v224;
       v36 = v226;
-      const float v227 = __bfloat162float(v112);  // kernels/ops/row_reduce.cpp:63
+      const float v227 = iron_to_f32(v112);  // kernels/ops/row_reduce.cpp:63
       const float v228 = v12;  // kernels/ops/row_reduce.cpp:64
       const float v229 = v228 + v227;
       v12 = v229;
-      const float v230 = __bfloat162float(v122);  // kernels/ops/row_reduce.cpp:63
+      const float v230 = iron_to_f32(v122);  // kernels/ops/row_reduce.cpp:63
       const float v231 = v20;  // kernels/ops/row_reduce.cpp:64
       const float v232 = v231 + v230;
       v20 = v232;
-      const float v233 = __bfloat162float(v132);  // kernels/ops/row_reduce.cpp:63
+      const float v233 = iron_to_f32(v132);  // kernels/ops/row_reduce.cpp:63
       const float v234 = v28;  // kernels/ops/row_reduce.cpp:64
       const float v235 = v234 + v233;
       v28 = v235;
-      const float v236 = __bfloat162float(v142);  // kernels/ops/row_reduce.cpp:63
+      const float v236 = iron_to_f32(v142);  // kernels/ops/row_reduce.cpp:63
       const float v237 = v36;  // kernels/ops/row_reduce.cpp:64
       const float v238 = v237 + v236;
       v36 = v238;
@@ -248,89 +290,89 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_sum_bf16(
         const unsigned int v245 = v244 << 2u;
         const unsigned int v246 = v10 + v245;  // kernels/ops/row_reduce.cpp:63
         const iron_bf16x4 v247 = *reinterpret_cast<const iron_bf16x4*>(inp + v246);
-        const __nv_bfloat16 v248 = v247.v[0];
-        const __nv_bfloat16 v249 = v247.v[1];
-        const __nv_bfloat16 v250 = v247.v[2];
-        const __nv_bfloat16 v251 = v247.v[3];
+        const iron_bf16 v248 = v247.v[0];
+        const iron_bf16 v249 = v247.v[1];
+        const iron_bf16 v250 = v247.v[2];
+        const iron_bf16 v251 = v247.v[3];
         const unsigned int v252 = v18 + v245;
         const iron_bf16x4 v253 = *reinterpret_cast<const iron_bf16x4*>(inp + v252);
-        const __nv_bfloat16 v254 = v253.v[0];
-        const __nv_bfloat16 v255 = v253.v[1];
-        const __nv_bfloat16 v256 = v253.v[2];
-        const __nv_bfloat16 v257 = v253.v[3];
+        const iron_bf16 v254 = v253.v[0];
+        const iron_bf16 v255 = v253.v[1];
+        const iron_bf16 v256 = v253.v[2];
+        const iron_bf16 v257 = v253.v[3];
         const unsigned int v258 = v26 + v245;
         const iron_bf16x4 v259 = *reinterpret_cast<const iron_bf16x4*>(inp + v258);
-        const __nv_bfloat16 v260 = v259.v[0];
-        const __nv_bfloat16 v261 = v259.v[1];
-        const __nv_bfloat16 v262 = v259.v[2];
-        const __nv_bfloat16 v263 = v259.v[3];
+        const iron_bf16 v260 = v259.v[0];
+        const iron_bf16 v261 = v259.v[1];
+        const iron_bf16 v262 = v259.v[2];
+        const iron_bf16 v263 = v259.v[3];
         const unsigned int v264 = v34 + v245;
         const iron_bf16x4 v265 = *reinterpret_cast<const iron_bf16x4*>(inp + v264);
-        const __nv_bfloat16 v266 = v265.v[0];
-        const __nv_bfloat16 v267 = v265.v[1];
-        const __nv_bfloat16 v268 = v265.v[2];
-        const __nv_bfloat16 v269 = v265.v[3];
-        const float v270 = __bfloat162float(v248);
+        const iron_bf16 v266 = v265.v[0];
+        const iron_bf16 v267 = v265.v[1];
+        const iron_bf16 v268 = v265.v[2];
+        const iron_bf16 v269 = v265.v[3];
+        const float v270 = iron_to_f32(v248);
         const float v271 = v12;  // kernels/ops/row_reduce.cpp:64
         const float v272 = v271 + v270;
         v12 = v272;
-        const float v273 = __bfloat162float(v254);  // kernels/ops/row_reduce.cpp:63
+        const float v273 = iron_to_f32(v254);  // kernels/ops/row_reduce.cpp:63
         const float v274 = v20;  // kernels/ops/row_reduce.cpp:64
         const float v275 = v274 + v273;
         v20 = v275;
-        const float v276 = __bfloat162float(v260);  // kernels/ops/row_reduce.cpp:63
+        const float v276 = iron_to_f32(v260);  // kernels/ops/row_reduce.cpp:63
         const float v277 = v28;  // kernels/ops/row_reduce.cpp:64
         const float v278 = v277 + v276;
         v28 = v278;
-        const float v279 = __bfloat162float(v266);  // kernels/ops/row_reduce.cpp:63
+        const float v279 = iron_to_f32(v266);  // kernels/ops/row_reduce.cpp:63
         const float v280 = v36;  // kernels/ops/row_reduce.cpp:64
         const float v281 = v280 + v279;
         v36 = v281;
-        const float v282 = __bfloat162float(v249);  // kernels/ops/row_reduce.cpp:63
+        const float v282 = iron_to_f32(v249);  // kernels/ops/row_reduce.cpp:63
         const float v283 = v12;  // kernels/ops/row_reduce.cpp:64
         const float v284 = v283 + v282;
         v12 = v284;
-        const float v285 = __bfloat162float(v255);  // kernels/ops/row_reduce.cpp:63
+        const float v285 = iron_to_f32(v255);  // kernels/ops/row_reduce.cpp:63
         const float v286 = v20;  // kernels/ops/row_reduce.cpp:64
         const float v287 = v286 + v285;
         v20 = v287;
-        const float v288 = __bfloat162float(v261);  // kernels/ops/row_reduce.cpp:63
+        const float v288 = iron_to_f32(v261);  // kernels/ops/row_reduce.cpp:63
         const float v289 = v28;  // kernels/ops/row_reduce.cpp:64
         const float v290 = v289 + v288;
         v28 = v290;
-        const float v291 = __bfloat162float(v267);  // kernels/ops/row_reduce.cpp:63
+        const float v291 = iron_to_f32(v267);  // kernels/ops/row_reduce.cpp:63
         const float v292 = v36;  // kernels/ops/row_reduce.cpp:64
         const float v293 = v292 + v291;
         v36 = v293;
-        const float v294 = __bfloat162float(v250);  // kernels/ops/row_reduce.cpp:63
+        const float v294 = iron_to_f32(v250);  // kernels/ops/row_reduce.cpp:63
         const float v295 = v12;  // kernels/ops/row_reduce.cpp:64
         const float v296 = v295 + v294;
         v12 = v296;
-        const float v297 = __bfloat162float(v256);  // kernels/ops/row_reduce.cpp:63
+        const float v297 = iron_to_f32(v256);  // kernels/ops/row_reduce.cpp:63
         const float v298 = v20;  // kernels/ops/row_reduce.cpp:64
         const float v299 = v298 + v297;
         v20 = v299;
-        const float v300 = __bfloat162float(v262);  // kernels/ops/row_reduce.cpp:63
+        const float v300 = iron_to_f32(v262);  // kernels/ops/row_reduce.cpp:63
         const float v301 = v28;  // kernels/ops/row_reduce.cpp:64
         const float v302 = v301 + v300;
         v28 = v302;
-        const float v303 = __bfloat162float(v268);  // kernels/ops/row_reduce.cpp:63
+        const float v303 = iron_to_f32(v268);  // kernels/ops/row_reduce.cpp:63
         const float v304 = v36;  // kernels/ops/row_reduce.cpp:64
         const float v305 = v304 + v303;
         v36 = v305;
-        const float v306 = __bfloat162float(v251);  // kernels/ops/row_reduce.cpp:63
+        const float v306 = iron_to_f32(v251);  // kernels/ops/row_reduce.cpp:63
         const float v307 = v12;  // kernels/ops/row_reduce.cpp:64
         const float v308 = v307 + v306;
         v12 = v308;
-        const float v309 = __bfloat162float(v257);  // kernels/ops/row_reduce.cpp:63
+        const float v309 = iron_to_f32(v257);  // kernels/ops/row_reduce.cpp:63
         const float v310 = v20;  // kernels/ops/row_reduce.cpp:64
         const float v311 = v310 + v309;
         v20 = v311;
-        const float v312 = __bfloat162float(v263);  // kernels/ops/row_reduce.cpp:63
+        const float v312 = iron_to_f32(v263);  // kernels/ops/row_reduce.cpp:63
         const float v313 = v28;  // kernels/ops/row_reduce.cpp:64
         const float v314 = v313 + v312;
         v28 = v314;
-        const float v315 = __bfloat162float(v269);  // kernels/ops/row_reduce.cpp:63
+        const float v315 = iron_to_f32(v269);  // kernels/ops/row_reduce.cpp:63
         const float v316 = v36;  // kernels/ops/row_reduce.cpp:64
         const float v317 = v316 + v315;
         v36 = v317;
@@ -338,26 +380,26 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_sum_bf16(
     } else {
       for (unsigned int v39 = v38; v39 < v1; v39 += v37) {  // kernels/ops/row_reduce.cpp:61
         const unsigned int v40 = v10 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __nv_bfloat16 v41 = inp[v40];
-        const float v42 = __bfloat162float(v41);
+        const iron_bf16 v41 = inp[v40];
+        const float v42 = iron_to_f32(v41);
         const float v43 = v12;  // kernels/ops/row_reduce.cpp:64
         const float v44 = v43 + v42;
         v12 = v44;
         const unsigned int v45 = v18 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __nv_bfloat16 v46 = inp[v45];
-        const float v47 = __bfloat162float(v46);
+        const iron_bf16 v46 = inp[v45];
+        const float v47 = iron_to_f32(v46);
         const float v48 = v20;  // kernels/ops/row_reduce.cpp:64
         const float v49 = v48 + v47;
         v20 = v49;
         const unsigned int v50 = v26 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __nv_bfloat16 v51 = inp[v50];
-        const float v52 = __bfloat162float(v51);
+        const iron_bf16 v51 = inp[v50];
+        const float v52 = iron_to_f32(v51);
         const float v53 = v28;  // kernels/ops/row_reduce.cpp:64
         const float v54 = v53 + v52;
         v28 = v54;
         const unsigned int v55 = v34 + v39;  // kernels/ops/row_reduce.cpp:63
-        const __nv_bfloat16 v56 = inp[v55];
-        const float v57 = __bfloat162float(v56);
+        const iron_bf16 v56 = inp[v55];
+        const float v57 = iron_to_f32(v56);
         const float v58 = v36;  // kernels/ops/row_reduce.cpp:64
         const float v59 = v58 + v57;
         v36 = v59;
@@ -415,22 +457,22 @@ extern "C" __global__ void __launch_bounds__(1024) iron_row_reduce_sum_bf16(
   if (v70) {
     const bool v73 = v4 < v0;  // kernels/ops/row_reduce.cpp:77
     if (v73) {
-      const __nv_bfloat16 v74 = __float2bfloat16_rn(v61);
+      const iron_bf16 v74 = iron_f32_to_bf16(v61);
       out[v4] = v74;
     }
     const bool v79 = v16 < v0;
     if (v79) {
-      const __nv_bfloat16 v80 = __float2bfloat16_rn(v63);
+      const iron_bf16 v80 = iron_f32_to_bf16(v63);
       out[v16] = v80;
     }
     const bool v85 = v24 < v0;
     if (v85) {
-      const __nv_bfloat16 v86 = __float2bfloat16_rn(v65);
+      const iron_bf16 v86 = iron_f32_to_bf16(v65);
       out[v24] = v86;
     }
     const bool v91 = v32 < v0;
     if (v91) {
-      const __nv_bfloat16 v92 = __float2bfloat16_rn(v67);
+      const iron_bf16 v92 = iron_f32_to_bf16(v67);
       out[v32] = v92;
     }
   }

@@ -3,26 +3,68 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   src: input f16 tensor, as const __half* __restrict__
+//   src: input f16 tensor, as const iron_f16* __restrict__
 //   idx: input u32 tensor, as const unsigned int* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   out_rows: constexpr u32, as unsigned int
 //   dim: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f16(
-    const __half* __restrict__ src,
+    const iron_f16* __restrict__ src,
     const unsigned int* __restrict__ idx,
-    __half* __restrict__ out,
+    iron_f16* __restrict__ out,
     unsigned int out_rows,
     unsigned int dim) {
   const unsigned int v0 = out_rows;  // kernels/ops/scatter.cpp:28
@@ -44,14 +86,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f16(
         const unsigned int v19 = v18 << 3u;
         const unsigned int v20 = v5 + v19;  // kernels/ops/scatter.cpp:41
         const iron_f16x8 v21 = *reinterpret_cast<const iron_f16x8*>(src + v20);
-        const __half v22 = v21.v[0];
-        const __half v23 = v21.v[1];
-        const __half v24 = v21.v[2];
-        const __half v25 = v21.v[3];
-        const __half v26 = v21.v[4];
-        const __half v27 = v21.v[5];
-        const __half v28 = v21.v[6];
-        const __half v29 = v21.v[7];
+        const iron_f16 v22 = v21.v[0];
+        const iron_f16 v23 = v21.v[1];
+        const iron_f16 v24 = v21.v[2];
+        const iron_f16 v25 = v21.v[3];
+        const iron_f16 v26 = v21.v[4];
+        const iron_f16 v27 = v21.v[5];
+        const iron_f16 v28 = v21.v[6];
+        const iron_f16 v29 = v21.v[7];
         const unsigned int v30 = v6 + v19;
         *reinterpret_cast<iron_f16x8*>(out + v30) = iron_f16x8{{v22, v23, v24, v25, v26, v27, v28, v29}};
       }
@@ -65,17 +107,17 @@ extern "C" __global__ void __launch_bounds__(1024) iron_scatter_rows_f16(
           const unsigned int v37 = v36 << 2u;
           const unsigned int v38 = v5 + v37;  // kernels/ops/scatter.cpp:41
           const iron_f16x4 v39 = *reinterpret_cast<const iron_f16x4*>(src + v38);
-          const __half v40 = v39.v[0];
-          const __half v41 = v39.v[1];
-          const __half v42 = v39.v[2];
-          const __half v43 = v39.v[3];
+          const iron_f16 v40 = v39.v[0];
+          const iron_f16 v41 = v39.v[1];
+          const iron_f16 v42 = v39.v[2];
+          const iron_f16 v43 = v39.v[3];
           const unsigned int v44 = v6 + v37;
           *reinterpret_cast<iron_f16x4*>(out + v44) = iron_f16x4{{v40, v41, v42, v43}};
         }
       } else {
         for (unsigned int v9 = v8; v9 < v1; v9 += v7) {  // kernels/ops/scatter.cpp:40
           const unsigned int v10 = v5 + v9;  // kernels/ops/scatter.cpp:41
-          const __half v11 = src[v10];
+          const iron_f16 v11 = src[v10];
           const unsigned int v12 = v6 + v9;
           out[v12] = v11;
         }

@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
@@ -34,8 +76,8 @@ __device__ __forceinline__ float iron_recip_approx(float x) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_silu_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/unary.cpp:83
   const unsigned int v1 = gridDim.x;  // kernels/ops/unary.cpp:67
@@ -50,70 +92,70 @@ extern "C" __global__ void __launch_bounds__(1024) iron_silu_f16(
     for (unsigned int v21 = v4; v21 < v20; v21 += v3) {
       const unsigned int v22 = v21 << 3u;
       const iron_f16x8 v23 = *reinterpret_cast<const iron_f16x8*>(inp + v22);  // kernels/ops/unary.cpp:68
-      const __half v24 = v23.v[0];
-      const __half v25 = v23.v[1];
-      const __half v26 = v23.v[2];
-      const __half v27 = v23.v[3];
-      const __half v28 = v23.v[4];
-      const __half v29 = v23.v[5];
-      const __half v30 = v23.v[6];
-      const __half v31 = v23.v[7];
-      const float v32 = __half2float(v24);
+      const iron_f16 v24 = v23.v[0];
+      const iron_f16 v25 = v23.v[1];
+      const iron_f16 v26 = v23.v[2];
+      const iron_f16 v27 = v23.v[3];
+      const iron_f16 v28 = v23.v[4];
+      const iron_f16 v29 = v23.v[5];
+      const iron_f16 v30 = v23.v[6];
+      const iron_f16 v31 = v23.v[7];
+      const float v32 = iron_to_f32(v24);
       const float v33 = v32 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v34 = iron_exp2_approx(v33);
       const float v35 = 1.0f + v34;
       const float v36 = iron_recip_approx(v35);
       const float v37 = v32 * v36;
-      const __half v38 = __float2half_rn(v37);  // kernels/ops/unary.cpp:68
-      const float v39 = __half2float(v25);
+      const iron_f16 v38 = iron_f32_to_f16(v37);  // kernels/ops/unary.cpp:68
+      const float v39 = iron_to_f32(v25);
       const float v40 = v39 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v41 = iron_exp2_approx(v40);
       const float v42 = 1.0f + v41;
       const float v43 = iron_recip_approx(v42);
       const float v44 = v39 * v43;
-      const __half v45 = __float2half_rn(v44);  // kernels/ops/unary.cpp:68
-      const float v46 = __half2float(v26);
+      const iron_f16 v45 = iron_f32_to_f16(v44);  // kernels/ops/unary.cpp:68
+      const float v46 = iron_to_f32(v26);
       const float v47 = v46 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v48 = iron_exp2_approx(v47);
       const float v49 = 1.0f + v48;
       const float v50 = iron_recip_approx(v49);
       const float v51 = v46 * v50;
-      const __half v52 = __float2half_rn(v51);  // kernels/ops/unary.cpp:68
-      const float v53 = __half2float(v27);
+      const iron_f16 v52 = iron_f32_to_f16(v51);  // kernels/ops/unary.cpp:68
+      const float v53 = iron_to_f32(v27);
       const float v54 = v53 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v55 = iron_exp2_approx(v54);
       const float v56 = 1.0f + v55;
       const float v57 = iron_recip_approx(v56);
       const float v58 = v53 * v57;
-      const __half v59 = __float2half_rn(v58);  // kernels/ops/unary.cpp:68
-      const float v60 = __half2float(v28);
+      const iron_f16 v59 = iron_f32_to_f16(v58);  // kernels/ops/unary.cpp:68
+      const float v60 = iron_to_f32(v28);
       const float v61 = v60 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v62 = iron_exp2_approx(v61);
       const float v63 = 1.0f + v62;
       const float v64 = iron_recip_approx(v63);
       const float v65 = v60 * v64;
-      const __half v66 = __float2half_rn(v65);  // kernels/ops/unary.cpp:68
-      const float v67 = __half2float(v29);
+      const iron_f16 v66 = iron_f32_to_f16(v65);  // kernels/ops/unary.cpp:68
+      const float v67 = iron_to_f32(v29);
       const float v68 = v67 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v69 = iron_exp2_approx(v68);
       const float v70 = 1.0f + v69;
       const float v71 = iron_recip_approx(v70);
       const float v72 = v67 * v71;
-      const __half v73 = __float2half_rn(v72);  // kernels/ops/unary.cpp:68
-      const float v74 = __half2float(v30);
+      const iron_f16 v73 = iron_f32_to_f16(v72);  // kernels/ops/unary.cpp:68
+      const float v74 = iron_to_f32(v30);
       const float v75 = v74 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v76 = iron_exp2_approx(v75);
       const float v77 = 1.0f + v76;
       const float v78 = iron_recip_approx(v77);
       const float v79 = v74 * v78;
-      const __half v80 = __float2half_rn(v79);  // kernels/ops/unary.cpp:68
-      const float v81 = __half2float(v31);
+      const iron_f16 v80 = iron_f32_to_f16(v79);  // kernels/ops/unary.cpp:68
+      const float v81 = iron_to_f32(v31);
       const float v82 = v81 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v83 = iron_exp2_approx(v82);
       const float v84 = 1.0f + v83;
       const float v85 = iron_recip_approx(v84);
       const float v86 = v81 * v85;
-      const __half v87 = __float2half_rn(v86);  // kernels/ops/unary.cpp:68
+      const iron_f16 v87 = iron_f32_to_f16(v86);  // kernels/ops/unary.cpp:68
       *reinterpret_cast<iron_f16x8*>(out + v22) = iron_f16x8{{v38, v45, v52, v59, v66, v73, v80, v87}};
     }
   } else {
@@ -125,50 +167,50 @@ extern "C" __global__ void __launch_bounds__(1024) iron_silu_f16(
       for (unsigned int v93 = v4; v93 < v92; v93 += v3) {
         const unsigned int v94 = v93 << 2u;
         const iron_f16x4 v95 = *reinterpret_cast<const iron_f16x4*>(inp + v94);  // kernels/ops/unary.cpp:68
-        const __half v96 = v95.v[0];
-        const __half v97 = v95.v[1];
-        const __half v98 = v95.v[2];
-        const __half v99 = v95.v[3];
-        const float v100 = __half2float(v96);
+        const iron_f16 v96 = v95.v[0];
+        const iron_f16 v97 = v95.v[1];
+        const iron_f16 v98 = v95.v[2];
+        const iron_f16 v99 = v95.v[3];
+        const float v100 = iron_to_f32(v96);
         const float v101 = v100 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v102 = iron_exp2_approx(v101);
         const float v103 = 1.0f + v102;
         const float v104 = iron_recip_approx(v103);
         const float v105 = v100 * v104;
-        const __half v106 = __float2half_rn(v105);  // kernels/ops/unary.cpp:68
-        const float v107 = __half2float(v97);
+        const iron_f16 v106 = iron_f32_to_f16(v105);  // kernels/ops/unary.cpp:68
+        const float v107 = iron_to_f32(v97);
         const float v108 = v107 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v109 = iron_exp2_approx(v108);
         const float v110 = 1.0f + v109;
         const float v111 = iron_recip_approx(v110);
         const float v112 = v107 * v111;
-        const __half v113 = __float2half_rn(v112);  // kernels/ops/unary.cpp:68
-        const float v114 = __half2float(v98);
+        const iron_f16 v113 = iron_f32_to_f16(v112);  // kernels/ops/unary.cpp:68
+        const float v114 = iron_to_f32(v98);
         const float v115 = v114 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v116 = iron_exp2_approx(v115);
         const float v117 = 1.0f + v116;
         const float v118 = iron_recip_approx(v117);
         const float v119 = v114 * v118;
-        const __half v120 = __float2half_rn(v119);  // kernels/ops/unary.cpp:68
-        const float v121 = __half2float(v99);
+        const iron_f16 v120 = iron_f32_to_f16(v119);  // kernels/ops/unary.cpp:68
+        const float v121 = iron_to_f32(v99);
         const float v122 = v121 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v123 = iron_exp2_approx(v122);
         const float v124 = 1.0f + v123;
         const float v125 = iron_recip_approx(v124);
         const float v126 = v121 * v125;
-        const __half v127 = __float2half_rn(v126);  // kernels/ops/unary.cpp:68
+        const iron_f16 v127 = iron_f32_to_f16(v126);  // kernels/ops/unary.cpp:68
         *reinterpret_cast<iron_f16x4*>(out + v94) = iron_f16x4{{v106, v113, v120, v127}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/unary.cpp:67
-        const __half v6 = inp[v5];  // kernels/ops/unary.cpp:68
-        const float v7 = __half2float(v6);
+        const iron_f16 v6 = inp[v5];  // kernels/ops/unary.cpp:68
+        const float v7 = iron_to_f32(v6);
         const float v9 = v7 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v10 = iron_exp2_approx(v9);
         const float v12 = 1.0f + v10;
         const float v13 = iron_recip_approx(v12);
         const float v14 = v7 * v13;
-        const __half v15 = __float2half_rn(v14);  // kernels/ops/unary.cpp:68
+        const iron_f16 v15 = iron_f32_to_f16(v14);  // kernels/ops/unary.cpp:68
         out[v5] = v15;
       }
     }

@@ -3,18 +3,60 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 512 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -39,8 +81,8 @@ __device__ __forceinline__ T iron_simd_max(T v) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   __shared__ __align__(16) float reduce_partials0[32];
   __shared__ __align__(16) float reduce_partials1[32];
@@ -106,113 +148,113 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
     if (v21) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v54 = v2 + v20;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v55 = *reinterpret_cast<const iron_f16x8*>(inp + v54);
-      const __half v56 = v55.v[0];
-      const __half v57 = v55.v[1];
-      const __half v58 = v55.v[2];
-      const __half v59 = v55.v[3];
-      const __half v60 = v55.v[4];
-      const __half v61 = v55.v[5];
-      const __half v62 = v55.v[6];
-      const __half v63 = v55.v[7];
-      const float v64 = __half2float(v56);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v56 = v55.v[0];
+      const iron_f16 v57 = v55.v[1];
+      const iron_f16 v58 = v55.v[2];
+      const iron_f16 v59 = v55.v[3];
+      const iron_f16 v60 = v55.v[4];
+      const iron_f16 v61 = v55.v[5];
+      const iron_f16 v62 = v55.v[6];
+      const iron_f16 v63 = v55.v[7];
+      const float v64 = iron_to_f32(v56);  // kernels/primitives/resident_row.hpp:46
       v666 = v64;
-      const float v65 = __half2float(v57);
+      const float v65 = iron_to_f32(v57);
       v667 = v65;
-      const float v66 = __half2float(v58);
+      const float v66 = iron_to_f32(v58);
       v668 = v66;
-      const float v67 = __half2float(v59);
+      const float v67 = iron_to_f32(v59);
       v669 = v67;
-      const float v68 = __half2float(v60);
+      const float v68 = iron_to_f32(v60);
       v670 = v68;
-      const float v69 = __half2float(v61);
+      const float v69 = iron_to_f32(v61);
       v671 = v69;
-      const float v70 = __half2float(v62);
+      const float v70 = iron_to_f32(v62);
       v672 = v70;
-      const float v71 = __half2float(v63);
+      const float v71 = iron_to_f32(v63);
       v673 = v71;
     }
     if (v29) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v80 = v2 + v28;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v81 = *reinterpret_cast<const iron_f16x8*>(inp + v80);
-      const __half v82 = v81.v[0];
-      const __half v83 = v81.v[1];
-      const __half v84 = v81.v[2];
-      const __half v85 = v81.v[3];
-      const __half v86 = v81.v[4];
-      const __half v87 = v81.v[5];
-      const __half v88 = v81.v[6];
-      const __half v89 = v81.v[7];
-      const float v90 = __half2float(v82);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v82 = v81.v[0];
+      const iron_f16 v83 = v81.v[1];
+      const iron_f16 v84 = v81.v[2];
+      const iron_f16 v85 = v81.v[3];
+      const iron_f16 v86 = v81.v[4];
+      const iron_f16 v87 = v81.v[5];
+      const iron_f16 v88 = v81.v[6];
+      const iron_f16 v89 = v81.v[7];
+      const float v90 = iron_to_f32(v82);  // kernels/primitives/resident_row.hpp:46
       v674 = v90;
-      const float v91 = __half2float(v83);
+      const float v91 = iron_to_f32(v83);
       v675 = v91;
-      const float v92 = __half2float(v84);
+      const float v92 = iron_to_f32(v84);
       v676 = v92;
-      const float v93 = __half2float(v85);
+      const float v93 = iron_to_f32(v85);
       v677 = v93;
-      const float v94 = __half2float(v86);
+      const float v94 = iron_to_f32(v86);
       v678 = v94;
-      const float v95 = __half2float(v87);
+      const float v95 = iron_to_f32(v87);
       v679 = v95;
-      const float v96 = __half2float(v88);
+      const float v96 = iron_to_f32(v88);
       v680 = v96;
-      const float v97 = __half2float(v89);
+      const float v97 = iron_to_f32(v89);
       v681 = v97;
     }
     if (v37) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v106 = v2 + v36;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v107 = *reinterpret_cast<const iron_f16x8*>(inp + v106);
-      const __half v108 = v107.v[0];
-      const __half v109 = v107.v[1];
-      const __half v110 = v107.v[2];
-      const __half v111 = v107.v[3];
-      const __half v112 = v107.v[4];
-      const __half v113 = v107.v[5];
-      const __half v114 = v107.v[6];
-      const __half v115 = v107.v[7];
-      const float v116 = __half2float(v108);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v108 = v107.v[0];
+      const iron_f16 v109 = v107.v[1];
+      const iron_f16 v110 = v107.v[2];
+      const iron_f16 v111 = v107.v[3];
+      const iron_f16 v112 = v107.v[4];
+      const iron_f16 v113 = v107.v[5];
+      const iron_f16 v114 = v107.v[6];
+      const iron_f16 v115 = v107.v[7];
+      const float v116 = iron_to_f32(v108);  // kernels/primitives/resident_row.hpp:46
       v682 = v116;
-      const float v117 = __half2float(v109);
+      const float v117 = iron_to_f32(v109);
       v683 = v117;
-      const float v118 = __half2float(v110);
+      const float v118 = iron_to_f32(v110);
       v684 = v118;
-      const float v119 = __half2float(v111);
+      const float v119 = iron_to_f32(v111);
       v685 = v119;
-      const float v120 = __half2float(v112);
+      const float v120 = iron_to_f32(v112);
       v686 = v120;
-      const float v121 = __half2float(v113);
+      const float v121 = iron_to_f32(v113);
       v687 = v121;
-      const float v122 = __half2float(v114);
+      const float v122 = iron_to_f32(v114);
       v688 = v122;
-      const float v123 = __half2float(v115);
+      const float v123 = iron_to_f32(v115);
       v689 = v123;
     }
     if (v45) {  // kernels/primitives/resident_row.hpp:104
       const unsigned int v132 = v2 + v44;  // kernels/primitives/resident_row.hpp:45
       const iron_f16x8 v133 = *reinterpret_cast<const iron_f16x8*>(inp + v132);
-      const __half v134 = v133.v[0];
-      const __half v135 = v133.v[1];
-      const __half v136 = v133.v[2];
-      const __half v137 = v133.v[3];
-      const __half v138 = v133.v[4];
-      const __half v139 = v133.v[5];
-      const __half v140 = v133.v[6];
-      const __half v141 = v133.v[7];
-      const float v142 = __half2float(v134);  // kernels/primitives/resident_row.hpp:46
+      const iron_f16 v134 = v133.v[0];
+      const iron_f16 v135 = v133.v[1];
+      const iron_f16 v136 = v133.v[2];
+      const iron_f16 v137 = v133.v[3];
+      const iron_f16 v138 = v133.v[4];
+      const iron_f16 v139 = v133.v[5];
+      const iron_f16 v140 = v133.v[6];
+      const iron_f16 v141 = v133.v[7];
+      const float v142 = iron_to_f32(v134);  // kernels/primitives/resident_row.hpp:46
       v690 = v142;
-      const float v143 = __half2float(v135);
+      const float v143 = iron_to_f32(v135);
       v691 = v143;
-      const float v144 = __half2float(v136);
+      const float v144 = iron_to_f32(v136);
       v692 = v144;
-      const float v145 = __half2float(v137);
+      const float v145 = iron_to_f32(v137);
       v693 = v145;
-      const float v146 = __half2float(v138);
+      const float v146 = iron_to_f32(v138);
       v694 = v146;
-      const float v147 = __half2float(v139);
+      const float v147 = iron_to_f32(v139);
       v695 = v147;
-      const float v148 = __half2float(v140);
+      const float v148 = iron_to_f32(v140);
       v696 = v148;
-      const float v149 = __half2float(v141);
+      const float v149 = iron_to_f32(v141);
       v697 = v149;
     }
     const float v152 = v666;  // kernels/primitives/resident_row.hpp:122
@@ -514,105 +556,105 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
     const float v490 = 1.0f / v489;  // kernels/ops/softmax.cpp:46
     if (v21) {  // kernels/primitives/resident_row.hpp:104
       const float v500 = v386 * v490;  // kernels/ops/softmax.cpp:49
-      const __half v501 = __float2half_rn(v500);
+      const iron_f16 v501 = iron_f32_to_f16(v500);
       const float v503 = v388 * v490;
-      const __half v504 = __float2half_rn(v503);
+      const iron_f16 v504 = iron_f32_to_f16(v503);
       const float v506 = v391 * v490;
-      const __half v507 = __float2half_rn(v506);
+      const iron_f16 v507 = iron_f32_to_f16(v506);
       const float v509 = v394 * v490;
-      const __half v510 = __float2half_rn(v509);
+      const iron_f16 v510 = iron_f32_to_f16(v509);
       const float v512 = v397 * v490;
-      const __half v513 = __float2half_rn(v512);
+      const iron_f16 v513 = iron_f32_to_f16(v512);
       const float v515 = v400 * v490;
-      const __half v516 = __float2half_rn(v515);
+      const iron_f16 v516 = iron_f32_to_f16(v515);
       const float v518 = v403 * v490;
-      const __half v519 = __float2half_rn(v518);
+      const iron_f16 v519 = iron_f32_to_f16(v518);
       const float v521 = v406 * v490;
-      const __half v522 = __float2half_rn(v521);
+      const iron_f16 v522 = iron_f32_to_f16(v521);
       const unsigned int v523 = v2 + v20;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v523) = iron_f16x8{{v501, v504, v507, v510, v513, v516, v519, v522}};
     }
     if (v29) {  // kernels/primitives/resident_row.hpp:104
       const float v532 = v674;  // kernels/ops/softmax.cpp:49
       const float v533 = v532 * v490;
-      const __half v534 = __float2half_rn(v533);
+      const iron_f16 v534 = iron_f32_to_f16(v533);
       const float v535 = v675;
       const float v536 = v535 * v490;
-      const __half v537 = __float2half_rn(v536);
+      const iron_f16 v537 = iron_f32_to_f16(v536);
       const float v538 = v676;
       const float v539 = v538 * v490;
-      const __half v540 = __float2half_rn(v539);
+      const iron_f16 v540 = iron_f32_to_f16(v539);
       const float v541 = v677;
       const float v542 = v541 * v490;
-      const __half v543 = __float2half_rn(v542);
+      const iron_f16 v543 = iron_f32_to_f16(v542);
       const float v544 = v678;
       const float v545 = v544 * v490;
-      const __half v546 = __float2half_rn(v545);
+      const iron_f16 v546 = iron_f32_to_f16(v545);
       const float v547 = v679;
       const float v548 = v547 * v490;
-      const __half v549 = __float2half_rn(v548);
+      const iron_f16 v549 = iron_f32_to_f16(v548);
       const float v550 = v680;
       const float v551 = v550 * v490;
-      const __half v552 = __float2half_rn(v551);
+      const iron_f16 v552 = iron_f32_to_f16(v551);
       const float v553 = v681;
       const float v554 = v553 * v490;
-      const __half v555 = __float2half_rn(v554);
+      const iron_f16 v555 = iron_f32_to_f16(v554);
       const unsigned int v556 = v2 + v28;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v556) = iron_f16x8{{v534, v537, v540, v543, v546, v549, v552, v555}};
     }
     if (v37) {  // kernels/primitives/resident_row.hpp:104
       const float v565 = v682;  // kernels/ops/softmax.cpp:49
       const float v566 = v565 * v490;
-      const __half v567 = __float2half_rn(v566);
+      const iron_f16 v567 = iron_f32_to_f16(v566);
       const float v568 = v683;
       const float v569 = v568 * v490;
-      const __half v570 = __float2half_rn(v569);
+      const iron_f16 v570 = iron_f32_to_f16(v569);
       const float v571 = v684;
       const float v572 = v571 * v490;
-      const __half v573 = __float2half_rn(v572);
+      const iron_f16 v573 = iron_f32_to_f16(v572);
       const float v574 = v685;
       const float v575 = v574 * v490;
-      const __half v576 = __float2half_rn(v575);
+      const iron_f16 v576 = iron_f32_to_f16(v575);
       const float v577 = v686;
       const float v578 = v577 * v490;
-      const __half v579 = __float2half_rn(v578);
+      const iron_f16 v579 = iron_f32_to_f16(v578);
       const float v580 = v687;
       const float v581 = v580 * v490;
-      const __half v582 = __float2half_rn(v581);
+      const iron_f16 v582 = iron_f32_to_f16(v581);
       const float v583 = v688;
       const float v584 = v583 * v490;
-      const __half v585 = __float2half_rn(v584);
+      const iron_f16 v585 = iron_f32_to_f16(v584);
       const float v586 = v689;
       const float v587 = v586 * v490;
-      const __half v588 = __float2half_rn(v587);
+      const iron_f16 v588 = iron_f32_to_f16(v587);
       const unsigned int v589 = v2 + v36;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v589) = iron_f16x8{{v567, v570, v573, v576, v579, v582, v585, v588}};
     }
     if (v45) {  // kernels/primitives/resident_row.hpp:104
       const float v598 = v690;  // kernels/ops/softmax.cpp:49
       const float v599 = v598 * v490;
-      const __half v600 = __float2half_rn(v599);
+      const iron_f16 v600 = iron_f32_to_f16(v599);
       const float v601 = v691;
       const float v602 = v601 * v490;
-      const __half v603 = __float2half_rn(v602);
+      const iron_f16 v603 = iron_f32_to_f16(v602);
       const float v604 = v692;
       const float v605 = v604 * v490;
-      const __half v606 = __float2half_rn(v605);
+      const iron_f16 v606 = iron_f32_to_f16(v605);
       const float v607 = v693;
       const float v608 = v607 * v490;
-      const __half v609 = __float2half_rn(v608);
+      const iron_f16 v609 = iron_f32_to_f16(v608);
       const float v610 = v694;
       const float v611 = v610 * v490;
-      const __half v612 = __float2half_rn(v611);
+      const iron_f16 v612 = iron_f32_to_f16(v611);
       const float v613 = v695;
       const float v614 = v613 * v490;
-      const __half v615 = __float2half_rn(v614);
+      const iron_f16 v615 = iron_f32_to_f16(v614);
       const float v616 = v696;
       const float v617 = v616 * v490;
-      const __half v618 = __float2half_rn(v617);
+      const iron_f16 v618 = iron_f32_to_f16(v617);
       const float v619 = v697;
       const float v620 = v619 * v490;
-      const __half v621 = __float2half_rn(v620);
+      const iron_f16 v621 = iron_f32_to_f16(v620);
       const unsigned int v622 = v2 + v44;  // kernels/primitives/resident_row.hpp:116
       *reinterpret_cast<iron_f16x8*>(out + v622) = iron_f16x8{{v600, v603, v606, v609, v612, v615, v618, v621}};
     }
@@ -626,43 +668,43 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
         const unsigned int v704 = v703 << 3u;
         const unsigned int v705 = v2 + v704;
         const iron_f16x8 v706 = *reinterpret_cast<const iron_f16x8*>(inp + v705);
-        const __half v707 = v706.v[0];
-        const __half v708 = v706.v[1];
-        const __half v709 = v706.v[2];
-        const __half v710 = v706.v[3];
-        const __half v711 = v706.v[4];
-        const __half v712 = v706.v[5];
-        const __half v713 = v706.v[6];
-        const __half v714 = v706.v[7];
-        const float v715 = __half2float(v707);
+        const iron_f16 v707 = v706.v[0];
+        const iron_f16 v708 = v706.v[1];
+        const iron_f16 v709 = v706.v[2];
+        const iron_f16 v710 = v706.v[3];
+        const iron_f16 v711 = v706.v[4];
+        const iron_f16 v712 = v706.v[5];
+        const iron_f16 v713 = v706.v[6];
+        const iron_f16 v714 = v706.v[7];
+        const float v715 = iron_to_f32(v707);
         const float v716 = v626;
         const float v717 = fmaxf(v716, v715);
         v626 = v717;
-        const float v718 = __half2float(v708);
+        const float v718 = iron_to_f32(v708);
         const float v719 = v626;
         const float v720 = fmaxf(v719, v718);
         v626 = v720;
-        const float v721 = __half2float(v709);
+        const float v721 = iron_to_f32(v709);
         const float v722 = v626;
         const float v723 = fmaxf(v722, v721);
         v626 = v723;
-        const float v724 = __half2float(v710);
+        const float v724 = iron_to_f32(v710);
         const float v725 = v626;
         const float v726 = fmaxf(v725, v724);
         v626 = v726;
-        const float v727 = __half2float(v711);
+        const float v727 = iron_to_f32(v711);
         const float v728 = v626;
         const float v729 = fmaxf(v728, v727);
         v626 = v729;
-        const float v730 = __half2float(v712);
+        const float v730 = iron_to_f32(v712);
         const float v731 = v626;
         const float v732 = fmaxf(v731, v730);
         v626 = v732;
-        const float v733 = __half2float(v713);
+        const float v733 = iron_to_f32(v713);
         const float v734 = v626;
         const float v735 = fmaxf(v734, v733);
         v626 = v735;
-        const float v736 = __half2float(v714);
+        const float v736 = iron_to_f32(v714);
         const float v737 = v626;
         const float v738 = fmaxf(v737, v736);
         v626 = v738;
@@ -677,23 +719,23 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
           const unsigned int v745 = v744 << 2u;
           const unsigned int v746 = v2 + v745;
           const iron_f16x4 v747 = *reinterpret_cast<const iron_f16x4*>(inp + v746);
-          const __half v748 = v747.v[0];
-          const __half v749 = v747.v[1];
-          const __half v750 = v747.v[2];
-          const __half v751 = v747.v[3];
-          const float v752 = __half2float(v748);
+          const iron_f16 v748 = v747.v[0];
+          const iron_f16 v749 = v747.v[1];
+          const iron_f16 v750 = v747.v[2];
+          const iron_f16 v751 = v747.v[3];
+          const float v752 = iron_to_f32(v748);
           const float v753 = v626;
           const float v754 = fmaxf(v753, v752);
           v626 = v754;
-          const float v755 = __half2float(v749);
+          const float v755 = iron_to_f32(v749);
           const float v756 = v626;
           const float v757 = fmaxf(v756, v755);
           v626 = v757;
-          const float v758 = __half2float(v750);
+          const float v758 = iron_to_f32(v750);
           const float v759 = v626;
           const float v760 = fmaxf(v759, v758);
           v626 = v760;
-          const float v761 = __half2float(v751);
+          const float v761 = iron_to_f32(v751);
           const float v762 = v626;
           const float v763 = fmaxf(v762, v761);
           v626 = v763;
@@ -701,8 +743,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
       } else {
         for (unsigned int v627 = v623; v627 < v0; v627 += v8) {
           const unsigned int v628 = v2 + v627;
-          const __half v629 = inp[v628];
-          const float v630 = __half2float(v629);
+          const iron_f16 v629 = inp[v628];
+          const float v630 = iron_to_f32(v629);
           const float v631 = v626;
           const float v632 = fmaxf(v631, v630);
           v626 = v632;
@@ -734,57 +776,57 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
         const unsigned int v770 = v769 << 3u;
         const unsigned int v771 = v2 + v770;
         const iron_f16x8 v772 = *reinterpret_cast<const iron_f16x8*>(inp + v771);
-        const __half v773 = v772.v[0];
-        const __half v774 = v772.v[1];
-        const __half v775 = v772.v[2];
-        const __half v776 = v772.v[3];
-        const __half v777 = v772.v[4];
-        const __half v778 = v772.v[5];
-        const __half v779 = v772.v[6];
-        const __half v780 = v772.v[7];
-        const float v781 = __half2float(v773);
+        const iron_f16 v773 = v772.v[0];
+        const iron_f16 v774 = v772.v[1];
+        const iron_f16 v775 = v772.v[2];
+        const iron_f16 v776 = v772.v[3];
+        const iron_f16 v777 = v772.v[4];
+        const iron_f16 v778 = v772.v[5];
+        const iron_f16 v779 = v772.v[6];
+        const iron_f16 v780 = v772.v[7];
+        const float v781 = iron_to_f32(v773);
         const float v782 = v781 - v634;
         const float v783 = expf(v782);
         const float v784 = v636;
         const float v785 = v784 + v783;
         v636 = v785;
-        const float v786 = __half2float(v774);
+        const float v786 = iron_to_f32(v774);
         const float v787 = v786 - v634;
         const float v788 = expf(v787);
         const float v789 = v636;
         const float v790 = v789 + v788;
         v636 = v790;
-        const float v791 = __half2float(v775);
+        const float v791 = iron_to_f32(v775);
         const float v792 = v791 - v634;
         const float v793 = expf(v792);
         const float v794 = v636;
         const float v795 = v794 + v793;
         v636 = v795;
-        const float v796 = __half2float(v776);
+        const float v796 = iron_to_f32(v776);
         const float v797 = v796 - v634;
         const float v798 = expf(v797);
         const float v799 = v636;
         const float v800 = v799 + v798;
         v636 = v800;
-        const float v801 = __half2float(v777);
+        const float v801 = iron_to_f32(v777);
         const float v802 = v801 - v634;
         const float v803 = expf(v802);
         const float v804 = v636;
         const float v805 = v804 + v803;
         v636 = v805;
-        const float v806 = __half2float(v778);
+        const float v806 = iron_to_f32(v778);
         const float v807 = v806 - v634;
         const float v808 = expf(v807);
         const float v809 = v636;
         const float v810 = v809 + v808;
         v636 = v810;
-        const float v811 = __half2float(v779);
+        const float v811 = iron_to_f32(v779);
         const float v812 = v811 - v634;
         const float v813 = expf(v812);
         const float v814 = v636;
         const float v815 = v814 + v813;
         v636 = v815;
-        const float v816 = __half2float(v780);
+        const float v816 = iron_to_f32(v780);
         const float v817 = v816 - v634;
         const float v818 = expf(v817);
         const float v819 = v636;
@@ -801,29 +843,29 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
           const unsigned int v827 = v826 << 2u;
           const unsigned int v828 = v2 + v827;
           const iron_f16x4 v829 = *reinterpret_cast<const iron_f16x4*>(inp + v828);
-          const __half v830 = v829.v[0];
-          const __half v831 = v829.v[1];
-          const __half v832 = v829.v[2];
-          const __half v833 = v829.v[3];
-          const float v834 = __half2float(v830);
+          const iron_f16 v830 = v829.v[0];
+          const iron_f16 v831 = v829.v[1];
+          const iron_f16 v832 = v829.v[2];
+          const iron_f16 v833 = v829.v[3];
+          const float v834 = iron_to_f32(v830);
           const float v835 = v834 - v634;
           const float v836 = expf(v835);
           const float v837 = v636;
           const float v838 = v837 + v836;
           v636 = v838;
-          const float v839 = __half2float(v831);
+          const float v839 = iron_to_f32(v831);
           const float v840 = v839 - v634;
           const float v841 = expf(v840);
           const float v842 = v636;
           const float v843 = v842 + v841;
           v636 = v843;
-          const float v844 = __half2float(v832);
+          const float v844 = iron_to_f32(v832);
           const float v845 = v844 - v634;
           const float v846 = expf(v845);
           const float v847 = v636;
           const float v848 = v847 + v846;
           v636 = v848;
-          const float v849 = __half2float(v833);
+          const float v849 = iron_to_f32(v833);
           const float v850 = v849 - v634;
           const float v851 = expf(v850);
           const float v852 = v636;
@@ -833,8 +875,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
       } else {
         for (unsigned int v637 = v623; v637 < v0; v637 += v8) {
           const unsigned int v638 = v2 + v637;
-          const __half v639 = inp[v638];
-          const float v640 = __half2float(v639);
+          const iron_f16 v639 = inp[v638];
+          const float v640 = iron_to_f32(v639);
           const float v641 = v640 - v634;
           const float v642 = expf(v641);
           const float v643 = v636;
@@ -857,12 +899,12 @@ extern "C" __global__ void __launch_bounds__(1024) iron_softmax_f16(
 
     for (unsigned int v650 = v623; v650 < v0; v650 += v8) {  // kernels/ops/softmax.cpp:56
       const unsigned int v651 = v2 + v650;  // kernels/ops/softmax.cpp:57
-      const __half v652 = inp[v651];
-      const float v653 = __half2float(v652);
+      const iron_f16 v652 = inp[v651];
+      const float v653 = iron_to_f32(v652);
       const float v654 = v653 - v634;
       const float v655 = expf(v654);
       const float v656 = v655 * v647;
-      const __half v657 = __float2half_rn(v656);
+      const iron_f16 v657 = iron_f32_to_f16(v656);
       out[v651] = v657;
     }
   }

@@ -3,25 +3,67 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 extern "C" __global__ void __launch_bounds__(1024) iron_sub_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/binary.cpp:74
   const unsigned int v1 = gridDim.x;  // kernels/ops/binary.cpp:50
@@ -36,55 +78,55 @@ extern "C" __global__ void __launch_bounds__(1024) iron_sub_f16(
     for (unsigned int v17 = v4; v17 < v16; v17 += v3) {
       const unsigned int v18 = v17 << 3u;
       const iron_f16x8 v19 = *reinterpret_cast<const iron_f16x8*>(b + v18);  // kernels/ops/binary.cpp:51
-      const __half v20 = v19.v[0];
-      const __half v21 = v19.v[1];
-      const __half v22 = v19.v[2];
-      const __half v23 = v19.v[3];
-      const __half v24 = v19.v[4];
-      const __half v25 = v19.v[5];
-      const __half v26 = v19.v[6];
-      const __half v27 = v19.v[7];
+      const iron_f16 v20 = v19.v[0];
+      const iron_f16 v21 = v19.v[1];
+      const iron_f16 v22 = v19.v[2];
+      const iron_f16 v23 = v19.v[3];
+      const iron_f16 v24 = v19.v[4];
+      const iron_f16 v25 = v19.v[5];
+      const iron_f16 v26 = v19.v[6];
+      const iron_f16 v27 = v19.v[7];
       const iron_f16x8 v28 = *reinterpret_cast<const iron_f16x8*>(a + v18);
-      const __half v29 = v28.v[0];
-      const __half v30 = v28.v[1];
-      const __half v31 = v28.v[2];
-      const __half v32 = v28.v[3];
-      const __half v33 = v28.v[4];
-      const __half v34 = v28.v[5];
-      const __half v35 = v28.v[6];
-      const __half v36 = v28.v[7];
-      const float v37 = __half2float(v20);
-      const float v38 = __half2float(v29);
+      const iron_f16 v29 = v28.v[0];
+      const iron_f16 v30 = v28.v[1];
+      const iron_f16 v31 = v28.v[2];
+      const iron_f16 v32 = v28.v[3];
+      const iron_f16 v33 = v28.v[4];
+      const iron_f16 v34 = v28.v[5];
+      const iron_f16 v35 = v28.v[6];
+      const iron_f16 v36 = v28.v[7];
+      const float v37 = iron_to_f32(v20);
+      const float v38 = iron_to_f32(v29);
       const float v39 = v38 - v37;  // kernels/ops/binary.cpp:36
-      const __half v40 = __float2half_rn(v39);  // kernels/ops/binary.cpp:51
-      const float v41 = __half2float(v21);
-      const float v42 = __half2float(v30);
+      const iron_f16 v40 = iron_f32_to_f16(v39);  // kernels/ops/binary.cpp:51
+      const float v41 = iron_to_f32(v21);
+      const float v42 = iron_to_f32(v30);
       const float v43 = v42 - v41;  // kernels/ops/binary.cpp:36
-      const __half v44 = __float2half_rn(v43);  // kernels/ops/binary.cpp:51
-      const float v45 = __half2float(v22);
-      const float v46 = __half2float(v31);
+      const iron_f16 v44 = iron_f32_to_f16(v43);  // kernels/ops/binary.cpp:51
+      const float v45 = iron_to_f32(v22);
+      const float v46 = iron_to_f32(v31);
       const float v47 = v46 - v45;  // kernels/ops/binary.cpp:36
-      const __half v48 = __float2half_rn(v47);  // kernels/ops/binary.cpp:51
-      const float v49 = __half2float(v23);
-      const float v50 = __half2float(v32);
+      const iron_f16 v48 = iron_f32_to_f16(v47);  // kernels/ops/binary.cpp:51
+      const float v49 = iron_to_f32(v23);
+      const float v50 = iron_to_f32(v32);
       const float v51 = v50 - v49;  // kernels/ops/binary.cpp:36
-      const __half v52 = __float2half_rn(v51);  // kernels/ops/binary.cpp:51
-      const float v53 = __half2float(v24);
-      const float v54 = __half2float(v33);
+      const iron_f16 v52 = iron_f32_to_f16(v51);  // kernels/ops/binary.cpp:51
+      const float v53 = iron_to_f32(v24);
+      const float v54 = iron_to_f32(v33);
       const float v55 = v54 - v53;  // kernels/ops/binary.cpp:36
-      const __half v56 = __float2half_rn(v55);  // kernels/ops/binary.cpp:51
-      const float v57 = __half2float(v25);
-      const float v58 = __half2float(v34);
+      const iron_f16 v56 = iron_f32_to_f16(v55);  // kernels/ops/binary.cpp:51
+      const float v57 = iron_to_f32(v25);
+      const float v58 = iron_to_f32(v34);
       const float v59 = v58 - v57;  // kernels/ops/binary.cpp:36
-      const __half v60 = __float2half_rn(v59);  // kernels/ops/binary.cpp:51
-      const float v61 = __half2float(v26);
-      const float v62 = __half2float(v35);
+      const iron_f16 v60 = iron_f32_to_f16(v59);  // kernels/ops/binary.cpp:51
+      const float v61 = iron_to_f32(v26);
+      const float v62 = iron_to_f32(v35);
       const float v63 = v62 - v61;  // kernels/ops/binary.cpp:36
-      const __half v64 = __float2half_rn(v63);  // kernels/ops/binary.cpp:51
-      const float v65 = __half2float(v27);
-      const float v66 = __half2float(v36);
+      const iron_f16 v64 = iron_f32_to_f16(v63);  // kernels/ops/binary.cpp:51
+      const float v65 = iron_to_f32(v27);
+      const float v66 = iron_to_f32(v36);
       const float v67 = v66 - v65;  // kernels/ops/binary.cpp:36
-      const __half v68 = __float2half_rn(v67);  // kernels/ops/binary.cpp:51
+      const iron_f16 v68 = iron_f32_to_f16(v67);  // kernels/ops/binary.cpp:51
       *reinterpret_cast<iron_f16x8*>(out + v18) = iron_f16x8{{v40, v44, v48, v52, v56, v60, v64, v68}};
     }
   } else {
@@ -96,41 +138,41 @@ extern "C" __global__ void __launch_bounds__(1024) iron_sub_f16(
       for (unsigned int v74 = v4; v74 < v73; v74 += v3) {
         const unsigned int v75 = v74 << 2u;
         const iron_f16x4 v76 = *reinterpret_cast<const iron_f16x4*>(b + v75);  // kernels/ops/binary.cpp:51
-        const __half v77 = v76.v[0];
-        const __half v78 = v76.v[1];
-        const __half v79 = v76.v[2];
-        const __half v80 = v76.v[3];
+        const iron_f16 v77 = v76.v[0];
+        const iron_f16 v78 = v76.v[1];
+        const iron_f16 v79 = v76.v[2];
+        const iron_f16 v80 = v76.v[3];
         const iron_f16x4 v81 = *reinterpret_cast<const iron_f16x4*>(a + v75);
-        const __half v82 = v81.v[0];
-        const __half v83 = v81.v[1];
-        const __half v84 = v81.v[2];
-        const __half v85 = v81.v[3];
-        const float v86 = __half2float(v77);
-        const float v87 = __half2float(v82);
+        const iron_f16 v82 = v81.v[0];
+        const iron_f16 v83 = v81.v[1];
+        const iron_f16 v84 = v81.v[2];
+        const iron_f16 v85 = v81.v[3];
+        const float v86 = iron_to_f32(v77);
+        const float v87 = iron_to_f32(v82);
         const float v88 = v87 - v86;  // kernels/ops/binary.cpp:36
-        const __half v89 = __float2half_rn(v88);  // kernels/ops/binary.cpp:51
-        const float v90 = __half2float(v78);
-        const float v91 = __half2float(v83);
+        const iron_f16 v89 = iron_f32_to_f16(v88);  // kernels/ops/binary.cpp:51
+        const float v90 = iron_to_f32(v78);
+        const float v91 = iron_to_f32(v83);
         const float v92 = v91 - v90;  // kernels/ops/binary.cpp:36
-        const __half v93 = __float2half_rn(v92);  // kernels/ops/binary.cpp:51
-        const float v94 = __half2float(v79);
-        const float v95 = __half2float(v84);
+        const iron_f16 v93 = iron_f32_to_f16(v92);  // kernels/ops/binary.cpp:51
+        const float v94 = iron_to_f32(v79);
+        const float v95 = iron_to_f32(v84);
         const float v96 = v95 - v94;  // kernels/ops/binary.cpp:36
-        const __half v97 = __float2half_rn(v96);  // kernels/ops/binary.cpp:51
-        const float v98 = __half2float(v80);
-        const float v99 = __half2float(v85);
+        const iron_f16 v97 = iron_f32_to_f16(v96);  // kernels/ops/binary.cpp:51
+        const float v98 = iron_to_f32(v80);
+        const float v99 = iron_to_f32(v85);
         const float v100 = v99 - v98;  // kernels/ops/binary.cpp:36
-        const __half v101 = __float2half_rn(v100);  // kernels/ops/binary.cpp:51
+        const iron_f16 v101 = iron_f32_to_f16(v100);  // kernels/ops/binary.cpp:51
         *reinterpret_cast<iron_f16x4*>(out + v75) = iron_f16x4{{v89, v93, v97, v101}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/binary.cpp:50
-        const __half v6 = b[v5];  // kernels/ops/binary.cpp:51
-        const float v7 = __half2float(v6);
-        const __half v8 = a[v5];
-        const float v9 = __half2float(v8);
+        const iron_f16 v6 = b[v5];  // kernels/ops/binary.cpp:51
+        const float v7 = iron_to_f32(v6);
+        const iron_f16 v8 = a[v5];
+        const float v9 = iron_to_f32(v8);
         const float v10 = v9 - v7;  // kernels/ops/binary.cpp:36
-        const __half v11 = __float2half_rn(v10);  // kernels/ops/binary.cpp:51
+        const iron_f16 v11 = iron_f32_to_f16(v10);  // kernels/ops/binary.cpp:51
         out[v5] = v11;
       }
     }

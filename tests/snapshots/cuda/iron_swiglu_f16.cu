@@ -3,19 +3,61 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; no shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   a: input f16 tensor, as const __half* __restrict__
-//   b: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   a: input f16 tensor, as const iron_f16* __restrict__
+//   b: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   n: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(8) iron_f16x4 {
-  __half v[4];
+  iron_f16 v[4];
 };
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // 2^x by ex2.approx.ftz.f32 (PTX ISA, ex2): within 2 ulp of the correctly rounded result,
@@ -35,9 +77,9 @@ __device__ __forceinline__ float iron_recip_approx(float x) {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_swiglu_f16(
-    const __half* __restrict__ a,
-    const __half* __restrict__ b,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ a,
+    const iron_f16* __restrict__ b,
+    iron_f16* __restrict__ out,
     unsigned int n) {
   const unsigned int v0 = n;  // kernels/ops/swiglu.cpp:35
   const unsigned int v1 = gridDim.x;  // kernels/ops/swiglu.cpp:41
@@ -52,95 +94,95 @@ extern "C" __global__ void __launch_bounds__(1024) iron_swiglu_f16(
     for (unsigned int v24 = v4; v24 < v23; v24 += v3) {
       const unsigned int v25 = v24 << 3u;
       const iron_f16x8 v26 = *reinterpret_cast<const iron_f16x8*>(b + v25);  // kernels/ops/swiglu.cpp:42
-      const __half v27 = v26.v[0];
-      const __half v28 = v26.v[1];
-      const __half v29 = v26.v[2];
-      const __half v30 = v26.v[3];
-      const __half v31 = v26.v[4];
-      const __half v32 = v26.v[5];
-      const __half v33 = v26.v[6];
-      const __half v34 = v26.v[7];
+      const iron_f16 v27 = v26.v[0];
+      const iron_f16 v28 = v26.v[1];
+      const iron_f16 v29 = v26.v[2];
+      const iron_f16 v30 = v26.v[3];
+      const iron_f16 v31 = v26.v[4];
+      const iron_f16 v32 = v26.v[5];
+      const iron_f16 v33 = v26.v[6];
+      const iron_f16 v34 = v26.v[7];
       const iron_f16x8 v35 = *reinterpret_cast<const iron_f16x8*>(a + v25);
-      const __half v36 = v35.v[0];
-      const __half v37 = v35.v[1];
-      const __half v38 = v35.v[2];
-      const __half v39 = v35.v[3];
-      const __half v40 = v35.v[4];
-      const __half v41 = v35.v[5];
-      const __half v42 = v35.v[6];
-      const __half v43 = v35.v[7];
-      const float v44 = __half2float(v27);
-      const float v45 = __half2float(v36);
+      const iron_f16 v36 = v35.v[0];
+      const iron_f16 v37 = v35.v[1];
+      const iron_f16 v38 = v35.v[2];
+      const iron_f16 v39 = v35.v[3];
+      const iron_f16 v40 = v35.v[4];
+      const iron_f16 v41 = v35.v[5];
+      const iron_f16 v42 = v35.v[6];
+      const iron_f16 v43 = v35.v[7];
+      const float v44 = iron_to_f32(v27);
+      const float v45 = iron_to_f32(v36);
       const float v46 = v45 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v47 = iron_exp2_approx(v46);
       const float v48 = 1.0f + v47;
       const float v49 = iron_recip_approx(v48);
       const float v50 = v45 * v49;
       const float v51 = v50 * v44;  // kernels/ops/swiglu.cpp:42
-      const __half v52 = __float2half_rn(v51);
-      const float v53 = __half2float(v28);
-      const float v54 = __half2float(v37);
+      const iron_f16 v52 = iron_f32_to_f16(v51);
+      const float v53 = iron_to_f32(v28);
+      const float v54 = iron_to_f32(v37);
       const float v55 = v54 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v56 = iron_exp2_approx(v55);
       const float v57 = 1.0f + v56;
       const float v58 = iron_recip_approx(v57);
       const float v59 = v54 * v58;
       const float v60 = v59 * v53;  // kernels/ops/swiglu.cpp:42
-      const __half v61 = __float2half_rn(v60);
-      const float v62 = __half2float(v29);
-      const float v63 = __half2float(v38);
+      const iron_f16 v61 = iron_f32_to_f16(v60);
+      const float v62 = iron_to_f32(v29);
+      const float v63 = iron_to_f32(v38);
       const float v64 = v63 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v65 = iron_exp2_approx(v64);
       const float v66 = 1.0f + v65;
       const float v67 = iron_recip_approx(v66);
       const float v68 = v63 * v67;
       const float v69 = v68 * v62;  // kernels/ops/swiglu.cpp:42
-      const __half v70 = __float2half_rn(v69);
-      const float v71 = __half2float(v30);
-      const float v72 = __half2float(v39);
+      const iron_f16 v70 = iron_f32_to_f16(v69);
+      const float v71 = iron_to_f32(v30);
+      const float v72 = iron_to_f32(v39);
       const float v73 = v72 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v74 = iron_exp2_approx(v73);
       const float v75 = 1.0f + v74;
       const float v76 = iron_recip_approx(v75);
       const float v77 = v72 * v76;
       const float v78 = v77 * v71;  // kernels/ops/swiglu.cpp:42
-      const __half v79 = __float2half_rn(v78);
-      const float v80 = __half2float(v31);
-      const float v81 = __half2float(v40);
+      const iron_f16 v79 = iron_f32_to_f16(v78);
+      const float v80 = iron_to_f32(v31);
+      const float v81 = iron_to_f32(v40);
       const float v82 = v81 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v83 = iron_exp2_approx(v82);
       const float v84 = 1.0f + v83;
       const float v85 = iron_recip_approx(v84);
       const float v86 = v81 * v85;
       const float v87 = v86 * v80;  // kernels/ops/swiglu.cpp:42
-      const __half v88 = __float2half_rn(v87);
-      const float v89 = __half2float(v32);
-      const float v90 = __half2float(v41);
+      const iron_f16 v88 = iron_f32_to_f16(v87);
+      const float v89 = iron_to_f32(v32);
+      const float v90 = iron_to_f32(v41);
       const float v91 = v90 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v92 = iron_exp2_approx(v91);
       const float v93 = 1.0f + v92;
       const float v94 = iron_recip_approx(v93);
       const float v95 = v90 * v94;
       const float v96 = v95 * v89;  // kernels/ops/swiglu.cpp:42
-      const __half v97 = __float2half_rn(v96);
-      const float v98 = __half2float(v33);
-      const float v99 = __half2float(v42);
+      const iron_f16 v97 = iron_f32_to_f16(v96);
+      const float v98 = iron_to_f32(v33);
+      const float v99 = iron_to_f32(v42);
       const float v100 = v99 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v101 = iron_exp2_approx(v100);
       const float v102 = 1.0f + v101;
       const float v103 = iron_recip_approx(v102);
       const float v104 = v99 * v103;
       const float v105 = v104 * v98;  // kernels/ops/swiglu.cpp:42
-      const __half v106 = __float2half_rn(v105);
-      const float v107 = __half2float(v34);
-      const float v108 = __half2float(v43);
+      const iron_f16 v106 = iron_f32_to_f16(v105);
+      const float v107 = iron_to_f32(v34);
+      const float v108 = iron_to_f32(v43);
       const float v109 = v108 * (-1.442695f);  // kernels/primitives/activation.hpp:28
       const float v110 = iron_exp2_approx(v109);
       const float v111 = 1.0f + v110;
       const float v112 = iron_recip_approx(v111);
       const float v113 = v108 * v112;
       const float v114 = v113 * v107;  // kernels/ops/swiglu.cpp:42
-      const __half v115 = __float2half_rn(v114);
+      const iron_f16 v115 = iron_f32_to_f16(v114);
       *reinterpret_cast<iron_f16x8*>(out + v25) = iron_f16x8{{v52, v61, v70, v79, v88, v97, v106, v115}};
     }
   } else {
@@ -152,66 +194,66 @@ extern "C" __global__ void __launch_bounds__(1024) iron_swiglu_f16(
       for (unsigned int v121 = v4; v121 < v120; v121 += v3) {
         const unsigned int v122 = v121 << 2u;
         const iron_f16x4 v123 = *reinterpret_cast<const iron_f16x4*>(b + v122);  // kernels/ops/swiglu.cpp:42
-        const __half v124 = v123.v[0];
-        const __half v125 = v123.v[1];
-        const __half v126 = v123.v[2];
-        const __half v127 = v123.v[3];
+        const iron_f16 v124 = v123.v[0];
+        const iron_f16 v125 = v123.v[1];
+        const iron_f16 v126 = v123.v[2];
+        const iron_f16 v127 = v123.v[3];
         const iron_f16x4 v128 = *reinterpret_cast<const iron_f16x4*>(a + v122);
-        const __half v129 = v128.v[0];
-        const __half v130 = v128.v[1];
-        const __half v131 = v128.v[2];
-        const __half v132 = v128.v[3];
-        const float v133 = __half2float(v124);
-        const float v134 = __half2float(v129);
+        const iron_f16 v129 = v128.v[0];
+        const iron_f16 v130 = v128.v[1];
+        const iron_f16 v131 = v128.v[2];
+        const iron_f16 v132 = v128.v[3];
+        const float v133 = iron_to_f32(v124);
+        const float v134 = iron_to_f32(v129);
         const float v135 = v134 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v136 = iron_exp2_approx(v135);
         const float v137 = 1.0f + v136;
         const float v138 = iron_recip_approx(v137);
         const float v139 = v134 * v138;
         const float v140 = v139 * v133;  // kernels/ops/swiglu.cpp:42
-        const __half v141 = __float2half_rn(v140);
-        const float v142 = __half2float(v125);
-        const float v143 = __half2float(v130);
+        const iron_f16 v141 = iron_f32_to_f16(v140);
+        const float v142 = iron_to_f32(v125);
+        const float v143 = iron_to_f32(v130);
         const float v144 = v143 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v145 = iron_exp2_approx(v144);
         const float v146 = 1.0f + v145;
         const float v147 = iron_recip_approx(v146);
         const float v148 = v143 * v147;
         const float v149 = v148 * v142;  // kernels/ops/swiglu.cpp:42
-        const __half v150 = __float2half_rn(v149);
-        const float v151 = __half2float(v126);
-        const float v152 = __half2float(v131);
+        const iron_f16 v150 = iron_f32_to_f16(v149);
+        const float v151 = iron_to_f32(v126);
+        const float v152 = iron_to_f32(v131);
         const float v153 = v152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v154 = iron_exp2_approx(v153);
         const float v155 = 1.0f + v154;
         const float v156 = iron_recip_approx(v155);
         const float v157 = v152 * v156;
         const float v158 = v157 * v151;  // kernels/ops/swiglu.cpp:42
-        const __half v159 = __float2half_rn(v158);
-        const float v160 = __half2float(v127);
-        const float v161 = __half2float(v132);
+        const iron_f16 v159 = iron_f32_to_f16(v158);
+        const float v160 = iron_to_f32(v127);
+        const float v161 = iron_to_f32(v132);
         const float v162 = v161 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v163 = iron_exp2_approx(v162);
         const float v164 = 1.0f + v163;
         const float v165 = iron_recip_approx(v164);
         const float v166 = v161 * v165;
         const float v167 = v166 * v160;  // kernels/ops/swiglu.cpp:42
-        const __half v168 = __float2half_rn(v167);
+        const iron_f16 v168 = iron_f32_to_f16(v167);
         *reinterpret_cast<iron_f16x4*>(out + v122) = iron_f16x4{{v141, v150, v159, v168}};
       }
     } else {
       for (unsigned int v5 = v4; v5 < v0; v5 += v3) {  // kernels/ops/swiglu.cpp:41
-        const __half v6 = b[v5];  // kernels/ops/swiglu.cpp:42
-        const float v7 = __half2float(v6);
-        const __half v8 = a[v5];
-        const float v9 = __half2float(v8);
+        const iron_f16 v6 = b[v5];  // kernels/ops/swiglu.cpp:42
+        const float v7 = iron_to_f32(v6);
+        const iron_f16 v8 = a[v5];
+        const float v9 = iron_to_f32(v8);
         const float v11 = v9 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v12 = iron_exp2_approx(v11);
         const float v14 = 1.0f + v12;
         const float v15 = iron_recip_approx(v14);
         const float v16 = v9 * v15;
         const float v17 = v16 * v7;  // kernels/ops/swiglu.cpp:42
-        const __half v18 = __float2half_rn(v17);
+        const iron_f16 v18 = iron_f32_to_f16(v17);
         out[v5] = v18;
       }
     }

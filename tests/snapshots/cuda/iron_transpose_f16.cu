@@ -3,16 +3,58 @@
 //
 // Launch: one block per threadgroup, at most 1024 threads each; 4224 bytes of static shared memory.
 // Arguments, in parameter order (see include/iron/codegen/emit.hpp):
-//   inp: input f16 tensor, as const __half* __restrict__
-//   out: output f16 tensor, as __half* __restrict__
+//   inp: input f16 tensor, as const iron_f16* __restrict__
+//   out: output f16 tensor, as iron_f16* __restrict__
 //   rows: constexpr u32, as unsigned int
 //   cols: constexpr u32, as unsigned int
 
-#include <cuda_fp16.h>
+// IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
+// twice the bits plus two, so that is the correctly rounded result the native instruction gives.
+struct __align__(2) iron_f16 {
+  static constexpr bool bfloat = false;  // which mma.sync type it is
+  unsigned short bits;
+  iron_f16() = default;
+  __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+__device__ __forceinline__ float iron_to_f32(iron_f16 h) { return static_cast<float>(h); }
+__device__ __forceinline__ iron_f16 iron_f16_from_bits(unsigned short bits) {
+  iron_f16 h;
+  h.bits = bits;
+  return h;
+}
+__device__ __forceinline__ iron_f16 operator+(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) + static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) - static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator*(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) * static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator/(iron_f16 a, iron_f16 b) { return iron_f16(static_cast<float>(a) / static_cast<float>(b)); }
+__device__ __forceinline__ iron_f16 operator-(iron_f16 a) { return iron_f16_from_bits(a.bits ^ 0x8000u); }
+__device__ __forceinline__ iron_f16& operator+=(iron_f16& a, iron_f16 b) { return a = a + b; }
+__device__ __forceinline__ iron_f16& operator-=(iron_f16& a, iron_f16 b) { return a = a - b; }
+__device__ __forceinline__ iron_f16& operator*=(iron_f16& a, iron_f16 b) { return a = a * b; }
+__device__ __forceinline__ iron_f16& operator/=(iron_f16& a, iron_f16 b) { return a = a / b; }
+__device__ __forceinline__ bool operator==(iron_f16 a, iron_f16 b) { return static_cast<float>(a) == static_cast<float>(b); }
+__device__ __forceinline__ bool operator!=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) != static_cast<float>(b); }
+__device__ __forceinline__ bool operator<(iron_f16 a, iron_f16 b) { return static_cast<float>(a) < static_cast<float>(b); }
+__device__ __forceinline__ bool operator<=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) <= static_cast<float>(b); }
+__device__ __forceinline__ bool operator>(iron_f16 a, iron_f16 b) { return static_cast<float>(a) > static_cast<float>(b); }
+__device__ __forceinline__ bool operator>=(iron_f16 a, iron_f16 b) { return static_cast<float>(a) >= static_cast<float>(b); }
+__device__ __forceinline__ iron_f16 __shfl_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_xor_sync(unsigned int mask, iron_f16 v, int lane, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_xor_sync(mask, static_cast<unsigned int>(v.bits), lane, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_up_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_up_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 __shfl_down_sync(unsigned int mask, iron_f16 v, unsigned int delta, int width = 32) {
+  return iron_f16_from_bits(static_cast<unsigned short>(__shfl_down_sync(mask, static_cast<unsigned int>(v.bits), delta, width)));
+}
+__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }
 
 // Vector types: each moves in one load or store.
 struct alignas(16) iron_f16x8 {
-  __half v[8];
+  iron_f16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -21,8 +63,8 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(1024) iron_transpose_f16(
-    const __half* __restrict__ inp,
-    __half* __restrict__ out,
+    const iron_f16* __restrict__ inp,
+    iron_f16* __restrict__ out,
     unsigned int rows,
     unsigned int cols) {
   __shared__ __align__(16) float shm0[1056];
@@ -54,37 +96,37 @@ extern "C" __global__ void __launch_bounds__(1024) iron_transpose_f16(
       const bool v31 = v28 && v30;
       if (v31) {
         const iron_f16x8 v237 = *reinterpret_cast<const iron_f16x8*>(inp + v26);  // kernels/ops/transpose.cpp:50
-        const __half v34 = v237.v[0];
-        const __half v43 = v237.v[1];
-        const __half v52 = v237.v[2];
-        const __half v61 = v237.v[3];
-        const __half v70 = v237.v[4];
-        const __half v79 = v237.v[5];
-        const __half v88 = v237.v[6];
-        const __half v97 = v237.v[7];
-        const float v35 = __half2float(v34);
+        const iron_f16 v34 = v237.v[0];
+        const iron_f16 v43 = v237.v[1];
+        const iron_f16 v52 = v237.v[2];
+        const iron_f16 v61 = v237.v[3];
+        const iron_f16 v70 = v237.v[4];
+        const iron_f16 v79 = v237.v[5];
+        const iron_f16 v88 = v237.v[6];
+        const iron_f16 v97 = v237.v[7];
+        const float v35 = iron_to_f32(v34);
         const unsigned int v38 = v18 * 33u;
         const unsigned int v39 = v38 + v22;
         shm0[v39] = v35;
-        const float v44 = __half2float(v43);
+        const float v44 = iron_to_f32(v43);
         const unsigned int v49 = v39 + 1u;
         shm0[v49] = v44;
-        const float v53 = __half2float(v52);
+        const float v53 = iron_to_f32(v52);
         const unsigned int v58 = v39 + 2u;
         shm0[v58] = v53;
-        const float v62 = __half2float(v61);
+        const float v62 = iron_to_f32(v61);
         const unsigned int v67 = v39 + 3u;
         shm0[v67] = v62;
-        const float v71 = __half2float(v70);
+        const float v71 = iron_to_f32(v70);
         const unsigned int v76 = v39 + 4u;
         shm0[v76] = v71;
-        const float v80 = __half2float(v79);
+        const float v80 = iron_to_f32(v79);
         const unsigned int v85 = v39 + 5u;
         shm0[v85] = v80;
-        const float v89 = __half2float(v88);
+        const float v89 = iron_to_f32(v88);
         const unsigned int v94 = v39 + 6u;
         shm0[v94] = v89;
-        const float v98 = __half2float(v97);
+        const float v98 = iron_to_f32(v97);
         const unsigned int v103 = v39 + 7u;
         shm0[v103] = v98;
       }
@@ -107,42 +149,42 @@ extern "C" __global__ void __launch_bounds__(1024) iron_transpose_f16(
         const unsigned int v126 = v113 * 33u;  // kernels/ops/transpose.cpp:61
         const unsigned int v127 = v126 + v109;
         const float v128 = shm0[v127];
-        const __half v129 = __float2half_rn(v128);
+        const iron_f16 v129 = iron_f32_to_f16(v128);
         const unsigned int v134 = v113 + 1u;
         const unsigned int v135 = v134 * 33u;
         const unsigned int v136 = v135 + v109;
         const float v137 = shm0[v136];
-        const __half v138 = __float2half_rn(v137);
+        const iron_f16 v138 = iron_f32_to_f16(v137);
         const unsigned int v143 = v113 + 2u;
         const unsigned int v144 = v143 * 33u;
         const unsigned int v145 = v144 + v109;
         const float v146 = shm0[v145];
-        const __half v147 = __float2half_rn(v146);
+        const iron_f16 v147 = iron_f32_to_f16(v146);
         const unsigned int v152 = v113 + 3u;
         const unsigned int v153 = v152 * 33u;
         const unsigned int v154 = v153 + v109;
         const float v155 = shm0[v154];
-        const __half v156 = __float2half_rn(v155);
+        const iron_f16 v156 = iron_f32_to_f16(v155);
         const unsigned int v161 = v113 + 4u;
         const unsigned int v162 = v161 * 33u;
         const unsigned int v163 = v162 + v109;
         const float v164 = shm0[v163];
-        const __half v165 = __float2half_rn(v164);
+        const iron_f16 v165 = iron_f32_to_f16(v164);
         const unsigned int v170 = v113 + 5u;
         const unsigned int v171 = v170 * 33u;
         const unsigned int v172 = v171 + v109;
         const float v173 = shm0[v172];
-        const __half v174 = __float2half_rn(v173);
+        const iron_f16 v174 = iron_f32_to_f16(v173);
         const unsigned int v179 = v113 + 6u;
         const unsigned int v180 = v179 * 33u;
         const unsigned int v181 = v180 + v109;
         const float v182 = shm0[v181];
-        const __half v183 = __float2half_rn(v182);
+        const iron_f16 v183 = iron_f32_to_f16(v182);
         const unsigned int v188 = v113 + 7u;
         const unsigned int v189 = v188 * 33u;
         const unsigned int v190 = v189 + v109;
         const float v191 = shm0[v190];
-        const __half v192 = __float2half_rn(v191);
+        const iron_f16 v192 = iron_f32_to_f16(v191);
         *reinterpret_cast<iron_f16x8*>(out + v117) = iron_f16x8{{v129, v138, v147, v156, v165, v174, v183, v192}};
       }
     }
@@ -160,8 +202,8 @@ extern "C" __global__ void __launch_bounds__(1024) iron_transpose_f16(
       if (v204) {
         const unsigned int v205 = v200 * v1;  // kernels/ops/transpose.cpp:77
         const unsigned int v206 = v205 + v201;
-        const __half v207 = inp[v206];
-        const float v208 = __half2float(v207);
+        const iron_f16 v207 = inp[v206];
+        const float v208 = iron_to_f32(v207);
         const unsigned int v210 = v199 * 33u;
         const unsigned int v211 = v210 + v195;
         shm0[v211] = v208;
@@ -179,7 +221,7 @@ extern "C" __global__ void __launch_bounds__(1024) iron_transpose_f16(
         const unsigned int v222 = v195 * 33u;  // kernels/ops/transpose.cpp:85
         const unsigned int v223 = v222 + v215;
         const float v224 = shm0[v223];
-        const __half v225 = __float2half_rn(v224);
+        const iron_f16 v225 = iron_f32_to_f16(v224);
         const unsigned int v226 = v216 * v0;
         const unsigned int v227 = v226 + v217;
         out[v227] = v225;
