@@ -185,7 +185,16 @@ TEST(DeviceApiGpu, BorrowedMemoryFreedOrTooSmallIsRefused) {
               launch_async(scale, {&on_host, &result, f32(1), u32(kN)}, grid, stream);
             }).find("not in any live allocation"),
             std::string::npos);
-  stream.synchronize();  // nothing was launched, nothing faulted
+  // A copy the driver refuses (freed memory) is an error, not a fault: the context stays usable.
+  std::vector<float> back(kN);
+  const std::string copy =
+      error_of([&] { dangling.download(std::as_writable_bytes(std::span(back))); });
+  EXPECT_NE(copy.find("cuMemcpyDtoH failed"), std::string::npos) << copy;
+  EXPECT_EQ(copy.find("unusable"), std::string::npos) << copy;
+  DeviceTensor in = tensor_of(ramp());
+  launch_async(scale, {&in, &result, f32(1), u32(kN)}, grid, stream);
+  stream.synchronize();  // nothing faulted
+  EXPECT_EQ(floats_of(result), ramp());
 }
 
 TEST(DeviceApiGpu, ACapturedGraphReplaysItsLaunches) {

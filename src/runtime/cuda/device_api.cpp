@@ -34,13 +34,36 @@ void enter(std::string_view what) {
 /// The primary context made current for a destructor, which cannot throw.
 void enter_quietly() { driver().api().ctx_set_current(cuda::cuda_context()); }
 
-/// A failure found while waiting: a kernel faulted, and the context is unusable from now on.
+/// Whether `result` is one of the driver's sticky errors: a kernel faulted, and every later call
+/// in the context fails (cuda.h: the context "cannot be used anymore" for these).
+bool ends_the_context(cuda::CUresult result) {
+  switch (result) {
+    case 214:  // CUDA_ERROR_ECC_UNCORRECTABLE
+    case 700:  // CUDA_ERROR_ILLEGAL_ADDRESS
+    case 702:  // CUDA_ERROR_LAUNCH_TIMEOUT
+    case 710:  // CUDA_ERROR_ASSERT
+    case 714:  // CUDA_ERROR_HARDWARE_STACK_ERROR
+    case 715:  // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    case 716:  // CUDA_ERROR_MISALIGNED_ADDRESS
+    case 717:  // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    case 718:  // CUDA_ERROR_INVALID_PC
+    case 719:  // CUDA_ERROR_LAUNCH_FAILED
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// A failure found while waiting. A sticky one means a kernel faulted and the context is unusable
+/// from now on (recorded, so that every later launch is refused); any other (an argument the
+/// driver refused, say) is a plain Error and the context stays usable.
 void check_wait(cuda::CUresult result, std::string_view call, std::string_view what) {
   if (result == cuda::kCudaSuccess) return;
-  const std::string fault =
+  const std::string failure =
       fmt::format("{} failed for {}: {}", call, what, driver().describe(result));
-  cuda::record_fault(fault);
-  throw Error(fault + "; the CUDA context is unusable: restart the process");
+  if (!ends_the_context(result)) throw Error(failure);
+  cuda::record_fault(failure);
+  throw Error(failure + "; the CUDA context is unusable: restart the process");
 }
 
 /// Every kernel launched through the API, prepared once per process.
