@@ -3,7 +3,8 @@
 # date and the commit: every library form compiled cold into an empty kernel cache one at a time
 # (`iron warmup -j 1`), the same with every core (`-j` the CPU count), and the warm cost of each
 # cached entry (`iron cache info --entries --warm`: read, check and cuModuleLoadData). The summary
-# splits the tensor-core forms (iron_gemm*, iron_gemv*) from the memory-bound library.
+# splits the tensor-core forms (iron_gemm*, iron_gemv*) from the memory-bound library, and leaves
+# out the probe kernels (iron_*_probe*), which are checks of the toolkit, not library kernels.
 # Usage: scripts/jit_latency.sh [OUT_DIR] [--sm N]   (default OUT_DIR: bench/results)
 # Needs NVRTC; the warm loads need a GPU. The commit comes from git, or from $IRON_COMMIT.
 set -euo pipefail
@@ -29,7 +30,8 @@ work=$(mktemp -d)
 # symbol matches ($3 = yes) or does not match ($3 = no) the pattern $2.
 summary() {
   awk -v pattern="$2" -v keep="$3" \
-    '$2 == "compiled" && (($1 ~ pattern) == (keep == "yes")) { print $3 }' "$1" | sort -g |
+    '$2 == "compiled" && $1 !~ /_probe/ && (($1 ~ pattern) == (keep == "yes")) { print $3 }' \
+    "$1" | sort -g |
     awk '{ v[++n] = $1 }
       END { if (n == 0) { print "none"; exit }
         m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
