@@ -63,15 +63,15 @@ std::string half_types_prelude(bool f16, bool bf16) {
   std::string text;
   if (f16) {
     text += half_type("iron_f16", "IEEE binary16", false,
-                      "float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits)); return f;",
-                      "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f));");
+                      R"(float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f;)",
+                      R"(asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));)");
     text +=
         "__device__ __forceinline__ iron_f16 iron_f32_to_f16(float f) { return iron_f16(f); }\n";
   }
   if (bf16) {
     text += half_type("iron_bf16", "bfloat16 (the high half of an f32)", true,
                       "return __uint_as_float(static_cast<unsigned int>(bits) << 16);",
-                      "asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f));");
+                      R"(asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f));)");
     text +=
         "__device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }\n";
   }
