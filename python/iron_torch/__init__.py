@@ -18,10 +18,10 @@ a bad argument raises TypeError or ValueError naming it, and nothing runs.
 
 import functools
 
-try:  # torch first: loading it after Iron's native library has crashed its import
-    import torch as _preloaded_torch  # noqa: F401
+try:  # the tensor API needs torch; the catalog and signatures do not
+    import torch as _torch_module
 except ImportError:
-    pass
+    _torch_module = None
 
 from ._native import IronError, Param, catalog, kernel_dtypes, kernel_names, signature
 from ._native import Tensor as _Raw
@@ -51,11 +51,18 @@ def cuda_available():
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError as error:
-        raise ImportError("iron_torch: running kernels on tensors needs PyTorch") from error
-    return torch
+    if _torch_module is None:
+        raise ImportError("iron_torch: running kernels on tensors needs PyTorch")
+    return _torch_module
+
+
+def _current_stream(torch, device):
+    """The CUstream torch runs on now on `device` (its raw handle, without making a Stream
+    object when torch offers that)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device.index or 0)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 @functools.cache
@@ -154,7 +161,7 @@ def run(kernel, *args, **kwargs):
            for p, v in zip(params, bound)]
     dtype = _form_for(kernel, tuple(r.dtype for r in raw if isinstance(r, _Raw)))
     on_device = device is not None and device.type == "cuda"
-    stream = torch.cuda.current_stream(device).cuda_stream if on_device else 0
+    stream = _current_stream(torch, device) if on_device else 0
     _launch(kernel, dtype, raw, on_device, stream)
 
 
