@@ -136,7 +136,7 @@ TEST(Wmma, LeavesKernelsItCannotHoldToTheSoftwareStrategy) {
   for (const char* kernel : {"frag_product", "wmma_operand_by_slot"}) {
     const std::string source = wmma_source(kernel, DType::F32);
     EXPECT_FALSE(has(source, "iron_wmma")) << kernel << "\n" << source;
-    EXPECT_TRUE(has(source, "iron_frag<__half")) << kernel << "\n" << source;
+    EXPECT_TRUE(has(source, "iron_frag<iron_f16")) << kernel << "\n" << source;
   }
 }
 

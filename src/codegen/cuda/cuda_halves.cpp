@@ -14,7 +14,7 @@ std::string half_type(const char* name, const char* what, bool bfloat, const cha
       R"(// {1} as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
 // twice the bits plus two, so that is the correctly rounded result the native instruction gives.
 struct __align__(2) {0} {{
-  static constexpr bool bfloat = {4};  // which mma.sync type it is
+  static constexpr bool bfloat = {4};  // the tensor-core operand type it selects
   unsigned short bits;
   {0}() = default;
   __device__ explicit {0}(float f) {{ {3} }}

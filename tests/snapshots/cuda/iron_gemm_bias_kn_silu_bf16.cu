@@ -15,7 +15,7 @@
 // bfloat16 (the high half of an f32) as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
 // twice the bits plus two, so that is the correctly rounded result the native instruction gives.
 struct __align__(2) iron_bf16 {
-  static constexpr bool bfloat = true;  // which mma.sync type it is
+  static constexpr bool bfloat = true;  // the tensor-core operand type it selects
   unsigned short bits;
   iron_bf16() = default;
   __device__ explicit iron_bf16(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }

@@ -13,7 +13,7 @@
 // IEEE binary16 as its bits. Arithmetic goes through f32 and rounds once: f32 carries more than
 // twice the bits plus two, so that is the correctly rounded result the native instruction gives.
 struct __align__(2) iron_f16 {
-  static constexpr bool bfloat = false;  // which mma.sync type it is
+  static constexpr bool bfloat = false;  // the tensor-core operand type it selects
   unsigned short bits;
   iron_f16() = default;
   __device__ explicit iron_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
