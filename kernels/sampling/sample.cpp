@@ -37,10 +37,11 @@
 /// ## Error bound
 /// Exact tokens, under this contract: the choice is exact whenever the decisions it rests on are
 /// not within the f32 rounding of the kernel. Per row, with u = 2^-24, Z the largest |l_j − max l|
-/// / T over K (at most 104, below which exp(−Z) is under f32's smallest subnormal) and ε = (⌈n/tpg⌉
-/// + 2Z + 80) · u (a weight errs by (2Z + 4)·u: the difference, the scaling and exp's 2 ulp; a
-/// chunk sum and the group scan add at most ⌈n/tpg⌉ + 8 + 63 additions), and ε_p = ε + n·u for the
-/// top-p histograms (a bin sums up to n weights by atomics, in any order):
+/// / T over K (at most 104, below which exp(−Z) is under f32's smallest subnormal) and
+/// ε = (⌈n/tpg⌉ + h + 2Z + 80) · u (a weight errs by (2Z + 4)·u: the difference, the scaling and
+/// exp's 2 ulp; a chunk sum, its listed tokens and the group scan add at most
+/// ⌈n/tpg⌉ + 8 + h + 63 additions), and ε_p = ε + n·u for the top-p histograms (a bin sums up to
+/// n weights by atomics, in any order):
 /// - the sample: u · Σ_K w is more than ε · Σ_K w from each end of the drawn token's interval;
 /// - top-p: the mass of K above the cut, and with the cut, are more than ε_p · ΣK from p · ΣK;
 /// - min-p: every l_j is more than 16u · (|max l| + T·|ln m| + |l_j| + 1) from the threshold;
@@ -279,7 +280,7 @@ std::vector<SampleDraw> clear_draws(SampleBatch& b, std::size_t tpg) {
   for (std::size_t r = 0; r < b.rows.size(); ++r) {
     SampleParams& p = b.rows[r];
     for (int attempt = 0;; ++attempt) {
-      SampleDraw d = sample_oracle(&b.logits[r * b.n], b.n, p, tpg);
+      SampleDraw d = sample_oracle(&b.logits[r * b.n], b.n, p, tpg, b.h);
       if (d.filters_clear && d.draw_clear) {
         draws.push_back(std::move(d));
         break;

@@ -38,9 +38,10 @@ struct SampleDraw {
   std::vector<double> probability;  ///< the renormalized distribution (sampled rows)
 };
 
-/// The draw of one row of n logits, for a kernel run with tpg threads per group.
+/// The draw of one row of n logits, for a kernel run with tpg threads per group and h history
+/// slots a row.
 inline SampleDraw sample_oracle(const float* x, std::size_t n, const SampleParams& r,
-                                std::size_t tpg) {
+                                std::size_t tpg, std::size_t slots) {
   constexpr double u = 0x1p-24;
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::vector<double> l(x, x + n);
@@ -102,7 +103,7 @@ inline SampleDraw sample_oracle(const float* x, std::size_t n, const SampleParam
     if (keep[j] && l[j] > -inf) span = std::max(span, (peak - l[j]) / t);
   }
   const double eps =
-      (static_cast<double>((n + tpg - 1) / tpg) + 2 * std::min(span, 104.0) + 80) * u;
+      (static_cast<double>((n + tpg - 1) / tpg + slots) + 2 * std::min(span, 104.0) + 80) * u;
   const auto mass = [&] {
     double total = 0;
     for (std::size_t j = 0; j < n; ++j) total += keep[j] ? w[j] : 0.0;
