@@ -85,8 +85,9 @@
 #include <type_traits>
 
 #include "../primitives/arg_max.hpp"
-#include "../primitives/group_scan.hpp"
 #include "../primitives/philox.hpp"
+#include "candidates.hpp"
+#include "draw.hpp"
 #include "penalties.hpp"
 #include "row_walk.hpp"
 #include "threshold_select.hpp"
@@ -182,49 +183,60 @@ IRON_KERNEL(iron_sample,
           floor = max(floor, by_count);
         }
         auto p = load(top_p[row]);
-        IRON_IF(p < 1.0f) {
-          auto by_mass = select_threshold<f32>(walk, weight, Expr<u32>(floor),
-                                               [&](const Expr<f32>& total) { return p * total; });
-          floor = max(floor, by_mass);
-        }
+        auto u = [&] {  // made where the draw needs it, so it is not live across the passes
+          return uniform_from_word(
+              philox4x32_10({load(step[row]), Expr<u32>(0u), Expr<u32>(0u), Expr<u32>(0u)},
+                            {load(seed[row]), Expr<u32>(0u)})[0]);
+        };
         auto kept = [&](const Expr<f32>& x) {
           return select(order_key(x) >= Expr<u32>(floor), weight(x), Expr<f32>(0.0f));
         };
+        auto by_mass = [&](const auto& any_walk) {
+          return select_threshold<f32>(any_walk, weight, Expr<u32>(floor),
+                                       [&](const Expr<f32>& total) { return p * total; });
+        };
 
-        // Each thread's contiguous chunk, its kept weight, and the chunk that holds u · Σ.
+        // The tokens left by top-k and min-p, gathered in index order when they fit.
         const LogitChunk chunk = logit_chunk<T>(n);
-        Var<f32> mass = 0.0f;
-        for_each_logit_in_chunk(logits, base, chunk, [&](const Expr<u32>& j, const Expr<f32>& x) {
-          mass += select(penalties.flagged(j), Expr<f32>(0.0f), kept(x));
-        });
-        penalties.for_each_listed_in(
-            logits, base, chunk.begin, chunk.end,
-            [&](const Expr<u32>&, const Expr<f32>& x) { mass += kept(x); });
-        const GroupScan scan = group_exclusive_sum(mass);
-        auto u = uniform_from_word(
-            philox4x32_10({load(step[row]), Expr<u32>(0u), Expr<u32>(0u), Expr<u32>(0u)},
-                          {load(seed[row]), Expr<u32>(0u)})[0]);
-        auto goal = u * scan.total;
-        auto holder = reduce_max(select(scan.before <= goal && mass > 0.0f, tid, 0u));
-        auto picked = shared<u32>(1);
-        IRON_IF(tid == holder) {
-          // The first weight that takes the running sum past the goal; if rounding keeps it
-          // below, the chunk's last kept token. One thread: element by element.
-          Var<f32> running = scan.before;
-          Var<u32> found = 0u;
-          Var<u32> pick = 0u;
-          for (auto j : range(chunk.begin, chunk.end, 1u)) {
-            auto w = kept(penalties.apply(j, cast<f32>(load(logits[base + j]))));
-            running += w;
-            IRON_IF(found == 0u && w > 0.0f) {
-              pick = j;
-              IRON_IF(running > goal) { found = 1u; }
-            }
-          }
-          store(picked[0u], Expr<u32>(pick));
+        auto chunk_walk = [&](const auto& fn) {
+          for_each_logit_in_chunk(logits, base, chunk, [&](const Expr<u32>& j, const Expr<f32>& x) {
+            fn(j, penalties.apply(j, x));
+          });
+        };
+        const CandidateList list = gather_candidates(
+            chunk_walk, Expr<u32>(floor),
+            n <= kCandidates || Expr<u32>(floor) > order_key(Expr<f32>(-infinity)));
+        IRON_IF(list.count > 0u) {
+          IRON_IF(p < 1.0f) { floor = max(floor, by_mass(list.walk())); }
+          token = draw_token(
+              u,
+              [&](const auto& fn) {
+                list.for_each_in_run([&](const Expr<u32>&, const Expr<f32>& x) { fn(kept(x)); });
+              },
+              [&](const auto& fn) {
+                list.for_each_in_run(
+                    [&](const Expr<u32>& j, const Expr<f32>& x) { fn(j, kept(x)); });
+              });
         }
-        barrier();
-        token = load(picked[0u]);
+        IRON_ELSE {
+          IRON_IF(p < 1.0f) { floor = max(floor, by_mass(walk)); }
+          token = draw_token(
+              u,
+              [&](const auto& fn) {
+                for_each_logit_in_chunk(
+                    logits, base, chunk, [&](const Expr<u32>& j, const Expr<f32>& x) {
+                      fn(select(penalties.flagged(j), Expr<f32>(0.0f), kept(x)));
+                    });
+                penalties.for_each_listed_in(
+                    logits, base, chunk.begin, chunk.end,
+                    [&](const Expr<u32>&, const Expr<f32>& x) { fn(kept(x)); });
+              },
+              [&](const auto& fn) {
+                for (auto j : range(chunk.begin, chunk.end, 1u)) {
+                  fn(j, kept(penalties.apply(j, cast<f32>(load(logits[base + j])))));
+                }
+              });
+        }
       }
     }
   }
@@ -455,13 +467,18 @@ IRON_TEST(iron_sample, mixed_rows, F32, F16, BF16) {
   return sample_case(mixed_batch(1000, rng), 128, dt);
 }
 
-// A longer row: sixteen elements a thread, the chunks of the draw and the selects' passes.
+// Longer rows: sixteen elements a thread; top-k's candidates in the list (candidates.hpp), and
+// rows whose candidates stay in the row: no filter before top-p, more than the list holds after
+// min-p or top-k, no filter at all.
 IRON_TEST(iron_sample, rows_16384, BF16) {
   SampleBatch b;
   b.n = 16384;
-  b.logits = rng.uniform(2 * b.n, -6.0f, 6.0f);
   b.rows = {{.temperature = 0.8f, .top_k = 40, .top_p = 0.9f, .seed = 11},
-            {.repetition = 1.5f, .frequency = 0.1f, .presence = 0.2f, .seed = 12}};
+            {.repetition = 1.5f, .frequency = 0.1f, .presence = 0.2f, .seed = 12},
+            {.top_p = 0.9f, .seed = 13},
+            {.top_p = 0.95f, .min_p = 1e-3f, .seed = 14},
+            {.temperature = 0.7f, .top_k = 2000, .seed = 15}};
+  b.logits = rng.uniform(b.rows.size() * b.n, -6.0f, 6.0f);
   b.rows[1].history = top_history(&b.logits[b.n], b.n, 1);
   return sample_case(std::move(b), 1024, dt);
 }
