@@ -53,13 +53,19 @@
 /// ## How it runs
 /// One group per row; every pass reads the row in 16-byte vectors, four loads in flight a thread
 /// (row_walk.hpp). The group sets a bitmap of the row's history in threadgroup memory
-/// (penalties.hpp), then reads the row: once for the maximum, its index and the NaN check
-/// (from memory), the history's tokens apart (penalties.hpp); four times for a top-k threshold and
-/// four for a top-p one when those are on (threshold_select.hpp; the top-k select counts only
-/// the tokens at or above the min-p threshold, which gives the same kept set, as both filters
-/// keep a top part of the row); and once to draw, each thread
-/// summing the kept weights of a contiguous chunk of ⌈n/(8·tpg)⌉ 16-byte vectors, a group scan of
-/// the chunk sums, and the thread whose chunk holds u · Σ walking it again, element by element.
+/// (penalties.hpp), then reads the row:
+/// 1. once, from memory, for the maximum, its index and the NaN check (the history's tokens
+///    apart, from their slots);
+/// 2. four times for the top-k threshold when top-k is on (threshold_select.hpp; it counts only
+///    the tokens at or above the min-p threshold, which gives the same kept set, as both filters
+///    keep a top part of the row);
+/// 3. twice to gather the tokens left, in index order, into a list of at most 1024 in
+///    threadgroup memory (candidates.hpp), when top-k or min-p is on or the row is that short;
+///    top-p's four passes and the draw then read the list. When the tokens left do not fit,
+///    they stay in the row: four passes for the top-p threshold, and
+/// 4. one to draw (draw.hpp): each thread sums the kept weights of a contiguous run of the row
+///    (⌈n/(8·tpg)⌉ 16-byte vectors) or of the list, a group scan of the sums finds the run that
+///    holds u · Σ, and its thread walks it again, token by token.
 /// After the first pass the row (256 KB at most for bf16 and 128k–256k vocabularies, 16 MB for 64
 /// rows) is read from the L2.
 ///
