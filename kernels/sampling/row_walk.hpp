@@ -3,7 +3,8 @@
 ///
 /// - for_each_logit: the strided walk. Thread t takes vectors t, t + tpg, …, issuing
 ///   kWalkUnroll independent loads before it uses any, so each thread keeps that many 16-byte
-///   reads in flight; each thread sees its elements in increasing j, and the lanes of a
+///   reads in flight (two: four would take the sampling kernel past 64 registers a thread, the
+///   most a group of 1024 has); each thread sees its elements in increasing j, and the lanes of a
 ///   simdgroup walk together (collectives allowed).
 /// - for_each_logit_in_chunk: the contiguous walk of the draw. Thread t takes the vectors
 ///   [t·c, (t + 1)·c) with c = ⌈(n / kLogitLanes) / tpg⌉ (logit_chunk), elements in increasing
@@ -17,7 +18,7 @@ namespace iron::kernels {
 
 template <class T>
 inline constexpr dsl::u32 kLogitLanes = 16 / dsl::lane_bytes<T>();
-inline constexpr dsl::u32 kWalkUnroll = 4;
+inline constexpr dsl::u32 kWalkUnroll = 2;
 
 /// Calls fn(j, x, valid) for this thread's elements j of `logits[base .. base + n)`, x in f32.
 /// Every lane of a simdgroup makes the same calls (the trip count is the simdgroup's), so fn may

@@ -51,18 +51,22 @@
 /// tests give only rows whose decisions clear these bounds twice over (sample_oracle.hpp).
 ///
 /// ## How it runs
-/// One group per row; every pass reads the row in 16-byte vectors, four loads in flight a thread
+/// One group per row; every pass reads the row in 16-byte vectors, two loads in flight a thread
 /// (row_walk.hpp). The group sets a bitmap of the row's history in threadgroup memory
 /// (penalties.hpp), then reads the row:
 /// 1. once, from memory, for the maximum, its index and the NaN check (the history's tokens
 ///    apart, from their slots);
-/// 2. four times for the top-k threshold when top-k is on (threshold_select.hpp; it counts only
-///    the tokens at or above the min-p threshold, which gives the same kept set, as both filters
-///    keep a top part of the row);
-/// 3. twice to gather the tokens left, in index order, into a list of at most 1024 in
-///    threadgroup memory (candidates.hpp), when top-k or min-p is on or the row is that short;
-///    top-p's four passes and the draw then read the list. When the tokens left do not fit,
-///    they stay in the row: four passes for the top-p threshold, and
+/// 2. twice to gather candidates, in index order, into a list of at most 1024 in threadgroup
+///    memory (candidates.hpp): the tokens at or above the min-p threshold and, with top-k on
+///    and k ≤ tpg, at or above the k-th largest of the threads' maxima from pass 1 (k distinct
+///    tokens are at least that, so it is at most the k-th largest token: the list holds
+///    top-k's set). Top-k (threshold_select.hpp's count select), top-p (its mass select) and
+///    the draw then read the list: for a top-k of tens of tokens, three passes over the row in
+///    all. When neither filter is on the row must be that short to be gathered;
+/// 3. when the candidates do not fit, or k > tpg: four passes for top-k's threshold over the row
+///    (counting only the tokens at or above the min-p threshold, which gives the same kept set,
+///    as both filters keep a top part of the row), then the gather again; when the tokens left
+///    still do not fit, they stay in the row: four passes for the top-p threshold, and
 /// 4. one to draw (draw.hpp): each thread sums the kept weights of a contiguous run of the row
 ///    (⌈n/(8·tpg)⌉ 16-byte vectors) or of the list, a group scan of the sums finds the run that
 ///    holds u · Σ, and its thread walks it again, token by token.
@@ -181,12 +185,21 @@ IRON_KERNEL(iron_sample,
         auto m = load(min_p[row]);
         Var<u32> floor =
             order_key(select(m > 0.0f, peak + t * log(min(m, 1.0f)), Expr<f32>(-infinity)));
+        auto one = [](const Expr<f32>&) { return Expr<u32>(1u); };
         auto k = load(top_k[row]);
-        IRON_IF(k > 0u && k < n) {
-          auto by_count = select_threshold<u32>(
-              walk, [](const Expr<f32>&) { return Expr<u32>(1u); }, Expr<u32>(floor),
-              [&](const Expr<u32>&) { return k; });
-          floor = max(floor, by_count);
+        auto by_count = [&](const auto& any_walk) {
+          return select_threshold<u32>(any_walk, one, Expr<u32>(floor),
+                                       [&](const Expr<u32>&) { return k; });
+        };
+        // Top-k, while it is not applied yet: with k ≤ tpg, the k-th largest of the threads'
+        // maxima (k distinct tokens are at least it) bounds the k-th largest token from below,
+        // so gathering the tokens above that bound gathers top-k's, and top-k runs on the list.
+        Var<u32> k_pending = select(k > 0u && k < n, Expr<u32>(1u), Expr<u32>(0u));
+        Var<u32> gather_floor = floor;
+        IRON_IF(k_pending != 0u && k <= group_size<0>()) {
+          gather_floor = max(floor, by_count([&](const auto& fn) {
+                               fn(Expr<f32>(best), Expr<boolean>(true), std::true_type{});
+                             }));
         }
         auto p = load(top_p[row]);
         auto u = [&] {  // made where the draw needs it, so it is not live across the passes
@@ -202,17 +215,29 @@ IRON_KERNEL(iron_sample,
                                        [&](const Expr<f32>& total) { return p * total; });
         };
 
-        // The tokens left by top-k and min-p, gathered in index order when they fit.
+        // The candidates, gathered in index order when they fit (candidates.hpp). A second try
+        // when the bound let too many through: top-k's exact threshold from the row, then again.
         const LogitChunk chunk = logit_chunk<T>(n);
         auto chunk_walk = [&](const auto& fn) {
           for_each_logit_in_chunk(logits, base, chunk, [&](const Expr<u32>& j, const Expr<f32>& x) {
             fn(j, penalties.apply(j, x));
           });
         };
-        const CandidateList list = gather_candidates(
-            chunk_walk, Expr<u32>(floor),
-            n <= kCandidates || Expr<u32>(floor) > order_key(Expr<f32>(-infinity)));
-        IRON_IF(list.count > 0u) {
+        CandidateList list;
+        for (auto attempt : range(0u, 2u, 1u)) {
+          IRON_IF(attempt == 0u || (list.count() == 0u && k_pending != 0u)) {
+            IRON_IF(k_pending != 0u && (attempt == 1u || k > group_size<0>())) {
+              floor = max(floor, by_count(walk));
+              gather_floor = floor.get();
+              k_pending = 0u;
+            }
+            list.gather(
+                chunk_walk, Expr<u32>(gather_floor),
+                n <= kCandidates || Expr<u32>(gather_floor) > order_key(Expr<f32>(-infinity)));
+          }
+        }
+        IRON_IF(list.count() > 0u) {
+          IRON_IF(k_pending != 0u) { floor = max(floor, by_count(list.walk())); }
           IRON_IF(p < 1.0f) { floor = max(floor, by_mass(list.walk())); }
           token = draw_token(
               u,
@@ -467,6 +492,42 @@ void expect_renormalized(const std::vector<SampleDraw>& draws) {
   }
 }
 
+/// Throws unless turning off any filter that is on alone keeps more tokens: each one binds.
+void expect_each_filter_binds(const std::vector<float>& x, const SampleParams& p) {
+  const auto support = [&](const SampleParams& q) {
+    const auto d = sample_oracle(x.data(), x.size(), q, 32, q.history.size());
+    return std::count_if(d.probability.begin(), d.probability.end(),
+                         [](double v) { return v > 0; });
+  };
+  SampleParams no_k = p, no_p = p, no_min_p = p;
+  no_k.top_k = 0;
+  no_p.top_p = 1.0f;
+  no_min_p.min_p = 0.0f;
+  const auto kept = support(p);
+  if ((p.top_k > 0 && support(no_k) <= kept) || (p.top_p < 1 && support(no_p) <= kept) ||
+      (p.min_p > 0 && support(no_min_p) <= kept)) {
+    throw std::runtime_error("iron_sample distribution: a filter does not bind");
+  }
+}
+
+/// 1024 rows of one row of 24 logits under `p` (penalizing its two largest), seeds 1, 7920, ….
+testing::TestSetup distribution_case(SampleParams p, DType dt, testing::Rng& rng) {
+  SampleBatch b;
+  b.n = 24;
+  b.h = 2;
+  const auto one = testing::round_through(rng.uniform(b.n, -2.5f, 2.5f), dt);
+  p.history = top_history(one.data(), b.n, 2);
+  expect_each_filter_binds(one, p);
+  for (std::uint32_t r = 0; r < 1024; ++r) {
+    b.logits.insert(b.logits.end(), one.begin(), one.end());
+    p.seed = 7919 * r + 1;
+    b.rows.push_back(p);
+  }
+  const auto draws = clear_draws(b, 32);
+  expect_renormalized(draws);
+  return sample_setup(std::move(b), 32, dt, draws);
+}
+
 }  // namespace
 
 IRON_TEST(iron_sample, mixed_rows, F32, F16, BF16) {
@@ -475,7 +536,7 @@ IRON_TEST(iron_sample, mixed_rows, F32, F16, BF16) {
 
 // Longer rows: sixteen elements a thread; top-k's candidates in the list (candidates.hpp), and
 // rows whose candidates stay in the row: no filter before top-p, more than the list holds after
-// min-p or top-k, no filter at all.
+// min-p or top-k (k past tpg, or ties past the list), no filter at all.
 IRON_TEST(iron_sample, rows_16384, BF16) {
   SampleBatch b;
   b.n = 16384;
@@ -483,8 +544,12 @@ IRON_TEST(iron_sample, rows_16384, BF16) {
             {.repetition = 1.5f, .frequency = 0.1f, .presence = 0.2f, .seed = 12},
             {.top_p = 0.9f, .seed = 13},
             {.top_p = 0.95f, .min_p = 1e-3f, .seed = 14},
-            {.temperature = 0.7f, .top_k = 2000, .seed = 15}};
+            {.temperature = 0.7f, .top_k = 2000, .seed = 15},
+            {.top_k = 5, .seed = 16}};
   b.logits = rng.uniform(b.rows.size() * b.n, -6.0f, 6.0f);
+  // 2048 logits tie at the maximum: every thread's maximum is one, so the bound from them lets
+  // 2048 through (past the list), and top-k's threshold comes from the row (it keeps the ties).
+  for (std::size_t j = (b.rows.size() - 1) * b.n; j < b.logits.size(); j += 8) b.logits[j] = 7.0f;
   b.rows[1].history = top_history(&b.logits[b.n], b.n, 1);
   return sample_case(std::move(b), 1024, dt);
 }
@@ -528,31 +593,30 @@ IRON_TEST(iron_sample, vocabulary_past_the_bitmap, BF16) {
   return sample_case(std::move(b), 1024, dt);
 }
 
-// The distribution: 2048 rows of the same 24 logits (every filter and penalty on), each with its
-// own seed. The draws must be the oracle's, token for token, and the oracle's draws must pass a
-// chi-square test against the renormalized distribution, so a wrong filter or weight fails.
-IRON_TEST(iron_sample, distribution, F32, BF16) {
-  SampleBatch b;
-  b.n = 24;
-  b.h = 2;
-  const auto one = testing::round_through(rng.uniform(b.n, -2.5f, 2.5f), dt);
-  SampleParams p{.temperature = 0.8f,
-                 .top_k = 16,
-                 .top_p = 0.9f,
-                 .min_p = 0.03f,
-                 .repetition = 1.25f,
-                 .frequency = 0.1f,
-                 .presence = 0.2f,
-                 .step = 3};
-  p.history = top_history(one.data(), b.n, 2);
-  for (std::uint32_t r = 0; r < 2048; ++r) {
-    b.logits.insert(b.logits.end(), one.begin(), one.end());
-    p.seed = 7919 * r + 1;
-    b.rows.push_back(p);
-  }
-  const auto draws = clear_draws(b, 32);
-  expect_renormalized(draws);
-  return sample_setup(std::move(b), 32, dt, draws);
+// The distribution: 1024 rows of the same 24 logits with penalties and filters (each binding;
+// top-k and min-p both keep a top part, so only the stricter of them binds, hence two cases),
+// each row with its own seed. The draws must be the oracle's, token for token, and the oracle's
+// draws must pass a chi-square test against the renormalized distribution, so a wrong filter or
+// weight fails.
+IRON_TEST(iron_sample, distribution_top_k_top_p, F32, BF16) {
+  return distribution_case({.temperature = 0.8f,
+                            .top_k = 8,
+                            .top_p = 0.9f,
+                            .repetition = 1.25f,
+                            .frequency = 0.1f,
+                            .presence = 0.2f,
+                            .step = 3},
+                           dt, rng);
+}
+IRON_TEST(iron_sample, distribution_min_p_top_p, F32, BF16) {
+  return distribution_case({.temperature = 1.2f,
+                            .top_p = 0.9f,
+                            .min_p = 0.1f,
+                            .repetition = 1.25f,
+                            .frequency = 0.1f,
+                            .presence = 0.2f,
+                            .step = 4},
+                           dt, rng);
 }
 
 // The shape: 64 sequences of a 128256-token vocabulary, every filter and penalty on.
