@@ -56,12 +56,12 @@
 /// (penalties.hpp), then reads the row:
 /// 1. once, from memory, for the maximum, its index and the NaN check (the history's tokens
 ///    apart, from their slots);
-/// 2. twice to gather candidates, in index order, into a list of at most 1024 in threadgroup
-///    memory (candidates.hpp): the tokens at or above the min-p threshold and, with top-k on
-///    and k ≤ tpg, at or above the k-th largest of the threads' maxima from pass 1 (k distinct
+/// 2. once to gather candidates into a list of at most 1024 in threadgroup memory, then sorted
+///    into index order (candidates.hpp): the tokens at or above the min-p threshold and, with top-k
+///    on and k ≤ tpg, at or above the k-th largest of the threads' maxima from pass 1 (k distinct
 ///    tokens are at least that, so it is at most the k-th largest token: the list holds
 ///    top-k's set). Top-k (threshold_select.hpp's count select), top-p (its mass select) and
-///    the draw then read the list: for a top-k of tens of tokens, three passes over the row in
+///    the draw then read the list: for a top-k of tens of tokens, two passes over the row in
 ///    all. When neither filter is on the row must be that short to be gathered;
 /// 3. when the candidates do not fit, or k > tpg: four passes for top-k's threshold over the row
 ///    (counting only the tokens at or above the min-p threshold, which gives the same kept set,
@@ -218,11 +218,6 @@ IRON_KERNEL(iron_sample,
         // The candidates, gathered in index order when they fit (candidates.hpp). A second try
         // when the bound let too many through: top-k's exact threshold from the row, then again.
         const LogitChunk chunk = logit_chunk<T>(n);
-        auto chunk_walk = [&](const auto& fn) {
-          for_each_logit_in_chunk(logits, base, chunk, [&](const Expr<u32>& j, const Expr<f32>& x) {
-            fn(j, penalties.apply(j, x));
-          });
-        };
         CandidateList list;
         for (auto attempt : range(0u, 2u, 1u)) {
           IRON_IF(attempt == 0u || (list.count() == 0u && k_pending != 0u)) {
@@ -232,7 +227,7 @@ IRON_KERNEL(iron_sample,
               k_pending = 0u;
             }
             list.gather(
-                chunk_walk, Expr<u32>(gather_floor),
+                walk_indexed, Expr<u32>(gather_floor),
                 n <= kCandidates || Expr<u32>(gather_floor) > order_key(Expr<f32>(-infinity)));
           }
         }
