@@ -391,6 +391,42 @@ def _kv_append_peers(dims, dtype):
     return {"index_copy_ (two calls)": lambda: eager}
 
 
+# ── Sampling ─────────────────────────────────────────────────────────────────────────────────
+
+def _sample_inputs(dims, dtype, gen):
+    rows, n, h = (d(dims, k) for k in ("rows", "n", "h"))
+    full = lambda key: torch.full((rows,), dims[key], device="cuda")  # noqa
+    return (uniform((rows, n), dtype, gen, -8.0, 8.0), full("temperature"), full("top_p"),
+            full("min_p"), full("repetition"), full("frequency"), full("presence"),
+            ints((rows, h), n, gen), ints((rows, h), 4, gen, lo=1))
+
+
+def _sample_peers(dims, dtype):
+    k = d(dims, "top_k")
+
+    def composite(logits, temperature, top_p, min_p, repetition, frequency, presence, history,
+                  counts):
+        """Penalties from the history, temperature, top-k, min-p and top-p, then one draw."""
+        x = logits.float()
+        count = torch.zeros_like(x).scatter_add_(1, history, counts.float())
+        scaled = torch.where(x > 0, x / repetition[:, None], x * repetition[:, None])
+        penalized = scaled - frequency[:, None] * count - presence[:, None]
+        x = torch.where(count > 0, penalized, x) / temperature[:, None]
+        kth = torch.topk(x, k, dim=-1).values[:, -1:]
+        x = x.masked_fill(x < kth, float("-inf"))
+        probs = torch.softmax(x, dim=-1)
+        x = x.masked_fill(probs < min_p[:, None] * probs.amax(-1, keepdim=True), float("-inf"))
+        ordered, order = torch.sort(x, dim=-1, descending=True)
+        mass = torch.softmax(ordered, dim=-1)
+        ordered = ordered.masked_fill(mass.cumsum(-1) - mass >= top_p[:, None], float("-inf"))
+        x = torch.full_like(x, float("-inf")).scatter(1, order, ordered)
+        probs = torch.softmax(x, dim=-1)
+        return probs, torch.multinomial(probs, 1)
+
+    return {"torch eager (softmax, topk, sort, multinomial)": lambda: composite,
+            "torch.compile": compiled(composite)}
+
+
 # ── Matrix products ───────────────────────────────────────────────────────────────────────────
 
 def _gemm_inputs(b_rows):
@@ -515,6 +551,7 @@ CASES = {
     "rope_neox": (_rope_inputs, _rope_peers(False)),
     "rope_gptj": (_rope_inputs, _rope_peers(True)),
     "kv_append": (_kv_append_inputs, _kv_append_peers),
+    "sample": (_sample_inputs, _sample_peers),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),

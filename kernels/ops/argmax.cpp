@@ -28,6 +28,8 @@
 #include <iron/iron.hpp>
 #include <limits>
 
+#include "../primitives/arg_max.hpp"
+
 namespace iron::kernels {
 using namespace iron::dsl;
 
@@ -44,17 +46,12 @@ IRON_KERNEL(iron_argmax, (Tensor<T> inp, Out<T> values, Out<u32> indices, Conste
   Var<f32> best = -infinity;
   Var<u32> best_index = tid;
   for (auto j : range(tid, n, group_size<0>())) {
-    auto v = cast<f32>(load(inp[base + j]));
-    auto held = Expr<f32>(best);
-    auto better = v > held;  // strict: a thread keeps the first of equal values
-    best_index = select(better, j, best_index);
-    best = select(better, v, held);
+    keep_first_max(best, best_index, cast<f32>(load(inp[base + j])), j);
   }
-  auto row_max = reduce_max(best);
-  auto index = reduce_min(select(best == row_max, Expr<u32>(best_index), 0xFFFFFFFFu));
+  const ArgMax top = group_arg_max(best, best_index);
   IRON_IF(tid == 0u) {
-    store(values[row], cast<T>(row_max));
-    store(indices[row], index);
+    store(values[row], cast<T>(top.value));
+    store(indices[row], top.index);
   }
 }
 
