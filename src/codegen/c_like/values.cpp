@@ -1,6 +1,8 @@
 /// Value naming for the C-like emitters: literals for constants, `vN` for everything else.
 #include "values.hpp"
 
+#include <algorithm>
+
 #include "iron/core/error.hpp"
 #include "iron/core/op_views.hpp"
 #include "literals.hpp"
@@ -38,6 +40,12 @@ bool Values::is_variable_target(const ir::Op& op, std::size_t arg) {
 
 bool Values::emitted(const ir::Op& op) const {
   if (op.kind == ir::OpKind::VarStore) return uses(ir::VarOp(op).variable()) > 0;
+  // A loop's result is its induction variable: one that nothing reads still runs its body.
+  if (op.kind == ir::OpKind::For) {
+    const ir::Block& body = ir::ForOp(op).body();
+    return uses(op.result) > 0 || std::any_of(body.ops.begin(), body.ops.end(),
+                                              [&](const ir::Op& inner) { return emitted(inner); });
+  }
   if (op.result == ir::kNoValue || ir::op_class(op.kind) == ir::OpClass::Atomic) return true;
   return uses(op.result) > 0;
 }

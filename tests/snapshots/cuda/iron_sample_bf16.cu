@@ -2833,6 +2833,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_sample_bf16(
               const bool v3593 = v3591 <= 1024u;  // kernels/sampling/candidates.hpp:58
               if (v3593) {
                 unsigned int v3597 = 1u;  // kernels/sampling/candidates.hpp:100
+
+                for (unsigned int v3601 = v18; v3601 < 10u; v3601 += 1u) {  // kernels/sampling/candidates.hpp:101
+                  const unsigned int v3602 = v3597;  // kernels/sampling/candidates.hpp:103
+                  const bool v3603 = v3602 < v3591;
+                  const unsigned int v3606 = v3602 << 1u;
+                  const unsigned int v8152 = v3603 ? v3606 : v3602;
+                  v3597 = v8152;
+                }
                 const unsigned int v3607 = v3591 + v4;  // kernels/sampling/candidates.hpp:105
                 const unsigned int v3608 = v3597;
 

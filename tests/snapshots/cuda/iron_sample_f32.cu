@@ -1823,6 +1823,14 @@ extern "C" __global__ void __launch_bounds__(1024) iron_sample_f32(
               const bool v2337 = v2335 <= 1024u;  // kernels/sampling/candidates.hpp:58
               if (v2337) {
                 unsigned int v2341 = 1u;  // kernels/sampling/candidates.hpp:100
+
+                for (unsigned int v2345 = v18; v2345 < 10u; v2345 += 1u) {  // kernels/sampling/candidates.hpp:101
+                  const unsigned int v2346 = v2341;  // kernels/sampling/candidates.hpp:103
+                  const bool v2347 = v2346 < v2335;
+                  const unsigned int v2350 = v2346 << 1u;
+                  const unsigned int v6104 = v2347 ? v2350 : v2346;
+                  v2341 = v6104;
+                }
                 const unsigned int v2351 = v2335 + v4;  // kernels/sampling/candidates.hpp:105
                 const unsigned int v2352 = v2341;
 

@@ -2763,6 +2763,14 @@ kernel void iron_sample_f16(
               const bool v3593 = v3591 <= 1024u;  // kernels/sampling/candidates.hpp:58
               if (v3593) {
                 uint v3597 = 1u;  // kernels/sampling/candidates.hpp:100
+
+                for (uint v3601 = v18; v3601 < 10u; v3601 += 1u) {  // kernels/sampling/candidates.hpp:101
+                  const uint v3602 = v3597;  // kernels/sampling/candidates.hpp:103
+                  const bool v3603 = v3602 < v3591;
+                  const uint v3606 = v3602 << 1u;
+                  const uint v8152 = v3603 ? v3606 : v3602;
+                  v3597 = v8152;
+                }
                 const uint v3607 = v3591 + v4;  // kernels/sampling/candidates.hpp:105
                 const uint v3608 = v3597;
 
