@@ -342,8 +342,19 @@ std::vector<SampleDraw> clear_draws(SampleBatch& b, std::size_t tpg) {
 testing::TestSetup sample_setup(SampleBatch b, std::size_t tpg, DType dt,
                                 const std::vector<SampleDraw>& draws) {
   const std::size_t rows = b.rows.size();
-  std::vector<float> temperature, top_p, min_p, repetition, frequency, presence, tokens, status;
-  std::vector<std::uint32_t> top_k, seed, step, history(rows * b.h, 0), counts(rows * b.h, 0);
+  std::vector<float> temperature;
+  std::vector<float> top_p;
+  std::vector<float> min_p;
+  std::vector<float> repetition;
+  std::vector<float> frequency;
+  std::vector<float> presence;
+  std::vector<float> tokens;
+  std::vector<float> status;
+  std::vector<std::uint32_t> top_k;
+  std::vector<std::uint32_t> seed;
+  std::vector<std::uint32_t> step;
+  std::vector<std::uint32_t> history(rows * b.h, 0);
+  std::vector<std::uint32_t> counts(rows * b.h, 0);
   for (std::size_t r = 0; r < rows; ++r) {
     const SampleParams& p = b.rows[r];
     temperature.push_back(p.temperature);
@@ -459,8 +470,10 @@ void expect_renormalized(const std::vector<SampleDraw>& draws) {
     }
     seen[d.token] += 1;
   }
-  const double count = static_cast<double>(draws.size());
-  double chi2 = 0, rest_seen = 0, rest_expected = 0;
+  const auto count = static_cast<double>(draws.size());
+  double chi2 = 0;
+  double rest_seen = 0;
+  double rest_expected = 0;
   int bins = 0;
   for (std::size_t j = 0; j < probability.size(); ++j) {
     const double expected = probability[j] * count;
@@ -494,7 +507,9 @@ void expect_each_filter_binds(const std::vector<float>& x, const SampleParams& p
     return std::count_if(d.probability.begin(), d.probability.end(),
                          [](double v) { return v > 0; });
   };
-  SampleParams no_k = p, no_p = p, no_min_p = p;
+  SampleParams no_k = p;
+  SampleParams no_p = p;
+  SampleParams no_min_p = p;
   no_k.top_k = 0;
   no_p.top_p = 1.0f;
   no_min_p.min_p = 0.0f;
@@ -623,9 +638,13 @@ IRON_TEST(iron_sample, distribution_min_p_top_p, F32, BF16) {
 
 // The shape: 64 sequences of a 128256-token vocabulary, every filter and penalty on.
 IRON_BENCH(iron_sample, rows64_vocab128256, BF16) {
-  const std::size_t rows = 64, n = 128256, h = 64;
+  const std::size_t rows = 64;
+  const std::size_t n = 128256;
+  const std::size_t h = 64;
   // Distinct tokens in each row's slots (2003·s mod n differs for s < 64), counts 1 to 3.
-  std::vector<std::uint32_t> history(rows * h), counts(rows * h), seeds(rows);
+  std::vector<std::uint32_t> history(rows * h);
+  std::vector<std::uint32_t> counts(rows * h);
+  std::vector<std::uint32_t> seeds(rows);
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t s = 0; s < h; ++s) {
       history[r * h + s] = static_cast<std::uint32_t>((2003 * s + 17 * r) % n);

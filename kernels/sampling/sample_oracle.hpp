@@ -102,8 +102,8 @@ inline SampleDraw sample_oracle(const float* x, std::size_t n, const SampleParam
   for (std::size_t j = 0; j < n; ++j) {
     if (keep[j] && l[j] > -inf) span = std::max(span, (peak - l[j]) / t);
   }
-  const double eps =
-      (static_cast<double>((n + tpg - 1) / tpg + slots) + 2 * std::min(span, 104.0) + 80) * u;
+  const std::size_t per_thread = (n + tpg - 1) / tpg;  // ⌈n/tpg⌉, the chunk sum's additions
+  const double eps = (static_cast<double>(per_thread + slots) + 2 * std::min(span, 104.0) + 80) * u;
   const auto mass = [&] {
     double total = 0;
     for (std::size_t j = 0; j < n; ++j) total += keep[j] ? w[j] : 0.0;
