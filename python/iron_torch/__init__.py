@@ -113,7 +113,7 @@ def _bind(kernel, args, kwargs):
 def _form_for(kernel, tensor_dtypes):
     """The dtype T of the form whose tensor element types are `tensor_dtypes` (the tensors' own,
     in parameter order); ValueError naming the first argument that no form takes."""
-    params = signature(kernel, kernel_dtypes(kernel)[0])
+    params = _params(kernel)
     given = dict(zip((p.name for p in params if p.is_tensor), tensor_dtypes))
     candidates = kernel_dtypes(kernel)
     for dtype in candidates:
@@ -174,7 +174,7 @@ def _schema(kernel):
     constexprs as float/int/bool, nothing returned."""
     parts = []
     aliases = iter("abcdefghijklmnopqrstuvwxyz")
-    for p in signature(kernel, kernel_dtypes(kernel)[0]):
+    for p in _params(kernel):
         if p.is_tensor:
             parts.append(f"Tensor({next(aliases)}!) {p.name}" if p.is_written else
                          f"Tensor {p.name}")
