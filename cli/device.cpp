@@ -44,7 +44,11 @@ void print_cuda_devices() {
     fmt::print("  memory clock        {} MHz\n", d.memory_clock_khz / 1000);
     fmt::print("  memory bus          {} bits\n", d.bus_width_bits);
     try {
-      fmt::print("  kernels compiled as {}\n", codegen::TargetProfile::cuda_device(d.sm()).name);
+      const std::string plain = codegen::TargetProfile::cuda_device(d.sm()).name;
+      const std::string warpgroup = codegen::TargetProfile::cuda_device(d.sm(), true).name;
+      fmt::print("  kernels compiled as {}", plain);
+      if (warpgroup != plain) fmt::print(" ({} for kernels with warpgroup products)", warpgroup);
+      fmt::print("\n");
     } catch (const Error& e) {
       fmt::print("  kernels compiled as unknown: {}\n", e.what());
     }

@@ -76,8 +76,8 @@ std::vector<codegen::PassStat> print_passes(const ir::Kernel& traced,
 /// local memory (a compile with a warning throws, with the warning).
 void print_resources(const ir::Kernel& traced, const codegen::TargetProfile& profile) {
   const auto compiled = codegen::compile_kernel(traced, profile);
-  const runtime::CubinResult cubin =
-      runtime::compile_cubin(compiled.source, compiled.symbol, profile.cuda_sm);
+  const runtime::CubinResult cubin = runtime::compile_cubin(
+      compiled.source, compiled.symbol, profile.cuda_sm, profile.arch_specific());
   const runtime::NvrtcStatus& nvrtc = runtime::nvrtc_status();
   fmt::print("{} for {} (ptxas of NVRTC {}.{}; bytes per thread, shared bytes per group)\n",
              compiled.symbol, profile.name, nvrtc.major, nvrtc.minor);
@@ -115,7 +115,14 @@ int inspect(const InspectOptions& o) {
       throw UsageError(
           fmt::format("--mma chooses a CUDA strategy; {} is not a CUDA profile", profile.name));
     }
-    profile = codegen::TargetProfile::cuda(profile.cuda_sm, *codegen::parse_mma_strategy(o.mma));
+    const codegen::MmaStrategy mma = *codegen::parse_mma_strategy(o.mma);
+    if (mma == codegen::MmaStrategy::Wgmma && profile.cuda_sm != 90) {
+      throw UsageError(
+          fmt::format("--mma wgmma is sm_90a's; {} is not a compute capability 9.0 "
+                      "profile",
+                      profile.name));
+    }
+    profile = codegen::TargetProfile::cuda(profile.cuda_sm, mma);
   }
   if (o.resources) {
     print_resources(traced, profile);
@@ -169,10 +176,11 @@ Command add_inspect_command(CLI::App& app) {
                       }));
   cmd->add_option("--mma", o->mma,
                   "How CUDA lowers tensor-core fragments (docs/tensor-cores.md): mmasync "
-                  "(mma.sync and ldmatrix, the default), software (warp shuffles and fma) or wmma "
-                  "(nvcuda::wmma tiles); the same as a profile ending in +mma=software or "
-                  "+mma=wmma")
-      ->check(CLI::IsMember({"mmasync", "software", "wmma"}));
+                  "(mma.sync and ldmatrix, the default), software (warp shuffles and fma), wmma "
+                  "(nvcuda::wmma tiles) or wgmma (mma.sync, and warpgroup products by Hopper's "
+                  "wgmma: sm_90 only); the same as a profile ending in +mma=software or "
+                  "+mma=wmma, or sm_90a")
+      ->check(CLI::IsMember({"mmasync", "software", "wmma", "wgmma"}));
   auto* stats =
       cmd->add_flag("--stats", o->stats,
                     "Also print each pass's op count before and after, the delta and its time");

@@ -12,3 +12,4 @@
 #include "iron/dsl/pipeline.hpp"
 #include "iron/dsl/registers.hpp"
 #include "iron/dsl/types.hpp"
+#include "iron/dsl/warpgroup.hpp"

@@ -28,9 +28,19 @@
 ///
 /// ## Dispatch
 /// Tiled: a grid of ceil(n / 128) × ceil(m / 128) groups of exactly 128 threads.
+///
+/// ## iron_gemm_warpgroup_nk
+/// The same product for `b` [n, k], written on warpgroup products (kernels/gemm/
+/// gemm_warpgroup.hpp): a group of 256 threads (two warpgroups) owns a 128×128 tile; each
+/// 64-column step of a and b lands in a 3-stage ring of 128-byte swizzled rows by asynchronous
+/// copies, and each warpgroup multiplies its 64 rows by the 128 columns in one product, which
+/// sm_90a runs as `wgmma` and every other target as fragment products. f32 takes iron_gemm_nk's
+/// path (no warpgroup instruction reads f32). The error bound is iron_gemm's. Dispatch: a grid of
+/// ceil(n / 128) × ceil(m / 128) groups of exactly 256 threads (128 for f32).
 #include <iron/iron.hpp>
 
 #include "gemm_tiles.hpp"
+#include "gemm_warpgroup.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -49,6 +59,23 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
 }
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
+
+IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> m,
+                                     Constexpr<u32> n, Constexpr<u32> k, Constexpr<f32> alpha)) {
+  layout(a, "[m, k]");
+  layout(b, "[n, k]");
+  layout(out, "[m, n]");
+  const auto write = [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+    store(out[r * n + c], cast<T>(sum * alpha));
+  };
+  if constexpr (lane_bytes<T>() == 2) {
+    gemm::warpgroup::declare();
+    gemm::warpgroup::product(a, b, m, n, k, write);
+  } else {
+    gemm::declare();
+    gemm::product(a, gemm::DenseB<T, col_major>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u), write);
+  }
+}
 
 IRON_KERNEL_TEMPLATE(iron_gemm_batched, (MatrixLayout B_LAYOUT),
                      (Tensor<T> a, Tensor<T> b, Out<T> out, [[maybe_unused]] Constexpr<u32> batch,
@@ -69,6 +96,9 @@ IRON_KERNEL_VARIANT(iron_gemm_batched, nk, MatrixLayout::ColMajor);
 
 IRON_GEOMETRY(iron_gemm_kn) { return gemm::geometry(q); }
 IRON_GEOMETRY(iron_gemm_nk) { return gemm::geometry(q); }
+IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
+  return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::geometry(q);
+}
 IRON_GEOMETRY(iron_gemm_batched_kn) {
   return gemm::geometry(q, static_cast<std::uint32_t>(q.constant("batch")));
 }
@@ -92,10 +122,13 @@ namespace iron::kernels {
 namespace {
 
 testing::TestSetup gemm_setup(bool b_rows, std::size_t m, std::size_t n, std::size_t k, DType dt,
-                              testing::Rng& rng, double alpha = 1.0) {
+                              testing::Rng& rng, double alpha = 1.0, const char* kernel = nullptr) {
   const auto a = testing::round_through(rng.uniform(m * k, -1.0f, 1.0f), dt);
   const auto b = testing::round_through(rng.uniform(k * n, -1.0f, 1.0f), dt);
-  testing::TestSetup setup(b_rows ? "iron_gemm_kn" : "iron_gemm_nk", dt);
+  testing::TestSetup setup(kernel != nullptr ? kernel
+                           : b_rows          ? "iron_gemm_kn"
+                                             : "iron_gemm_nk",
+                           dt);
   setup.input("a", a)
       .input("b", b)
       .output("out", m * n)
@@ -174,8 +207,12 @@ bench::BenchSetup batched_bench(bool b_rows, std::size_t batch, std::size_t m, s
 }
 
 /// The bench: random a and b, the grid from the geometry, cuBLAS computing the same product.
-bench::BenchSetup gemm_bench(bool b_rows, std::size_t m, std::size_t n, std::size_t k, DType dt) {
-  bench::BenchSetup setup(b_rows ? "iron_gemm_kn" : "iron_gemm_nk", dt);
+bench::BenchSetup gemm_bench(bool b_rows, std::size_t m, std::size_t n, std::size_t k, DType dt,
+                             const char* kernel = nullptr) {
+  bench::BenchSetup setup(kernel != nullptr ? kernel
+                          : b_rows          ? "iron_gemm_kn"
+                                            : "iron_gemm_nk",
+                          dt);
   setup.random("a", m * k)
       .random("b", k * n)
       .output("out", m * n)
@@ -244,6 +281,22 @@ IRON_TEST(iron_gemm_nk, vector_1x200x8, F32, F16, BF16) {
   return gemm_setup(false, 1, 200, 8, dt, rng);
 }
 
+// The warpgroup form: whole tiles over four steps (the 3-stage ring wraps), sizes past a tile
+// with a partial last step, k not a multiple of 8 (the element-by-element path), one row.
+constexpr const char* kWarpgroup = "iron_gemm_warpgroup_nk";
+IRON_TEST(iron_gemm_warpgroup_nk, tiles_256x256x256, F32, F16, BF16) {
+  return gemm_setup(false, 256, 256, 256, dt, rng, 1.0, kWarpgroup);
+}
+IRON_TEST(iron_gemm_warpgroup_nk, past_a_tile_129x200x72, F32, F16, BF16) {
+  return gemm_setup(false, 129, 200, 72, dt, rng, 0.5, kWarpgroup);
+}
+IRON_TEST(iron_gemm_warpgroup_nk, primes_37x23x19, F32, F16, BF16) {
+  return gemm_setup(false, 37, 23, 19, dt, rng, 1.0, kWarpgroup);
+}
+IRON_TEST(iron_gemm_warpgroup_nk, vector_1x130x16, F16, BF16) {
+  return gemm_setup(false, 1, 130, 16, dt, rng, 1.0, kWarpgroup);
+}
+
 // Batches: the weight shared by every batch (stride 0), and batches with a gap between them.
 IRON_TEST(iron_gemm_batched_nk, shared_weight_3x70x40x24, F32, F16, BF16) {
   return batched_setup(false, 3, 70, 40, 24, std::size_t{70} * 24, 0, dt, rng);
@@ -276,6 +329,15 @@ IRON_BENCH(iron_gemm_nk, m4096_n4096_k4096, F16, BF16) {
 }
 IRON_BENCH(iron_gemm_nk, m8192_n8192_k8192, BF16) {
   return gemm_bench(false, 8192, 8192, 8192, dt);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n4096_k4096, F16, BF16) {
+  return gemm_bench(false, 4096, 4096, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m8192_n8192_k8192, BF16) {
+  return gemm_bench(false, 8192, 8192, 8192, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n14336_k4096, BF16) {
+  return gemm_bench(false, 4096, 14336, 4096, dt, kWarpgroup);
 }
 // A linear layer's shapes (weight [n, k]): decode (16 tokens), a small and a large batch.
 IRON_BENCH(iron_gemm_nk, m16_n14336_k4096, BF16) { return gemm_bench(false, 16, 14336, 4096, dt); }

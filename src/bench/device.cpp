@@ -7,6 +7,8 @@
 #include <optional>
 #include <random>
 
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
+
 // The bench drives the CUDA driver directly, through the runtime's own CUDA layer.
 #include "../runtime/cuda/cuda_backend.hpp"
 #include "../runtime/cuda/cuda_module_cache.hpp"
@@ -216,8 +218,8 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
     }
   }
   runtime::check_dispatch(kernel, guard_args, grid, impl_->device->limits);
-  const codegen::CompiledKernel compiled =
-      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(sm()));
+  const codegen::CompiledKernel compiled = codegen::compile_kernel(
+      kernel, codegen::TargetProfile::cuda_device(sm(), codegen::has_warpgroup_products(kernel)));
   const CUmodule module = cuda::load_module(compiled, sm());
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),

@@ -13,6 +13,8 @@ CompiledKernel compile_kernel(const ir::Kernel& traced, const TargetProfile& tar
   out.source = target_of(target).emit(result.kernel, target);
   out.lowered = std::move(result.kernel);
   out.stats = std::move(result.stats);
+  out.profile = target.name;
+  out.arch_specific = target.arch_specific();
   return out;
 }
 

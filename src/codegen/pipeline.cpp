@@ -15,6 +15,7 @@
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 #include "iron/codegen/passes/legalize.hpp"
 #include "iron/codegen/passes/lower_reductions.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/passes/promote_registers.hpp"
 #include "iron/codegen/passes/simplify.hpp"
 #include "iron/codegen/passes/unroll_loops.hpp"
@@ -29,6 +30,9 @@ const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {
       {"expand_pipelines", expand_pipelines,
        "first: sizes each ring for the stages the target holds and writes the pipeline's loop"},
+      {"lower_warpgroup_products", lower_warpgroup_products,
+       "warpgroup products the target lacks become fragment products, before folding and "
+       "unrolling shape their index math"},
       {"fold_constants", fold_constants,
        "variant parameters trace as literals: fold them first so every later pass sees constants"},
       {"simplify", simplify, "removes identities left by folding and turns pow2 math into shifts"},

@@ -61,6 +61,8 @@ bool can_evaluate(OpKind k, DType type, std::span<const DType> operand_types) {
     case TypeRule::AsyncGroup:
     case TypeRule::PipelineBounds:
     case TypeRule::PipelineIndex:
+    case TypeRule::WarpgroupMultiply:
+    case TypeRule::WarpgroupWait:
       return false;
   }
   return false;

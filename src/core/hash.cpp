@@ -155,6 +155,15 @@ class Hasher {
         target(op);
         u64(static_cast<std::uint64_t>(op.layout));
         return;
+      case OpAttributes::WarpgroupOperands:
+        target(op);
+        u64(static_cast<std::uint64_t>(op.shared_b));
+        u64(static_cast<std::uint64_t>(op.layout));
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        return;
+      case OpAttributes::WarpgroupPending:
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        return;
     }
   }
 

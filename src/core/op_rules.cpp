@@ -124,6 +124,15 @@ class TypeCheck {
       case TypeRule::FragmentMultiply:
         fragment_multiply();
         break;
+      case TypeRule::WarpgroupMultiply:
+        warpgroup_multiply();
+        break;
+      case TypeRule::WarpgroupWait:
+        if (t_[0] != DType::F32) fail("waits for an f32 accumulator, got {}", dtype_name(t_[0]));
+        if (op_.ivalue < 0 || op_.ivalue > kMaxPendingGroups) {
+          fail("waits for all but 0 to {} groups, not {}", kMaxPendingGroups, op_.ivalue);
+        }
+        break;
       case TypeRule::AsyncCopy:
         async_copy();
         break;
@@ -274,6 +283,31 @@ class TypeCheck {
     same({t_[1], t_[2]});
   }
 
+  /// wg.mma d, A, B: an f32 accumulator; integer offsets and strides; A and B in two shared
+  /// allocations of one float type; K a multiple of 16 up to 64 (one 128-byte row of 16-bit).
+  void warpgroup_multiply() {
+    if (t_[0] != DType::F32 || op_.type != DType::F32) {
+      fail("accumulates in f32, got {}", dtype_name(t_[0]));
+    }
+    for (std::size_t i = 1; i < 5; ++i) {
+      if (!is_integer(t_[i]))
+        fail("offsets and strides must be integers, got {}", dtype_name(t_[i]));
+    }
+    const SharedAlloc* a = shared();
+    const SharedAlloc* b = shared_b();
+    if (a == nullptr || b == nullptr) {
+      fail("reads both operands from shared allocations");
+      return;
+    }
+    if (a->dtype != b->dtype || !is_float(a->dtype)) {
+      fail("multiplies float operands of one type, got {} and {}", dtype_name(a->dtype),
+           dtype_name(b->dtype));
+    }
+    if (op_.ivalue < 16 || op_.ivalue > 64 || op_.ivalue % 16 != 0) {
+      fail("K is 16, 32, 48 or 64, not {}", op_.ivalue);
+    }
+  }
+
   void integer_index() {
     if (!is_integer(t_[0])) fail("index must be an integer, got {}", dtype_name(t_[0]));
   }
@@ -283,9 +317,11 @@ class TypeCheck {
     return &k_.params[op_.param];
   }
 
-  const SharedAlloc* shared() const {
-    if (op_.shared < 0 || static_cast<std::size_t>(op_.shared) >= k_.shared.size()) return nullptr;
-    return &k_.shared[op_.shared];
+  const SharedAlloc* shared() const { return allocation(op_.shared); }
+  const SharedAlloc* shared_b() const { return allocation(op_.shared_b); }
+  const SharedAlloc* allocation(int index) const {
+    if (index < 0 || static_cast<std::size_t>(index) >= k_.shared.size()) return nullptr;
+    return &k_.shared[index];
   }
 
   void constant() {

@@ -561,6 +561,14 @@ class Parser {
       case OpAttributes::Pending:
         op.ivalue = c.integer<std::int64_t>("the groups that may stay pending");
         break;
+      case OpAttributes::WarpgroupPending:
+        op.args.push_back(c.value("the accumulator"));
+        c.punct(',', "before the groups that may stay pending");
+        op.ivalue = c.integer<std::int64_t>("the groups that may stay pending");
+        break;
+      case OpAttributes::WarpgroupOperands:
+        warpgroup_operands(c, op);
+        break;
       case OpAttributes::StageIndex: {
         const std::string_view axis = c.word("step or slot");
         if (axis != "step" && axis != "slot") {
@@ -731,6 +739,27 @@ class Parser {
     const auto l = parse_matrix_layout(layout);
     if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
     op.layout = *l;
+  }
+
+  /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row|col, K`.
+  void warpgroup_operands(Cursor& c, Op& op) const {
+    op.args.push_back(c.value("the accumulator"));
+    for (int* alloc : {&op.shared, &op.shared_b}) {
+      c.punct(',', "before an operand's allocation");
+      *alloc = shared_ref(c);
+      c.punct('[', "before the offset");
+      op.args.push_back(c.value("the offset"));
+      c.punct(']', "after the offset");
+      c.punct(',', "before the stride");
+      op.args.push_back(c.value("the stride"));
+    }
+    c.punct(',', "before B's layout");
+    const std::string_view layout = c.word("a layout (row or col)");
+    const auto l = parse_matrix_layout(layout);
+    if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
+    op.layout = *l;
+    c.punct(',', "before K");
+    op.ivalue = c.integer<std::int64_t>("K, the product's depth");
   }
 
   /// `[%index]` followed by `, %value...`.

@@ -184,6 +184,14 @@ class Printer {
       case OpAttributes::Reduction:
         return value_list(op.args) +
                fmt::format(", {}", row_reduction_name(static_cast<RowReduction>(op.ivalue)));
+      case OpAttributes::WarpgroupPending:
+        return value_list(op.args) + fmt::format(", {}", op.ivalue);
+      case OpAttributes::WarpgroupOperands:
+        IRON_INTERNAL_ASSERT(op.args.size() == 5, "wg.mma without its five operands");
+        return fmt::format(" {}, {}[{}], {}, {}[{}], {}, {}, {}", value(op.args[0]),
+                           shared_name(op.shared), value(op.args[1]), value(op.args[2]),
+                           shared_name(op.shared_b), value(op.args[3]), value(op.args[4]),
+                           matrix_layout_name(op.layout), op.ivalue);
       case OpAttributes::FragmentMemory: {
         IRON_INTERNAL_ASSERT(op.args.size() == 3, "frag.load/store without its three operands");
         const std::string target = op.shared >= 0 ? shared_name(op.shared) : param_name(op.param);

@@ -34,7 +34,8 @@ Storage storage_defined_by(OpKind k) {
 
 /// What operand `i` of an op of kind k must be.
 Storage storage_operand(OpKind k, std::size_t i) {
-  if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1)) {
+  if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1) ||
+      ((k == OpKind::WgMma || k == OpKind::WgWait) && i == 0)) {
     return Storage::Fragment;
   }
   const TypeRule rule = op_info(k).types;
@@ -247,9 +248,11 @@ class Verifier {
 
   void check_contract() {
     bool group_ops = !k_.shared.empty();
+    bool warpgroup_ops = false;
     bool writes_output = false;
     walk(k_.body, [&](const Op& op) {
       group_ops |= is_group_op(op);
+      warpgroup_ops |= op.kind == OpKind::WgMma;
       // a frag.load writes its fragment, not the tensor it reads
       const bool writes = op_info(op.kind).has(kWritesMemory) && op.kind != OpKind::FragLoad;
       writes_output |= writes && param(op) != nullptr && is_output(param(op)->kind);
@@ -257,11 +260,18 @@ class Verifier {
     if (!writes_output) report(k_.loc, "writes no output");
     if (!group_ops) return;
     bool multiple_of_32 = false;
+    bool multiple_of_128 = false;
     for (const SizeRule& r : k_.dispatch.group_size_rules) {
       const bool implies_multiple =
-          r.kind == SizeRule::Kind::MultipleOf || r.kind == SizeRule::Kind::Exactly;
-      multiple_of_32 |=
-          implies_multiple && r.constexpr_name.empty() && r.value > 0 && r.value % 32 == 0;
+          (r.kind == SizeRule::Kind::MultipleOf || r.kind == SizeRule::Kind::Exactly) &&
+          r.constexpr_name.empty() && r.value > 0;
+      multiple_of_32 |= implies_multiple && r.value % 32 == 0;
+      multiple_of_128 |= implies_multiple && r.value % 128 == 0;
+    }
+    if (warpgroup_ops && !multiple_of_128) {
+      report(k_.loc,
+             "uses warpgroup products (wg.mma) but its dispatch contract does not require a "
+             "group size that is a multiple of 128 (whole warpgroups)");
     }
     if (!multiple_of_32) {
       report(k_.loc,
@@ -444,6 +454,17 @@ class Verifier {
     }
   }
 
+  /// wg.mma, wg.wait: a simdgroup's 16×N part of the warpgroup's 64×N accumulator, N a multiple
+  /// of 8 up to 256 (the widths of the Hopper instruction).
+  void check_warpgroup_accumulator(const Op& op) {
+    const FragmentShape& d = values_[op.args[0]].fragment;
+    if (d.role != FragmentRole::Acc || d.rows != 16 || d.cols % 8 != 0 || d.cols > 256) {
+      report(op.loc, fmt::format("{} takes a simdgroup's 16xN part of the warpgroup's "
+                                 "accumulator (acc, N a multiple of 8 up to 256), got {} {}x{}",
+                                 op_name(op.kind), fragment_role_name(d.role), d.rows, d.cols));
+    }
+  }
+
   /// frag.get/set/coord: a slot the fragment has in each lane.
   void check_fragment_slot(const Op& op) {
     const FragmentShape& f = values_[op.args[0]].fragment;
@@ -520,6 +541,7 @@ class Verifier {
       check_fragment_rows(op);
     }
     if (op.kind == OpKind::FragConvert) check_fragment_conversion(op);
+    if (op.kind == OpKind::WgMma || op.kind == OpKind::WgWait) check_warpgroup_accumulator(op);
     return types;
   }
 

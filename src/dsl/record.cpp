@@ -4,6 +4,7 @@
 #include "iron/dsl/fragments.hpp"
 #include "iron/dsl/intrinsics.hpp"
 #include "iron/dsl/memory.hpp"
+#include "iron/dsl/warpgroup.hpp"
 
 namespace iron::dsl::detail {
 namespace {
@@ -100,6 +101,27 @@ void record_copy_async(int shared, ir::ValueId to, int param, ir::ValueId from, 
   if (shared < 0) t.fail("copy_async copies into shared memory; its destination is a tensor");
   ir::Op& op = record_access(t, ir::OpKind::CopyAsync, param, shared, {to, from, valid}, type);
   op.lanes = lanes;
+}
+
+void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
+                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride,
+                   ir::MatrixLayout b_layout, std::uint32_t k) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32,
+                                        {d, a_offset, a_stride, b_offset, b_stride});
+  op.shared = a_alloc;
+  op.shared_b = b_alloc;
+  op.layout = b_layout;
+  op.ivalue = k;
+}
+
+void record_wg_commit() { Tracer::current().record(ir::OpKind::WgCommit, DType::U32, {}); }
+
+void record_wg_wait(ir::ValueId d, std::int64_t pending) {
+  Tracer::current().record(ir::OpKind::WgWait, DType::U32, {d}).ivalue = pending;
+}
+
+void record_fence_proxy_async() {
+  Tracer::current().record(ir::OpKind::FenceProxyAsync, DType::U32, {});
 }
 
 void record_async_group(bool wait, std::int64_t pending) {

@@ -50,7 +50,7 @@ BackendStatus nvrtc_backend_status() {
 
 std::vector<std::byte> compile_cuda_cubin(const std::string& source, const std::string& symbol,
                                           const codegen::TargetProfile& profile) {
-  return compile_cubin(source, symbol, profile.cuda_sm).cubin;
+  return compile_cubin(source, symbol, profile.cuda_sm, profile.arch_specific()).cubin;
 }
 
 /// "auto, sim, cuda or metal".

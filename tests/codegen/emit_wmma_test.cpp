@@ -62,7 +62,7 @@ TEST(Wmma, NamesParseAndTheEnvironmentPicksIt) {
     TargetProfile::cuda_device(90);
     ADD_FAILURE() << "IRON_CUDA_MMA=wmma16 was accepted";
   } catch (const iron::Error& e) {
-    EXPECT_STREQ(e.what(), "IRON_CUDA_MMA=wmma16: expected mmasync, software or wmma");
+    EXPECT_STREQ(e.what(), "IRON_CUDA_MMA=wmma16: expected mmasync, software, wmma or wgmma");
   }
   ::unsetenv("IRON_CUDA_MMA");
 }
@@ -178,9 +178,13 @@ TEST(Wmma, InspectShowsTheWmmaForm) {
       run_iron("inspect iron_mma_probe_cc --target cuda --dtype f16 --profile sm_80+mma=wmma");
   ASSERT_EQ(profile.status, 0) << profile.output;
   EXPECT_TRUE(has(profile.output, "sm_80+mma=wmma (CUDA C++ for NVRTC)")) << profile.output;
-  const Outcome unknown = run_iron("inspect iron_mma_probe_cc --target cuda --mma wgmma");
+  const Outcome unknown = run_iron("inspect iron_mma_probe_cc --target cuda --mma hgmma");
   EXPECT_EQ(unknown.status, 2) << unknown.output;
-  EXPECT_TRUE(has(unknown.output, "wgmma")) << unknown.output;
+  EXPECT_TRUE(has(unknown.output, "hgmma")) << unknown.output;
+  const Outcome ampere =
+      run_iron("inspect iron_mma_probe_cc --target cuda --profile sm_80 --mma wgmma");
+  EXPECT_EQ(ampere.status, 2) << ampere.output;
+  EXPECT_TRUE(has(ampere.output, "sm_90a's")) << ampere.output;
 }
 
 struct KernelCase {

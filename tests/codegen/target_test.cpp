@@ -60,15 +60,19 @@ TEST(PassTargetProfile, MetalHasBfloatFromVersion31) {
 }
 
 TEST(PassTargetProfile, ByNameReadsWhatNameWrites) {
-  for (const char* name : {"sm_80", "sm_86", "sm_90", "metal3.0", "metal3.1", "metal3.2"}) {
+  for (const char* name :
+       {"sm_80", "sm_86", "sm_90", "sm_90a", "metal3.0", "metal3.1", "metal3.2"}) {
     const auto t = TargetProfile::by_name(name);
     ASSERT_TRUE(t.has_value()) << name;
     EXPECT_EQ(t->name, name);
   }
   EXPECT_EQ(TargetProfile::by_name("sm_90")->cuda_sm, 90);
+  EXPECT_EQ(TargetProfile::by_name("sm_90a")->mma, codegen::MmaStrategy::Wgmma);
+  EXPECT_TRUE(TargetProfile::by_name("sm_90a")->arch_specific());
+  EXPECT_FALSE(TargetProfile::by_name("sm_90")->arch_specific());
   EXPECT_EQ(TargetProfile::by_name("metal3.1")->metal_version, 31);
-  for (const char* name :
-       {"", "sm_", "sm_75", "sm_090", "sm_90a", "sm90", "metal", "metal2.4", "metal3.3", "cuda"}) {
+  for (const char* name : {"", "sm_", "sm_75", "sm_090", "sm_80a", "sm_90+mma=wgmma", "sm90",
+                           "metal", "metal2.4", "metal3.3", "cuda"}) {
     EXPECT_FALSE(TargetProfile::by_name(name).has_value()) << name;
   }
 }

@@ -170,6 +170,16 @@ class RowCheck {
                    op_.traits == kFragmentUpdate,
                "a fragment product does not update d from a and b across the simdgroup");
         break;
+      case TypeRule::WarpgroupMultiply:
+        expect(op_.operands == 5 && op_.result == ResultRule::Forbidden &&
+                   op_.traits == kFragmentUpdate,
+               "a warpgroup product does not update d from two offsets and strides");
+        break;
+      case TypeRule::WarpgroupWait:
+        expect(op_.operands == 1 && op_.result == ResultRule::Forbidden &&
+                   op_.traits == kFragmentUpdate,
+               "a warpgroup wait does not update the accumulator it waits for");
+        break;
       case TypeRule::AsyncCopy:
         expect(op_.operands == 3 && op_.result == ResultRule::Forbidden && is(kWritesMemory) &&
                    is(kReadsMemory),
@@ -294,6 +304,8 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Pending, {"async.wait"}},
       {OpAttributes::StageIndex, {"pipeline.index"}},
       {OpAttributes::Stages, {"pipeline"}},
+      {OpAttributes::WarpgroupOperands, {"wg.mma"}},
+      {OpAttributes::WarpgroupPending, {"wg.wait"}},
   };
   EXPECT_EQ(held, expected);
 }

@@ -28,7 +28,7 @@ constexpr std::string_view kEveryOp =
   shared shm0: f32[256] offset=0
   shared shm1: u32[32] offset=1024
   shared_bytes 1152
-  rule multiple_of 32
+  rule multiple_of 128
   rule at_least 64
   rule at_most 1024
   rule exactly n/4
@@ -95,6 +95,11 @@ constexpr std::string_view kEveryOp =
   copy.async @shm0[%20], sums[%20], %19 : f32x4
   async.commit
   async.wait 1
+  fence.proxy.async
+  wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, col, 16 : f32
+  wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, row, 64 : f32
+  wg.commit
+  wg.wait %101, 1
   pipeline %0 to %0 step %0 stages 2 : u32 {
     %110 = pipeline.index step : u32
   } then {
@@ -211,6 +216,8 @@ bool same_loc(const SourceLoc& a, const SourceLoc& b) {
     if (x.lanes != y.lanes) return Differ(at + ".lanes");
     if (x.param != y.param) return Differ(at + ".param");
     if (x.shared != y.shared) return Differ(at + ".shared");
+    if (x.shared_b != y.shared_b) return Differ(at + ".shared_b");
+    if (x.layout != y.layout) return Differ(at + ".layout");
     if (!same_loc(x.loc, y.loc)) return Differ(at + ".loc");
     if (x.blocks.size() != y.blocks.size()) return Differ(at + ".blocks.size");
     for (std::size_t j = 0; j < x.blocks.size(); ++j) {

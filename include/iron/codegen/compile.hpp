@@ -17,6 +17,8 @@ struct CompiledKernel {
   ir::Kernel lowered;  ///< the IR after the pipeline
   std::string source;  ///< in the language of the profile's target (CUDA C++, MSL)
   std::vector<PassStat> stats;
+  std::string profile;         ///< the profile it was compiled for ("sm_90a")
+  bool arch_specific = false;  ///< CUDA: NVRTC compiles it for sm_NNa (TargetProfile)
 };
 
 CompiledKernel compile_kernel(const ir::Kernel& traced, const TargetProfile& target);

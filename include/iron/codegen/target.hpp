@@ -26,9 +26,11 @@ enum class TargetKind : std::uint8_t {
 
 /// How CUDA lowers tensor-core fragment ops (docs/tensor-cores.md): `mma.sync.m16n8k16` with
 /// `ldmatrix` for f16/bf16 (f32 fragments always go the software way); software: the same
-/// lane map, products summed by warp shuffles and fma, for any element type and device; or
-/// wmma: nvcuda::wmma 16×16×16 tiles, whose layout it reads at run time instead of assuming it.
-enum class MmaStrategy : std::uint8_t { MmaSync, Software, Wmma };
+/// lane map, products summed by warp shuffles and fma, for any element type and device; wmma:
+/// nvcuda::wmma 16×16×16 tiles, whose layout it reads at run time instead of assuming it; or
+/// wgmma (sm_90a only): fragments as mma.sync, warpgroup products (wg.mma) by Hopper's
+/// asynchronous `wgmma.mma_async`.
+enum class MmaStrategy : std::uint8_t { MmaSync, Software, Wmma, Wgmma };
 std::string_view mma_strategy_name(MmaStrategy s);
 std::optional<MmaStrategy> parse_mma_strategy(std::string_view name);
 /// The strategy the environment asks for: IRON_CUDA_MMA=mmasync|software|wmma, nullopt when it
@@ -65,11 +67,15 @@ struct TargetProfile {
 
   /// CUDA C++ for compute capability `sm` × 10 (defined in src/codegen/cuda/), its fragments
   /// lowered with `mma`: named "sm_90", or "sm_90+mma=software" (or "+mma=wmma") for another
-  /// strategy.
+  /// strategy; wgmma is "sm_90a", whose code runs on compute capability 9.0 only (sm must be 90).
   static TargetProfile cuda(int sm, MmaStrategy mma = MmaStrategy::MmaSync);
-  /// The profile kernels are compiled with for a CUDA device of compute capability `sm` × 10:
-  /// the default strategy, or the one IRON_CUDA_MMA names.
-  static TargetProfile cuda_device(int sm);
+  /// The profile a kernel is compiled with for a CUDA device of compute capability `sm` × 10:
+  /// the strategy IRON_CUDA_MMA names; else, for a kernel with `warpgroup_products` on 9.0,
+  /// wgmma (sm_90a); else mma.sync. Kernels without them keep plain sm_90 code.
+  static TargetProfile cuda_device(int sm, bool warpgroup_products = false);
+  /// Whether the code uses architecture-specific features ("sm_90a"): NVRTC compiles it for that
+  /// architecture, and it runs on that compute capability only.
+  bool arch_specific() const { return kind == TargetKind::Cuda && mma == MmaStrategy::Wgmma; }
   /// Metal Shading Language `version` × 10, 3.0 to 3.2 (defined in src/codegen/msl/).
   static TargetProfile metal(int version);
   /// The profile of any target that `name` spells ("sm_90", "metal3.1"); nullopt for none.

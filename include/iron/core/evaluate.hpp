@@ -428,6 +428,10 @@ namespace detail {
     case OpKind::AsyncWait:
     case OpKind::Pipeline:
     case OpKind::PipelineIndex:
+    case OpKind::WgMma:
+    case OpKind::WgCommit:
+    case OpKind::WgWait:
+    case OpKind::FenceProxyAsync:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

@@ -80,6 +80,14 @@ struct Block {
 ///   valid], lanes = the elements of 16 bytes: the thread starts copying them (zeros when valid is
 ///   false). AsyncCommit closes the thread's group of started copies; AsyncWait (ivalue = N)
 ///   waits until at most N of its groups are unfinished.
+///   WgMma: shared (A) and shared_b (B), args=[d, a_offset, a_stride, b_offset, b_stride],
+///   ivalue = K, `layout` = B's: the warpgroup (4 simdgroups) multiplies; simdgroup s adds to d
+///   (its 16×N accumulator) rows 16·(s % 4) … of A (row-major, 64×K at a_offset) times B (K×N at
+///   b_offset, column-major: (k, n) at b_offset + n·b_stride + k), asynchronously: d is ready and
+///   the operands free after a WgWait. WgCommit closes the simdgroup's group of started products;
+///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
+///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the
+///   asynchronous proxy (wg.mma's operand reads).
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {
@@ -94,6 +102,7 @@ struct Op {
   std::uint8_t lanes = 1;  ///< elements per access of a vector Load/Store (1, 2, 4, 8, 16)
   int param = -1;          ///< kernel parameter index (tensor or constexpr)
   int shared = -1;         ///< threadgroup allocation index
+  int shared_b = -1;       ///< WgMma: the allocation of its B operand
   FragmentShape fragment;  ///< FragDecl: the fragment's role and shape
   MatrixLayout layout = MatrixLayout::RowMajor;  ///< FragLoad/FragStore: how memory holds it
   std::vector<Block> blocks;

@@ -60,6 +60,9 @@ enum class TypeRule : std::uint8_t {
   AsyncGroup,         ///< async.commit, async.wait: no operands (wait: how many groups may remain)
   PipelineBounds,     ///< pipeline: start, end and step one integer type; 1 to kMaxStages stages
   PipelineIndex,      ///< pipeline.index: a u32, the step (axis 0) or the stage slot (axis 1)
+  WarpgroupMultiply,  ///< wg.mma: an f32 accumulator; offsets and strides of one integer type
+                      ///< into two shared allocations of one 16-bit float type
+  WarpgroupWait,      ///< wg.wait: an f32 accumulator; how many product groups may remain
 };
 
 /// The most copy groups async.wait may leave pending (the immediate of cp.async.wait_group).
@@ -186,7 +189,11 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(AsyncCommit,            "async.commit",              Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
   X(AsyncWait,              "async.wait",                Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory, "")                \
   X(Pipeline,               "pipeline",                  Other,   3, 2, Forbidden, PipelineBounds,   kEffect, "")                                \
-  X(PipelineIndex,          "pipeline.index",            Other,   0, 0, Required,  PipelineIndex,    kEffect, "")
+  X(PipelineIndex,          "pipeline.index",            Other,   0, 0, Required,  PipelineIndex,    kEffect, "")                                \
+  X(WgMma,                  "wg.mma",                    Other,   5, 0, Forbidden, WarpgroupMultiply, kFragmentUpdate, "")                       \
+  X(WgCommit,               "wg.commit",                 Other,   0, 0, Forbidden, AsyncGroup,       kEffect | kWritesMemory | kConvergent, "")  \
+  X(WgWait,                 "wg.wait",                   Other,   1, 0, Forbidden, WarpgroupWait,    kFragmentUpdate, "")                        \
+  X(FenceProxyAsync,        "fence.proxy.async",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kReadsMemory | kWritesMemory, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -276,6 +283,8 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
     case TypeRule::FragmentTransform:
     case TypeRule::AsyncCopy:
     case TypeRule::AsyncGroup:
+    case TypeRule::WarpgroupMultiply:
+    case TypeRule::WarpgroupWait:
       return true;
   }
   return false;
@@ -286,31 +295,34 @@ constexpr bool type_rule_allows(TypeRule rule, DType t) {
 constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_info(k).types, t); }
 
 /// Whether the text form writes the op's type (` : T`): not for the ops whose type means nothing
-/// (barrier, async.commit, async.wait).
+/// (barrier, async.commit, async.wait, wg.commit, wg.wait, fence.proxy.async).
 constexpr bool op_has_type(OpKind k) {
-  return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait;
+  return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait &&
+         k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
 /// spells out and the structural hash reads.
 enum class OpAttributes : std::uint8_t {
-  None,            ///< operands only
-  Literal,         ///< a constant's value (ivalue or fvalue, by its type)
-  Constexpr,       ///< the constexpr parameter it reads (param)
-  Builtin,         ///< a builtin and its axis
-  Tensor,          ///< the tensor parameter it accesses (param)
-  Shared,          ///< the shared allocation it accesses (shared)
-  TensorOrShared,  ///< a tensor parameter (param) or, where shared >= 0, a shared allocation
-  Lane,            ///< the lane it reads from its vector operand (ivalue)
-  Count,           ///< the element count of a register array (ivalue)
-  Fragment,        ///< a fragment's role and shape (fragment)
-  FragmentMemory,  ///< a tensor parameter (param) or shared allocation (shared), and a layout
-  FragmentSlot,    ///< a lane's slot of a fragment (ivalue); frag.coord: and row or col (axis)
-  Reduction,       ///< frag.rowreduce: max or sum (ivalue, a RowReduction)
-  AsyncCopy,       ///< the shared allocation written (shared) and the tensor read (param)
-  Pending,         ///< async.wait: the copy groups that may stay pending (ivalue)
-  StageIndex,      ///< pipeline.index: the step (axis 0) or the stage slot (axis 1)
-  Stages,          ///< pipeline: the stages it asks for (ivalue)
+  None,               ///< operands only
+  Literal,            ///< a constant's value (ivalue or fvalue, by its type)
+  Constexpr,          ///< the constexpr parameter it reads (param)
+  Builtin,            ///< a builtin and its axis
+  Tensor,             ///< the tensor parameter it accesses (param)
+  Shared,             ///< the shared allocation it accesses (shared)
+  TensorOrShared,     ///< a tensor parameter (param) or, where shared >= 0, a shared allocation
+  Lane,               ///< the lane it reads from its vector operand (ivalue)
+  Count,              ///< the element count of a register array (ivalue)
+  Fragment,           ///< a fragment's role and shape (fragment)
+  FragmentMemory,     ///< a tensor parameter (param) or shared allocation (shared), and a layout
+  FragmentSlot,       ///< a lane's slot of a fragment (ivalue); frag.coord: and row or col (axis)
+  Reduction,          ///< frag.rowreduce: max or sum (ivalue, a RowReduction)
+  AsyncCopy,          ///< the shared allocation written (shared) and the tensor read (param)
+  Pending,            ///< async.wait: the copy groups that may stay pending (ivalue)
+  StageIndex,         ///< pipeline.index: the step (axis 0) or the stage slot (axis 1)
+  Stages,             ///< pipeline: the stages it asks for (ivalue)
+  WarpgroupOperands,  ///< wg.mma: A's allocation (shared), B's (shared_b), B's layout, K (ivalue)
+  WarpgroupPending,   ///< wg.wait: the product groups that may stay pending (ivalue)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -349,6 +361,10 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::StageIndex;
     case TypeRule::PipelineBounds:
       return OpAttributes::Stages;
+    case TypeRule::WarpgroupMultiply:
+      return OpAttributes::WarpgroupOperands;
+    case TypeRule::WarpgroupWait:
+      return OpAttributes::WarpgroupPending;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:

@@ -144,6 +144,21 @@ class FragMmaOp : public OpView<O> {
   typename OpView<O>::Id& b() const { return this->arg(2); }
 };
 
+/// wg.mma: the warpgroup's products from shared memory into each simdgroup's `d` (ir.hpp).
+template <class O>
+class WgMmaOp : public OpView<O> {
+ public:
+  explicit WgMmaOp(O& op) : OpView<O>(op, op.kind == OpKind::WgMma) {}
+  typename OpView<O>::Id& d() const { return this->arg(0); }
+  typename OpView<O>::Id& a_offset() const { return this->arg(1); }
+  typename OpView<O>::Id& a_stride() const { return this->arg(2); }
+  typename OpView<O>::Id& b_offset() const { return this->arg(3); }
+  typename OpView<O>::Id& b_stride() const { return this->arg(4); }
+  /// The depth of the product: A's columns and B's rows.
+  std::uint32_t k() const { return static_cast<std::uint32_t>(this->op().ivalue); }
+  MatrixLayout b_layout() const { return this->op().layout; }
+};
+
 /// frag.get, frag.set, frag.coord, frag.rowvalue: slot `slot()` of the calling lane in
 /// `fragment()`.
 template <class O>

@@ -42,13 +42,15 @@ struct CubinResult {
   ResourceReport resources;
 };
 
-/// Compiles `source` (named `name` in messages) for the real architecture sm_`sm` with
+/// Compiles `source` (named `name` in messages) for the real architecture sm_`sm` (sm_`sm`a when
+/// `arch_specific`: Hopper's wgmma, which plain sm_90 rejects) with
 /// -std=c++17, the include path of nvrtc_status() and ptxas's verbose report (-v, which changes
 /// no machine code). Throws iron::Error when NVRTC is unavailable (with the search list), when
 /// the compile fails (NVRTC's error and log), or when it succeeds with a message from the front
 /// end or a ptxas warning, numbered notes such as "(C7514) Potential Performance Loss" included
 /// ("NVRTC compiled NAME with warnings: ..."). A stack frame or a spill is no error: it is in
 /// `resources`. NVRTC allows concurrent compiles of separate programs, so this is thread-safe.
-CubinResult compile_cubin(const std::string& source, const std::string& name, int sm = 90);
+CubinResult compile_cubin(const std::string& source, const std::string& name, int sm = 90,
+                          bool arch_specific = false);
 
 }  // namespace iron::runtime

@@ -29,6 +29,8 @@ class SimError : public Error {
     RunawayLoop,
     ZeroStepLoop,
     LaneMapDependent,  ///< outputs that change with which lane holds which fragment element
+    PendingProduct,    ///< an accumulator used before the wg.wait of a product into it
+    AsyncProxy,        ///< a shared write read by a warpgroup product with no fence between
     BadArgument,
   };
   SimError(Kind kind, const std::string& message) : Error(message), kind_(kind) {}

@@ -82,6 +82,10 @@ class BodyWriter {
         {OpKind::CopyAsync, &BodyWriter::async_copy},
         {OpKind::AsyncCommit, &BodyWriter::async_group},
         {OpKind::AsyncWait, &BodyWriter::async_group},
+        {OpKind::WgMma, &BodyWriter::warpgroup},
+        {OpKind::WgCommit, &BodyWriter::warpgroup},
+        {OpKind::WgWait, &BodyWriter::warpgroup},
+        {OpKind::FenceProxyAsync, &BodyWriter::warpgroup},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -137,6 +141,31 @@ class BodyWriter {
          cx_.dialect.async_copy(dst, src, values_.name(copy.valid()), cx_.needs)) {
       line(s, op.loc);
     }
+  }
+
+  void warpgroup(const ir::Op& op) {
+    Needs& needs = cx_.needs;
+    if (op.kind == OpKind::WgMma) {
+      const ir::WgMmaOp mma(op);
+      const auto operand = [&](int alloc, ir::ValueId offset) {
+        return cx_.kernel.shared.at(static_cast<std::size_t>(alloc)).name + " + " +
+               values_.name(offset);
+      };
+      const c_like::WarpgroupProduct p{.d = values_.name(mma.d()),
+                                       .a = operand(op.shared, mma.a_offset()),
+                                       .b = operand(op.shared_b, mma.b_offset()),
+                                       .n = shape_of(mma.d()).cols,
+                                       .k = mma.k(),
+                                       .input = cx_.kernel.shared.at(op.shared).dtype};
+      return line(cx_.dialect.warpgroup_product(p, needs), op.loc);
+    }
+    if (op.kind == OpKind::WgCommit) return line(cx_.dialect.warpgroup_commit(needs), op.loc);
+    if (op.kind == OpKind::WgWait) {
+      return line(cx_.dialect.warpgroup_wait(values_.name(op.args[0]), shape_of(op.args[0]).cols,
+                                             static_cast<int>(op.ivalue), needs),
+                  op.loc);
+    }
+    line(cx_.dialect.proxy_fence(needs), op.loc);
   }
 
   void async_group(const ir::Op& op) {

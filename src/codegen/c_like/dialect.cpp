@@ -38,6 +38,22 @@ std::string Dialect::type(DType t) const {
   return "";
 }
 
+namespace {
+[[noreturn]] void no_warpgroup_products() {
+  IRON_INTERNAL_ERROR(
+      "a warpgroup product reached a dialect that has none: lower_warpgroup_products lowers them");
+}
+}  // namespace
+
+std::string Dialect::warpgroup_product(const WarpgroupProduct&, Needs&) const {
+  no_warpgroup_products();
+}
+std::string Dialect::warpgroup_commit(Needs&) const { no_warpgroup_products(); }
+std::string Dialect::warpgroup_wait(const std::string&, std::uint32_t, int, Needs&) const {
+  no_warpgroup_products();
+}
+std::string Dialect::proxy_fence(Needs&) const { no_warpgroup_products(); }
+
 std::string_view c_math_function(ir::OpKind k) {
   const std::string_view name = ir::op_info(k).c_function;
   IRON_INTERNAL_ASSERT(!name.empty(), fmt::format("{} has no f32 function", ir::op_name(k)));

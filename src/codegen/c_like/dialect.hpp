@@ -59,6 +59,15 @@ struct FragmentProduct {
   DType input = DType::F16;
 };
 
+/// One wg.mma that the target runs as one instruction (lower_warpgroup_products lowered the
+/// others): `d`, each simdgroup's 16×n part, += A · B with the operands' first elements at `a`
+/// and `b` (expressions of pointers into shared memory), k deep, elements of `input`.
+struct WarpgroupProduct {
+  std::string d, a, b;
+  std::uint32_t n = 0, k = 0;
+  DType input = DType::BF16;
+};
+
 /// The spelling of an op kind in a dialect's table of the few kinds it covers.
 struct Spelling {
   ir::OpKind kind;
@@ -152,6 +161,16 @@ class Dialect {
   virtual std::string async_wait(int pending, Needs& needs) const = 0;
 
   // Tensor-core fragments (docs/tensor-cores.md): each dialect lowers them with its strategy.
+
+  /// The statements of warpgroup products: a wg.mma, wg.commit, wg.wait of accumulator `d` (16×n)
+  /// for all but `pending` groups, and fence.proxy.async. Only a target that runs wg.mma as one
+  /// instruction sees them (lower_warpgroup_products removes them elsewhere): an internal error
+  /// by default.
+  virtual std::string warpgroup_product(const WarpgroupProduct& p, Needs& needs) const;
+  virtual std::string warpgroup_commit(Needs& needs) const;
+  virtual std::string warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
+                                     Needs& needs) const;
+  virtual std::string proxy_fence(Needs& needs) const;
 
   /// The statements declaring fragment `name` of `shape` and element type `t`, every element
   /// set to `init`.

@@ -170,6 +170,10 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::CopyAsync:
     case OpKind::AsyncCommit:
     case OpKind::AsyncWait:
+    case OpKind::WgMma:
+    case OpKind::WgCommit:
+    case OpKind::WgWait:
+    case OpKind::FenceProxyAsync:
     case OpKind::FragRowReduce:
     case OpKind::FragConvert:
     case OpKind::FragDecl:

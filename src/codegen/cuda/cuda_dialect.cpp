@@ -182,8 +182,11 @@ std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kernel,
                                                          std::size_t index, bool) const {
   const ir::SharedAlloc& s = kernel.shared[index];
-  // wmma loads and stores straight from shared memory at 32-byte aligned addresses only.
-  const int align = mma_ == MmaStrategy::Wmma ? 32 : 16;
+  // wmma loads and stores straight from shared memory at 32-byte aligned addresses only; wgmma
+  // reads swizzled tiles whose pattern repeats every 1024 bytes from the allocation's start.
+  const int align = mma_ == MmaStrategy::Wmma                      ? 32
+                    : mma_ == MmaStrategy::Wgmma && s.swizzle != 0 ? 1024
+                                                                   : 16;
   if (!uses_dynamic_shared(kernel.shared_bytes)) {
     return {
         fmt::format("__shared__ __align__({}) {} {}[{}];", align, type(s.dtype), s.name, s.size)};
@@ -193,8 +196,8 @@ std::vector<std::string> CudaDialect::shared_declaration(const ir::Kernel& kerne
   // time and falls back to element copies).
   std::vector<std::string> lines;
   if (index == 0) {
-    lines.push_back(
-        fmt::format("extern __shared__ __align__({}) unsigned char iron_shared[];", align));
+    lines.push_back(fmt::format("extern __shared__ __align__({}) unsigned char iron_shared[];",
+                                mma_ == MmaStrategy::Wgmma ? 1024 : align));
   }
   lines.push_back(fmt::format("{}* const {} = reinterpret_cast<{}*>(iron_shared + {});",
                               type(s.dtype), s.name, type(s.dtype), s.offset));

@@ -44,6 +44,12 @@ class CudaDialect final : public c_like::Dialect {
                                       c_like::Needs& needs) const override;
   std::string async_commit(c_like::Needs& needs) const override;
   std::string async_wait(int pending, c_like::Needs& needs) const override;
+  std::string warpgroup_product(const c_like::WarpgroupProduct& p,
+                                c_like::Needs& needs) const override;
+  std::string warpgroup_commit(c_like::Needs& needs) const override;
+  std::string warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
+                             c_like::Needs& needs) const override;
+  std::string proxy_fence(c_like::Needs& needs) const override;
   std::vector<std::string> fragment_declaration(const std::string& name,
                                                 const ir::FragmentShape& shape, DType t,
                                                 const std::string& init,
@@ -74,6 +80,8 @@ class CudaDialect final : public c_like::Dialect {
   static std::string vector_name(DType t, int lanes);
 
  private:
+  /// Whether fragments go through mma.sync and ldmatrix (the mmasync and wgmma strategies).
+  bool mma_sync() const { return mma_ == MmaStrategy::MmaSync || mma_ == MmaStrategy::Wgmma; }
   /// Whether the strategy is wmma and holds a fragment of `shape` as wmma tiles.
   bool wmma_holds(const ir::FragmentShape& shape) const;
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cuda_dialect.hpp"
+#include "cuda_warpgroup.hpp"
 #include "cuda_wmma.hpp"
 #include "iron/core/error.hpp"
 
@@ -330,7 +331,7 @@ std::string CudaDialect::fragment_access(const c_like::FragmentAccess& f,
   if (wmma_holds(f.shape)) return wmma_access(f, needs);
   const bool col = f.layout == ir::MatrixLayout::ColMajor;
   std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
-  if (!f.store && f.space == c_like::Space::Shared && mma_ == MmaStrategy::MmaSync) {
+  if (!f.store && f.space == c_like::Space::Shared && mma_sync()) {
     helper = "iron_frag_load_shared";
   }
   needs.helpers.insert(helper);
@@ -345,7 +346,7 @@ std::string CudaDialect::fragment_access(const c_like::FragmentAccess& f,
 std::string CudaDialect::fragment_product(const c_like::FragmentProduct& p,
                                           c_like::Needs& needs) const {
   if (mma_ == MmaStrategy::Wmma) return wmma_product(p, needs);
-  const bool tensor_cores = mma_ == MmaStrategy::MmaSync && p.input != DType::F32;
+  const bool tensor_cores = mma_sync() && p.input != DType::F32;
   const std::string helper = tensor_cores ? "iron_frag_mma_sync" : "iron_frag_mma_software";
   needs.helpers.insert(helper);
   return fmt::format("{}({}, {}, {});", helper, p.d, p.a, p.b);
@@ -360,6 +361,21 @@ std::vector<std::string> CudaDialect::async_copy(const c_like::Access& dst,
                       src.lanes * dtype_size(src.type), dst.base, dst.index, src.base, src.index,
                       valid)};
 }
+
+std::string CudaDialect::warpgroup_product(const c_like::WarpgroupProduct& p,
+                                           c_like::Needs& needs) const {
+  IRON_INTERNAL_ASSERT(mma_ == MmaStrategy::Wgmma, "a wg.mma left for a profile without wgmma");
+  return wgmma_product(p, needs);
+}
+
+std::string CudaDialect::warpgroup_commit(c_like::Needs&) const { return wgmma_commit(); }
+
+std::string CudaDialect::warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
+                                        c_like::Needs& needs) const {
+  return wgmma_wait(d, n, pending, needs);
+}
+
+std::string CudaDialect::proxy_fence(c_like::Needs&) const { return wgmma_proxy_fence(); }
 
 std::string CudaDialect::async_commit(c_like::Needs&) const {
   return R"(asm volatile("cp.async.commit_group;" ::: "memory");)";

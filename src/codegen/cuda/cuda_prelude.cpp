@@ -9,6 +9,7 @@
 
 #include "../c_like/prelude.hpp"
 #include "cuda_fragments.hpp"
+#include "cuda_warpgroup.hpp"
 #include "cuda_wmma_helpers.hpp"
 
 namespace iron::codegen::cuda {
@@ -157,6 +158,7 @@ std::string cuda_prelude(const c_like::Needs& needs, const CudaDialect& dialect)
   std::vector<c_like::Helper> all = helpers();
   all.insert(all.end(), fragment_helpers().begin(), fragment_helpers().end());
   all.insert(all.end(), wmma_helpers().begin(), wmma_helpers().end());
+  all.insert(all.end(), warpgroup_helpers().begin(), warpgroup_helpers().end());
   c_like::append_helpers(text, all, needs.helpers, "CUDA");
   return text;
 }

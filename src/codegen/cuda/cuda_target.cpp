@@ -20,9 +20,12 @@ std::optional<int> parse_int(std::string_view text) {
 }
 
 constexpr std::string_view kMmaOption = "+mma=";
+constexpr std::string_view kHopperProfile = "sm_90a";  ///< the wgmma strategy's one profile
 
-/// "sm_N" for N >= 80, optionally "+mma=STRATEGY", spelled as TargetProfile::cuda names it.
+/// "sm_N" for N >= 80, optionally "+mma=STRATEGY", spelled as TargetProfile::cuda names it; or
+/// "sm_90a".
 std::optional<TargetProfile> cuda_profile(std::string_view name) {
+  if (name == kHopperProfile) return TargetProfile::cuda(90, MmaStrategy::Wgmma);
   if (!name.starts_with("sm_")) return std::nullopt;
   const std::size_t option = name.find(kMmaOption);
   MmaStrategy mma = MmaStrategy::MmaSync;
@@ -32,11 +35,13 @@ std::optional<TargetProfile> cuda_profile(std::string_view name) {
     mma = *parsed;
   }
   const std::optional<int> sm = parse_int(name.substr(3, option - 3));
-  if (!sm || *sm < 80 || name != TargetProfile::cuda(*sm, mma).name) return std::nullopt;
+  if (!sm || *sm < 80 || mma == MmaStrategy::Wgmma || name != TargetProfile::cuda(*sm, mma).name) {
+    return std::nullopt;
+  }
   return TargetProfile::cuda(*sm, mma);
 }
 
-constexpr std::string_view kStrategyNames[] = {"mmasync", "software", "wmma"};
+constexpr std::string_view kStrategyNames[] = {"mmasync", "software", "wmma", "wgmma"};
 
 /// The most shared memory a block may opt in to on compute capability `sm` × 10
 /// (the CUDA programming guide's table of technical specifications).
@@ -66,16 +71,20 @@ std::optional<MmaStrategy> mma_strategy_from_environment() {
   const char* value = std::getenv("IRON_CUDA_MMA");
   if (value == nullptr || *value == '\0') return std::nullopt;
   if (auto s = parse_mma_strategy(value)) return s;
-  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync, software or wmma", value));
+  throw Error(fmt::format("IRON_CUDA_MMA={}: expected mmasync, software, wmma or wgmma", value));
 }
 
 TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   IRON_INTERNAL_ASSERT(sm > 0, "a CUDA compute capability must be positive");
+  IRON_INTERNAL_ASSERT(mma != MmaStrategy::Wgmma || sm == 90, "wgmma is sm_90a's alone");
   TargetProfile t;
   t.kind = TargetKind::Cuda;
   t.name = "sm_" + std::to_string(sm);
-  if (mma != MmaStrategy::MmaSync)
+  if (mma == MmaStrategy::Wgmma) {
+    t.name = kHopperProfile;
+  } else if (mma != MmaStrategy::MmaSync) {
     t.name += std::string(kMmaOption) + std::string(mma_strategy_name(mma));
+  }
   t.mma = mma;
   t.swizzled_shared = mma != MmaStrategy::Wmma;
   t.cuda_sm = sm;
@@ -87,8 +96,17 @@ TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   return t;
 }
 
-TargetProfile TargetProfile::cuda_device(int sm) {
-  return cuda(sm, mma_strategy_from_environment().value_or(MmaStrategy::MmaSync));
+TargetProfile TargetProfile::cuda_device(int sm, bool warpgroup_products) {
+  const MmaStrategy fallback =
+      sm == 90 && warpgroup_products ? MmaStrategy::Wgmma : MmaStrategy::MmaSync;
+  const MmaStrategy asked = mma_strategy_from_environment().value_or(fallback);
+  if (asked == MmaStrategy::Wgmma && sm != 90) {
+    throw Error(
+        fmt::format("IRON_CUDA_MMA=wgmma needs a device of compute capability 9.0 "
+                    "(sm_90a); this one is {}.{}",
+                    sm / 10, sm % 10));
+  }
+  return cuda(sm, asked);
 }
 
 namespace cuda {
@@ -99,7 +117,7 @@ Target target() {
           .language = "CUDA C++ for NVRTC",
           .extension = ".cu",
           .default_profile = "sm_90",
-          .listed_profiles = {"sm_80", "sm_90"},
+          .listed_profiles = {"sm_80", "sm_90", "sm_90a"},
           .first_bf16_profile = "",
           .profile = cuda_profile,
           .emit = emit_cuda,

@@ -11,7 +11,9 @@
 /// comes first so that its shared reads and products are issued before the load's address
 /// arithmetic (a load's shared writes would otherwise order the compute's reads after them). With
 /// one stage the loop loads, waits and computes in turn, a barrier before the load and after the
-/// wait.
+/// wait. When the compute block has warpgroup products (wg.mma, which read shared memory through
+/// the asynchronous proxy), each thread also fences its landed copies for that proxy
+/// (fence.proxy.async) between the wait and the barrier.
 #include "iron/codegen/passes/expand_pipelines.hpp"
 
 #include <algorithm>
@@ -32,6 +34,13 @@ constexpr std::uint64_t kAlignment = 16;  // layout_shared_memory's
 
 std::uint64_t aligned_bytes(const ir::SharedAlloc& a) {
   return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+bool has_warpgroup_products(const ir::Block& block) {
+  return std::any_of(block.ops.begin(), block.ops.end(), [](const ir::Op& op) {
+    return op.kind == OpKind::WgMma ||
+           std::any_of(op.blocks.begin(), op.blocks.end(), has_warpgroup_products);
+  });
 }
 
 void find_pipelines(const ir::Block& block, std::vector<const ir::Op*>& out) {
@@ -86,8 +95,11 @@ class Expander {
   }
 
   static void commit(Builder& b) { b.make(OpKind::AsyncCommit, DType::U32); }
-  static void wait(Builder& b, std::uint32_t pending) {
+  /// Waits until `pending` copy groups remain; fences the landed copies for the asynchronous
+  /// proxy when `proxy` (the compute reads them by warpgroup products).
+  static void wait(Builder& b, std::uint32_t pending, bool proxy) {
     b.make(OpKind::AsyncWait, DType::U32).ivalue = pending;
+    if (proxy) b.make(OpKind::FenceProxyAsync, DType::U32);
   }
 
   void expand(const ir::Op& pipe, std::vector<ir::Op>& out) {
@@ -95,6 +107,7 @@ class Expander {
     const ValueId start = pipe.args[0];
     const ValueId step = pipe.args[2];
     const std::uint32_t s_count = stages_;
+    const bool proxy = has_warpgroup_products(pipe.blocks[1]);
     Builder b(kernel_, out);
     b.at(pipe.loc);
     // The prologue: a loop over slots 0 … S-2 starts their steps' loads (unroll_loops copies it
@@ -126,7 +139,7 @@ class Expander {
       const ValueId ring = l.constant(u32, s_count);
       const ValueId slot = l.make(OpKind::Rem, u32, {i, ring}).result;
       if (s_count >= 2) {
-        wait(l, s_count - 2);
+        wait(l, s_count - 2, proxy);
         l.make(OpKind::Barrier, u32);
         for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
         const ValueId ahead = l.make(OpKind::Mul, u32, {l.constant(u32, s_count - 1), step}).result;
@@ -139,7 +152,7 @@ class Expander {
         l.make(OpKind::Barrier, u32);
         for (ir::Op& op : stage_block(pipe, 0, p, slot)) l.insert(std::move(op));
         commit(l);
-        wait(l, 0);
+        wait(l, 0, proxy);
         l.make(OpKind::Barrier, u32);
         for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
       }

@@ -1,4 +1,5 @@
-/// Shared-memory layout: 16-byte aligned offsets in declaration order, the total, the limit,
+/// Shared-memory layout: 16-byte aligned offsets in declaration order (1024-byte for swizzled
+/// allocations on sm_90a, whose wgmma reads the swizzle from address bits), the total, the limit,
 /// and each allocation's placement (swizzled rows only where the target reads them).
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 
@@ -15,9 +16,11 @@ namespace iron::codegen {
 namespace {
 
 constexpr std::uint64_t kAlignment = 16;
+/// The period of wgmma's 128-byte swizzle: 8 rows of 128 bytes.
+constexpr std::uint64_t kSwizzleAlignment = 1024;
 
-std::uint64_t align_up(std::uint64_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+std::uint64_t align_up(std::uint64_t bytes, std::uint64_t alignment = kAlignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
 }
 
 std::uint64_t alloc_bytes(const ir::SharedAlloc& a) {
@@ -41,7 +44,8 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
   std::vector<std::uint64_t> offsets;
   std::uint64_t end = 0;
   for (const ir::SharedAlloc& a : kernel.shared) {
-    offsets.push_back(align_up(end));
+    const bool swizzle_period = target.mma == MmaStrategy::Wgmma && a.swizzle != 0;
+    offsets.push_back(align_up(end, swizzle_period ? kSwizzleAlignment : kAlignment));
     end = offsets.back() + alloc_bytes(a);
   }
   const std::uint64_t total = align_up(end);

@@ -53,14 +53,15 @@ CUmodule load_or_compile(const codegen::CompiledKernel& compiled, int sm, const 
     }
   }
   const Clock::time_point start = Clock::now();
-  const CubinResult cubin = compile_cubin(compiled.source, compiled.symbol, sm);
+  const CubinResult cubin =
+      compile_cubin(compiled.source, compiled.symbol, sm, compiled.arch_specific);
   const double compile_ms = ms_since(start);
   const CUmodule module = module_from(cubin.cubin, compiled.symbol);
   record_cache_event({CacheEventKind::Compiled, compiled.symbol, key, compile_ms, ""});
   if (store) {
     try {
       store->store(key, cubin.cubin);
-      store_compile_record(key, {compiled.symbol, fmt::format("sm_{}", sm), compile_ms});
+      store_compile_record(key, {compiled.symbol, compiled.profile, compile_ms});
     } catch (const Error& e) {
       record_cache_event({CacheEventKind::StoreFailed, compiled.symbol, key, 0.0, e.what()});
     }
@@ -72,8 +73,9 @@ CUmodule load_or_compile(const codegen::CompiledKernel& compiled, int sm, const 
 
 std::string module_key(const codegen::CompiledKernel& compiled, int sm) {
   const NvrtcStatus& nvrtc = nvrtc_status();
-  return module_cache_key(ir::structural_hash(compiled.lowered), fmt::format("sm_{}", sm),
-                          IRON_VERSION, nvrtc.major, nvrtc.minor, compiled.source);
+  const std::string arch = fmt::format("sm_{}{}", sm, compiled.arch_specific ? "a" : "");
+  return module_cache_key(ir::structural_hash(compiled.lowered), arch, IRON_VERSION, nvrtc.major,
+                          nvrtc.minor, compiled.source);
 }
 
 CUmodule load_module(const codegen::CompiledKernel& compiled, int sm) {

@@ -192,7 +192,8 @@ std::string program_log(const NvrtcApi& api, NvrtcProgram program, const std::st
 
 const NvrtcStatus& nvrtc_status() { return nvrtc().status; }
 
-CubinResult compile_cubin(const std::string& source, const std::string& name, int sm) {
+CubinResult compile_cubin(const std::string& source, const std::string& name, int sm,
+                          bool arch_specific) {
   const Nvrtc& loaded = nvrtc();
   if (!loaded.status.available) {
     throw Error(fmt::format("cannot compile {}: {}", name, loaded.status.reason));
@@ -204,7 +205,7 @@ CubinResult compile_cubin(const std::string& source, const std::string& name, in
         "nvrtcCreateProgram", name);
   const ProgramGuard guard(api, program);
 
-  const std::string arch = fmt::format("--gpu-architecture=sm_{}", sm);
+  const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", sm, arch_specific ? "a" : "");
   const std::string include = "--include-path=" + loaded.status.include_path;
   std::vector<const char*> options = {arch.c_str(), "-std=c++17", "--ptxas-options=-v"};
   if (!loaded.status.include_path.empty()) options.push_back(include.c_str());

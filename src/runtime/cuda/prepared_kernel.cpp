@@ -5,13 +5,14 @@
 
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 
 namespace iron::runtime::cuda {
 
 PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm) {
-  const codegen::CompiledKernel compiled =
-      codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(sm));
+  const codegen::CompiledKernel compiled = codegen::compile_kernel(
+      kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
   const CUmodule module = load_module(compiled, sm);
   const Driver& d = driver();
   PreparedKernel prepared{compiled.symbol, nullptr, 0, 0};

@@ -11,6 +11,7 @@
 #include "cuda_backend.hpp"
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
@@ -29,16 +30,17 @@ WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) 
   const Clock::time_point start = Clock::now();
   WarmupResult result;
   try {
-    const codegen::CompiledKernel compiled =
-        codegen::compile_kernel(kernel, codegen::TargetProfile::cuda_device(sm));
+    const codegen::CompiledKernel compiled = codegen::compile_kernel(
+        kernel, codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel)));
     result.symbol = compiled.symbol;
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
       const Clock::time_point compile_start = Clock::now();
-      const CubinResult cubin = compile_cubin(compiled.source, compiled.symbol, sm);
+      const CubinResult cubin =
+          compile_cubin(compiled.source, compiled.symbol, sm, compiled.arch_specific);
       const double compile_ms = ms_since(compile_start);
       store.store(key, cubin.cubin);
-      store_compile_record(key, {compiled.symbol, fmt::format("sm_{}", sm), compile_ms});
+      store_compile_record(key, {compiled.symbol, compiled.profile, compile_ms});
       result.compiled = true;
     }
   } catch (const std::exception& e) {

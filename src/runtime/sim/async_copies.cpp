@@ -14,7 +14,7 @@ void GroupRunner::copy_async(const Instr& in, Active active) {
     const std::uint32_t to = checked_vector_index(in, t, size);
     PendingCopy copy{instr_index(in), to, in.lanes, {}};
     if (conditions[t] != 0) {
-      if (wraps(in.args[1])[t] != 0) report_index_wrap(in, t);
+      if (wraps(in.args[1])[t] != 0) report_index_wrap(in, t, in.args[1]);
       const std::int64_t from = int_value(row(in.args[1])[t], in.arg_types[1]);
       if (from < 0 || static_cast<std::uint64_t>(from) + in.lanes > view.count) {
         throw report_.out_of_bounds(in, t, program_.kernel->params[in.source].name, from,

@@ -167,7 +167,11 @@ void GroupRunner::mark_counter(const Instr& in, std::uint32_t thread, Slot count
 }
 
 void GroupRunner::report_index_wrap(const Instr& in, std::uint32_t thread) {
-  const std::uint32_t mark = wraps(in.args[0])[thread];
+  report_index_wrap(in, thread, in.args[0]);
+}
+
+void GroupRunner::report_index_wrap(const Instr& in, std::uint32_t thread, std::uint32_t from) {
+  const std::uint32_t mark = wraps(from)[thread];
   const Instr& origin = program_.code[mark - 1];
   const Wrap& w = last_wrap_[thread];
   const std::string what = w.instr == mark

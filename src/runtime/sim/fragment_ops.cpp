@@ -42,7 +42,7 @@ void GroupRunner::frag_access(const Instr& in, Active active) {
     const std::int64_t stride = int_value(strides[first], in.arg_types[2]);
     for (std::uint32_t t = first; t < first + lanes; ++t) {
       check_index_wrap(in, t);
-      if (wraps(in.args[2])[t] != 0) report_index_wrap(in, t);
+      if (wraps(in.args[2])[t] != 0) report_index_wrap(in, t, in.args[2]);
       const std::int64_t o = int_value(offsets[t], in.arg_types[0]);
       const std::int64_t s = int_value(strides[t], in.arg_types[2]);
       if (o != offset || s != stride) throw report_.fragment_not_uniform(in, first, t, o, s);

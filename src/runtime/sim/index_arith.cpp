@@ -43,6 +43,13 @@ class Marker {
         push(ir::CopyAsyncOp(*in.op).destination());
         push(ir::CopyAsyncOp(*in.op).source());
       }
+      if (in.exec == Exec::WgMma) {
+        const ir::WgMmaOp mma(*in.op);
+        for (const ir::ValueId v :
+             {mma.a_offset(), mma.a_stride(), mma.b_offset(), mma.b_stride()}) {
+          push(v);
+        }
+      }
       if (in.exec == Exec::FragLoad || in.exec == Exec::FragStore) {
         push(ir::FragAccessOp(*in.op).offset());
         push(ir::FragAccessOp(*in.op).stride());

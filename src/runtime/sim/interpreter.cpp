@@ -31,6 +31,10 @@ GroupRunner::GroupRunner(const Program& program, const Bindings& bindings, const
   masks_.assign(2 * std::size_t{program.depth}, std::vector<std::uint32_t>(threads_));
   open_copies_.resize(threads_);
   committed_copies_.resize(threads_);
+  const std::uint32_t simdgroups = (threads_ + 31) / 32;
+  open_products_.resize(simdgroups);
+  committed_products_.resize(simdgroups);
+  proxy_fences_.assign(threads_, 0);
 }
 
 void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
@@ -44,8 +48,12 @@ void GroupRunner::run(const Dim3& group, std::uint64_t linear) {
     open_copies_[t].clear();
     committed_copies_[t].clear();
   }
+  for (auto& open : open_products_) open.clear();
+  for (auto& committed : committed_products_) committed.clear();
+  pending_products_ = 0;
   exec(program_.main, all_, 0);
   check_copies_landed();
+  check_products_waited();
 }
 
 void GroupRunner::exec(Range block, Active active, std::uint32_t depth) {
@@ -75,22 +83,38 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
     case Exec::RegsStore:
       return regs_access(in, active);
     case Exec::FragDecl:
+      check_products_done(in, active);
       return frag_decl(in, active);
     case Exec::FragLoad:
     case Exec::FragStore:
+      check_products_done(in, active);
       return frag_access(in, active);
     case Exec::FragMma:
+      check_products_done(in, active);
       return frag_mma(in, active);
     case Exec::FragGet:
     case Exec::FragSet:
     case Exec::FragCoord:
+      check_products_done(in, active);
       return frag_element(in, active);
     case Exec::FragRowValue:
+      check_products_done(in, active);
       return frag_row_value(in, active);
     case Exec::FragReduce:
+      check_products_done(in, active);
       return frag_row_reduce(in, active);
     case Exec::FragConvert:
+      check_products_done(in, active);
       return frag_convert(in, active);
+    case Exec::WgMma:
+      return wg_mma(in, active);
+    case Exec::WgCommit:
+      return wg_commit(active);
+    case Exec::WgWait:
+      return wg_wait(in, active);
+    case Exec::ProxyFence:
+      for (std::uint32_t t : active) ++proxy_fences_[t];
+      return;
     case Exec::CopyAsync:
       return copy_async(in, active);
     case Exec::AsyncCommit:

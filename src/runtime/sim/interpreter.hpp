@@ -58,7 +58,9 @@ class GroupRunner {
   void check_index_wrap(const Instr& in, std::uint32_t thread) {
     if (wraps(in.args[0])[thread] != 0) report_index_wrap(in, thread);
   }
+  /// Reports the wrap that value row `from` (the index, args[0], unless given) of `in` carries.
   [[noreturn]] void report_index_wrap(const Instr& in, std::uint32_t thread);
+  [[noreturn]] void report_index_wrap(const Instr& in, std::uint32_t thread, std::uint32_t from);
 
   // memory_ops.cpp
   void load(const Instr& in, Active active);
@@ -71,6 +73,9 @@ class GroupRunner {
   std::uint32_t checked_vector_index(const Instr& in, std::uint32_t thread, std::uint64_t count);
   const std::string& buffer_name(const Instr& in) const;
   void record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index, Access access);
+  /// The same on allocation `alloc` (wg.mma reads two).
+  void record_shared(const Instr& in, int alloc, std::uint32_t thread, std::uint32_t index,
+                     Access access);
   void record_tensor(const Instr& in, std::uint32_t thread, std::uint64_t index, Access access);
 
   // fragment_ops.cpp
@@ -116,6 +121,30 @@ class GroupRunner {
     Slot values[16] = {};
   };
 
+  // warpgroup_ops.cpp
+  /// A started warpgroup product: wg.mma `instr`, the accumulator rows it writes and the shared
+  /// elements it reads.
+  struct PendingProduct {
+    std::uint32_t instr = 0;
+    std::uint32_t acc = 0;
+    std::vector<std::pair<int, std::uint32_t>> reads;
+  };
+  /// wg.mma: each simdgroup's product, exact like frag.mma, computed now from the operands it
+  /// reads (which stay read, so overwriting them is reported, until its wg.wait); its
+  /// accumulator is pending until then.
+  void wg_mma(const Instr& in, Active active);
+  void wg_commit(Active active);
+  /// wg.wait: finishes each simdgroup's oldest product groups until at most N remain.
+  void wg_wait(const Instr& in, Active active);
+  /// Reports fragment op `in` on an accumulator a warpgroup product of the simdgroup still writes.
+  void check_products_done(const Instr& in, Active active);
+  /// Reports a simdgroup that ends the group with products it never waited for.
+  void check_products_waited();
+  /// Reports a wg.mma read of an element whose last write its writer has not fenced.
+  void check_proxy_fenced(const Instr& in, std::uint32_t reader, int alloc, std::uint32_t index);
+  /// Finishes one group of products: releases the shared elements they read.
+  void finish_products(const std::vector<PendingProduct>& group);
+
   // collective.cpp
   /// Calls fn(first, lanes) for each simdgroup of `active`: threads first .. first + lanes - 1;
   /// reports a simdgroup that `in` reached with only some of its lanes.
@@ -153,7 +182,12 @@ class GroupRunner {
   std::vector<std::vector<std::uint32_t>> masks_;      // two per nesting depth
   std::vector<std::vector<PendingCopy>> open_copies_;  ///< per thread: not yet committed
   std::vector<std::deque<std::vector<PendingCopy>>>
-      committed_copies_;  ///< per thread, oldest first
+      committed_copies_;                                    ///< per thread, oldest first
+  std::vector<std::vector<PendingProduct>> open_products_;  ///< per simdgroup: not committed
+  std::vector<std::deque<std::vector<PendingProduct>>>
+      committed_products_;                   ///< per simdgroup, oldest first
+  std::uint32_t pending_products_ = 0;       ///< started products not yet finished, in all groups
+  std::vector<std::uint32_t> proxy_fences_;  ///< per thread: fence.proxy.async ops run
   SharedMemory shared_;
   TensorShadow& shadow_;
   Reporter report_;

@@ -30,7 +30,8 @@ void remember(std::uint32_t (&threads)[2], std::uint32_t (&at)[2], std::uint32_t
 SharedMemory::SharedMemory(const ir::Kernel& kernel) {
   for (const ir::SharedAlloc& a : kernel.shared) {
     allocs_.push_back({a.dtype, std::vector<Slot>(a.size), std::vector<Cell>(a.size),
-                       std::vector<std::uint32_t>(a.size), std::vector<std::uint32_t>(a.size)});
+                       std::vector<std::uint32_t>(a.size), std::vector<std::uint32_t>(a.size),
+                       std::vector<std::uint32_t>(a.size), std::vector<LastWrite>(a.size)});
   }
 }
 

@@ -66,6 +66,28 @@ class SharedMemory {
     allocs_[alloc].pending[index] = pending ? group_ : 0;
   }
 
+  /// How many started and unfinished warpgroup products read the element (wg.mma).
+  std::uint32_t product_reads(int alloc, std::uint32_t index) const {
+    return allocs_[alloc].product_reads[index];
+  }
+  void add_product_reads(int alloc, std::uint32_t index, std::int32_t delta) {
+    allocs_[alloc].product_reads[index] += static_cast<std::uint32_t>(delta);
+  }
+
+  /// The element's last write in the group being run: by `thread` (kNoThread for none) at
+  /// instruction `instr`, after `fences` of that thread's fence.proxy.async ops.
+  struct LastWrite {
+    std::uint32_t group = 0, thread = kNoThread, fences = 0, instr = 0;
+  };
+  LastWrite last_write(int alloc, std::uint32_t index) const {
+    const LastWrite& w = allocs_[alloc].last_write[index];
+    return w.group == group_ ? w : LastWrite{};
+  }
+  void mark_last_write(int alloc, std::uint32_t index, std::uint32_t thread, std::uint32_t fences,
+                       std::uint32_t instr) {
+    allocs_[alloc].last_write[index] = {group_, thread, fences, instr};
+  }
+
  private:
   // Who touched one element in the current barrier interval (two distinct readers and two
   // distinct atomic users are enough to name one that is not the thread asking).
@@ -82,6 +104,8 @@ class SharedMemory {
     std::vector<Cell> cells;
     std::vector<std::uint32_t> written;  ///< the group stamp of the element's last store
     std::vector<std::uint32_t> pending;  ///< the group stamp while a copy into it is pending
+    std::vector<std::uint32_t> product_reads;
+    std::vector<LastWrite> last_write;  ///< kept only for kernels with warpgroup products
   };
 
   std::vector<Alloc> allocs_;

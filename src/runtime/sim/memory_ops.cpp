@@ -37,18 +37,27 @@ const std::string& GroupRunner::buffer_name(const Instr& in) const {
 
 void GroupRunner::record_shared(const Instr& in, std::uint32_t thread, std::uint32_t index,
                                 Access access) {
-  if (shared_.pending(in.buffer, index)) {
-    throw report_.pending_copy(in, thread, access, program_.kernel->shared[in.buffer].name, index,
-                               shared_.size(in.buffer));
+  record_shared(in, in.buffer, thread, index, access);
+}
+
+void GroupRunner::record_shared(const Instr& in, int alloc, std::uint32_t thread,
+                                std::uint32_t index, Access access) {
+  const std::string& name = program_.kernel->shared[alloc].name;
+  if (shared_.pending(alloc, index)) {
+    throw report_.pending_copy(in, thread, access, name, index, shared_.size(alloc));
   }
-  if (auto first = shared_.record(in.buffer, index, thread, access, instr_index(in))) {
-    throw report_.race(in, thread, access, *first, program_.kernel->shared[in.buffer].name, index,
-                       shared_.size(in.buffer));
+  if (access != Access::Read && shared_.product_reads(alloc, index) != 0) {
+    throw report_.operand_overwritten(in, thread, access, name, index, shared_.size(alloc));
   }
-  if (access == Access::Write) return shared_.mark_written(in.buffer, index);
-  if (!shared_.written(in.buffer, index)) {
-    throw report_.unwritten_shared(in, thread, program_.kernel->shared[in.buffer].name, index,
-                                   shared_.size(in.buffer));
+  if (auto first = shared_.record(alloc, index, thread, access, instr_index(in))) {
+    throw report_.race(in, thread, access, *first, name, index, shared_.size(alloc));
+  }
+  if (access != Access::Read && program_.warpgroup_products) {
+    shared_.mark_last_write(alloc, index, thread, proxy_fences_[thread], instr_index(in));
+  }
+  if (access == Access::Write) return shared_.mark_written(alloc, index);
+  if (!shared_.written(alloc, index)) {
+    throw report_.unwritten_shared(in, thread, name, index, shared_.size(alloc));
   }
 }
 

@@ -57,7 +57,7 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::Condition:
       return Exec::If;
     case TypeRule::NoOperands:
-      return Exec::Barrier;
+      return k == OpKind::FenceProxyAsync ? Exec::ProxyFence : Exec::Barrier;
     case TypeRule::RegisterArray:
       return Exec::RegsDecl;
     case TypeRule::RegisterAccess:
@@ -71,6 +71,7 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::AsyncCopy:
       return Exec::CopyAsync;
     case TypeRule::AsyncGroup:
+      if (k == OpKind::WgCommit) return Exec::WgCommit;
       return k == OpKind::AsyncWait ? Exec::AsyncWait : Exec::AsyncCommit;
     case TypeRule::FragmentElement:
       if (k == OpKind::FragCoord) return Exec::FragCoord;
@@ -78,6 +79,10 @@ constexpr Exec exec_of(OpKind k) {
       return info.has(ir::kWritesMemory) ? Exec::FragSet : Exec::FragGet;
     case TypeRule::FragmentTransform:
       return k == OpKind::FragRowReduce ? Exec::FragReduce : Exec::FragConvert;
+    case TypeRule::WarpgroupMultiply:
+      return Exec::WgMma;
+    case TypeRule::WarpgroupWait:
+      return Exec::WgWait;
     case TypeRule::PipelineBounds:  // sim_run expands pipelines first; compile() refuses them
     case TypeRule::PipelineIndex:
       break;
@@ -219,6 +224,24 @@ class Compiler {
         in.inner = static_cast<std::uint32_t>(op.ivalue);
         break;
       case Exec::AsyncCommit:
+      case Exec::WgCommit:
+      case Exec::ProxyFence:
+        break;
+      case Exec::WgMma:
+        in.fragment = fragments_[op.args[0]];
+        in.elements = in.fragment.elements_per_lane();
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        in.layout = op.layout;
+        in.buffer = op.shared;
+        in.source = op.shared_b;
+        in.on_shared = true;
+        in.args[0] = vectors_[op.args[0]].first_row;
+        p_.warpgroup_products = true;
+        break;
+      case Exec::WgWait:
+        in.fragment = fragments_[op.args[0]];
+        in.inner = static_cast<std::uint32_t>(op.ivalue);
+        in.args[0] = vectors_[op.args[0]].first_row;
         break;
       case Exec::FragMma: {
         const ir::FragMmaOp mma(op);

@@ -41,6 +41,10 @@ enum class Exec : std::uint8_t {
   CopyAsync,     ///< copy.async: starts a thread's copy into shared memory
   AsyncCommit,   ///< async.commit
   AsyncWait,     ///< async.wait: lands a thread's oldest copy groups
+  WgMma,         ///< wg.mma: a warpgroup's products from shared memory, pending until wg.wait
+  WgCommit,      ///< wg.commit
+  WgWait,        ///< wg.wait: finishes a simdgroup's oldest product groups
+  ProxyFence,    ///< fence.proxy.async: orders a thread's shared writes before product reads
   Load,          ///< load, shared.load
   Store,         ///< store, shared.store
   Atomic,        ///< atomic.*
@@ -56,7 +60,7 @@ struct Instr {
   Exec exec = Exec::Constant;
   DType type = DType::U32;  ///< the op's type (result, stored or declared value)
   std::uint8_t operands = 0;
-  DType arg_types[3] = {};  ///< types of args: compare operands, cast source, index, lane, …
+  DType arg_types[5] = {};  ///< types of args: compare operands, cast source, index, lane, …
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
@@ -68,20 +72,22 @@ struct Instr {
                                ///< lane's elements of the fragment (of d for frag.mma)
   ir::FragmentShape fragment;  ///< frag, frag.load/store: the fragment's shape; frag.mma: d's;
                                ///< frag.rowvalue/rowreduce/convert: the accumulator's
-  std::uint32_t inner = 0;     ///< frag.mma: K, the columns of a and the rows of b;
+  std::uint32_t inner = 0;     ///< frag.mma, wg.mma: K, the columns of a and the rows of b;
+                               ///< wg.wait: the groups that may stay pending;
                                ///< frag.get/set/coord/rowvalue: the slot; frag.rowreduce: the
                                ///< RowReduction
-  ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store
+  ir::MatrixLayout layout = ir::MatrixLayout::RowMajor;  ///< frag.load/store; wg.mma: B's
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane, and
                                ///< a register array owns `elements` rows from here
-  std::uint32_t args[3] = {};  ///< value rows read; an extract reads its lane's row; regs.*
+  std::uint32_t args[5] = {};  ///< value rows read; an extract reads its lane's row; regs.*
                                ///< read the array's first row (its elements follow it);
-                               ///< frag.* read each fragment's first row
+                               ///< frag.* and wg.* read each fragment's first row
   std::uint32_t lane_args =
       0;                       ///< vector store: its values' rows start at Program::lane_args[this]
   int buffer = -1;             ///< parameter index (tensor or constexpr) or shared index
-  int source = -1;             ///< copy.async: the tensor it reads (buffer: the allocation)
+  int source = -1;             ///< copy.async: the tensor it reads (buffer: the allocation);
+                               ///< wg.mma: B's allocation (buffer: A's)
   Slot imm = 0;                ///< Const value
   Range body, other;           ///< For: body; If: then, else
   const ir::Op* op = nullptr;  ///< the source op, for messages
@@ -100,6 +106,7 @@ struct Program {
   std::uint32_t rows = 0;   ///< value rows: the kernel's values, lanes of vectors, scratch rows
   std::uint32_t depth = 0;  ///< deepest nesting of For/If
   bool tensor_atomics = false;
+  bool warpgroup_products = false;    ///< has wg.mma: shared writes are tracked for the fence check
   std::vector<TensorUse> tensor_use;  ///< by parameter index
 };
 

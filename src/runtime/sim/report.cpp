@@ -118,6 +118,65 @@ SimError Reporter::pending_copy(const Instr& in, std::uint32_t thread, Access ac
                               alloc, count, thread_text(thread), where(in)));
 }
 
+SimError Reporter::warpgroup_incomplete(const Instr& in, std::uint32_t thread) const {
+  return SimError(SimError::Kind::DivergentBarrier,
+                  fmt::format("{}: {} is run by the four simdgroups of a warpgroup together (128 "
+                              "threads, groups a multiple of 128), but the warpgroup of {} is "
+                              "not whole here (a group of {} threads) {}",
+                              program_.kernel->name, ir::op_name(in.kind), thread_text(thread),
+                              group_size_.volume(), where(in)));
+}
+
+SimError Reporter::warpgroup_operand(const Instr& in, std::uint32_t first, std::string_view buffer,
+                                     std::int64_t offset, std::int64_t stride,
+                                     std::string_view why) const {
+  return SimError(SimError::Kind::BadArgument,
+                  fmt::format("{}: {} operand in '{}' with offset {} and stride {}: {}, by the "
+                              "warpgroup of {} {}",
+                              program_.kernel->name, ir::op_name(in.kind), buffer, offset, stride,
+                              why, thread_text(first), where(in)));
+}
+
+SimError Reporter::product_pending(const Instr& in, std::uint32_t thread,
+                                   const Instr& product) const {
+  return SimError(SimError::Kind::PendingProduct,
+                  fmt::format("{}: {} of an accumulator that the warpgroup product started {} "
+                              "still writes (wg.wait for it first), by {} {}",
+                              program_.kernel->name, ir::op_name(in.kind),
+                              format_loc(product.op->loc), thread_text(thread), where(in)));
+}
+
+SimError Reporter::operand_overwritten(const Instr& in, std::uint32_t thread, Access access,
+                                       std::string_view alloc, std::uint32_t index,
+                                       std::uint32_t count) const {
+  return SimError(SimError::Kind::SharedRace,
+                  fmt::format("{}: {} {} '{}' at index {} ('{}' has {} elements), which a "
+                              "started warpgroup product (wg.mma) still reads: wait for it "
+                              "(wg.wait) before writing its operands, {} {}",
+                              program_.kernel->name, thread_text(thread), access_verb(access),
+                              alloc, index, alloc, count, ir::op_name(in.kind), where(in)));
+}
+
+SimError Reporter::unfenced_operand(const Instr& in, std::uint32_t reader, std::uint32_t writer,
+                                    const Instr& write, std::string_view alloc,
+                                    std::uint32_t index) const {
+  return SimError(
+      SimError::Kind::AsyncProxy,
+      fmt::format("{}: {} reads '{}' at index {} through the asynchronous proxy, but "
+                  "{} wrote it at {} with no fence.proxy.async after the write "
+                  "(fence_async_proxy() before the barrier), read by {} {}",
+                  program_.kernel->name, ir::op_name(in.kind), alloc, index, thread_text(writer),
+                  format_loc(write.op->loc), thread_text(reader), where(in)));
+}
+
+SimError Reporter::products_not_waited(const Instr& product, std::uint32_t first,
+                                       std::size_t products) const {
+  return SimError(SimError::Kind::PendingProduct,
+                  fmt::format("{}: the simdgroup of {} ends with {} warpgroup products it never "
+                              "waited for (wg.wait), the first started {}",
+                              program_.kernel->name, thread_text(first), products, where(product)));
+}
+
 SimError Reporter::copies_not_waited(const Instr& first, std::uint32_t thread,
                                      std::size_t copies) const {
   return SimError(SimError::Kind::UninitializedRead,

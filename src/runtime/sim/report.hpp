@@ -65,6 +65,27 @@ class Reporter {
   /// A thread that ends the group with `copies` asynchronous copies it never waited for, the
   /// first one started by `first`.
   SimError copies_not_waited(const Instr& first, std::uint32_t thread, std::size_t copies) const;
+  /// wg.mma reached by only some threads of a warpgroup (`thread` is missing), or in a group
+  /// whose size is not a whole number of warpgroups.
+  SimError warpgroup_incomplete(const Instr& in, std::uint32_t thread) const;
+  /// A wg.mma operand (A or B, in `buffer`) whose offset or stride differs between the threads of
+  /// a warpgroup, or that does not fit the swizzled tiles the Hopper instruction reads: `why`.
+  SimError warpgroup_operand(const Instr& in, std::uint32_t first, std::string_view buffer,
+                             std::int64_t offset, std::int64_t stride, std::string_view why) const;
+  /// Fragment op `in` on accumulator rows that wg.mma `product` still writes (before its wg.wait).
+  SimError product_pending(const Instr& in, std::uint32_t thread, const Instr& product) const;
+  /// A write of a shared element that a started warpgroup product still reads.
+  SimError operand_overwritten(const Instr& in, std::uint32_t thread, Access access,
+                               std::string_view alloc, std::uint32_t index,
+                               std::uint32_t count) const;
+  /// A wg.mma read by `reader` of an element that `writer` wrote at `write` with no
+  /// fence.proxy.async after it.
+  SimError unfenced_operand(const Instr& in, std::uint32_t reader, std::uint32_t writer,
+                            const Instr& write, std::string_view alloc, std::uint32_t index) const;
+  /// A simdgroup (first thread `first`) that ends the group with `products` warpgroup products
+  /// it never waited for, the first started by `product`.
+  SimError products_not_waited(const Instr& product, std::uint32_t first,
+                               std::size_t products) const;
   SimError zero_step(const Instr& in, std::uint32_t thread, Slot start, Slot end) const;
   SimError runaway(const Instr& in, std::uint64_t budget, std::uint32_t thread, Slot i, Slot end,
                    Slot step) const;

@@ -1,0 +1,71 @@
+/// Warpgroup products (docs/tensor-cores.md, "Warpgroup products"): the four simdgroups of a
+/// warpgroup multiply a 64×K tile of A by a K×N tile of B, both in shared memory, into a 64×N
+/// accumulator of which each simdgroup holds 16 rows. Hopper (sm_90a) runs it as one
+/// asynchronous `wgmma`; every other target as each simdgroup's own fragment products.
+///
+///   FragAcc<16, 256> acc;                        // rows 16·(simdgroup % 4) … of the 64×256
+///   warpgroup_mma<64>(acc, tile_a, a0, 64, tile_b, b0, 64);  // B as [n, k] (col_major)
+///   warpgroup_commit();
+///   warpgroup_wait(0, acc);                      // acc ready, tiles free
+///
+/// The product is asynchronous: `acc` may not be read, and the tiles not overwritten, until a
+/// warpgroup_wait that leaves its group done; a shared write that the product reads needs
+/// fence_async_proxy() by its writer before the barrier that publishes it (a pipelined loop
+/// puts one after each wait). The simulator reports each breach.
+#pragma once
+
+#include <cstdint>
+
+#include "iron/dsl/fragments.hpp"
+
+namespace iron::dsl {
+
+namespace detail {
+void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
+                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, MatrixLayout b_layout,
+                   std::uint32_t k);
+void record_wg_commit();
+void record_wg_wait(ir::ValueId d, std::int64_t pending);
+void record_fence_proxy_async();
+}  // namespace detail
+
+/// Starts d += rows 16·(s % 4) … 16·(s % 4) + 15 of A · B for simdgroup s: A row-major, 64×K
+/// from a[a_offset] (rows a_stride apart); B K×N from b[b_offset], column-major ((k, n) at
+/// b_offset + n·b_stride + k, the layout of a weight [n, k]) or row-major. Every simdgroup of the
+/// warpgroup reaches it with the same offsets and strides; K is 16, 32, 48 or 64. f16 and bf16
+/// operands may run as one Hopper instruction; f32 ones always run as fragment products.
+template <std::uint32_t K, Element T, std::uint32_t N>
+requires(K % 16 == 0 && K >= 16 && K <= 64 && N % 8 == 0 &&
+         N <= 256) void warpgroup_mma(FragAcc<16, N>& d, const Shared<T>& a, detail::Index a_offset,
+                                      detail::Index a_stride, const Shared<T>& b,
+                                      detail::Index b_offset, detail::Index b_stride,
+                                      MatrixLayout b_layout = col_major,
+                                      SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_mma(d.id(), a.alloc(), a_offset.id(), a_stride.id(), b.alloc(), b_offset.id(),
+                        b_stride.id(), b_layout, K);
+}
+
+/// Closes the calling simdgroup's group of started warpgroup products.
+inline void warpgroup_commit(SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_commit();
+}
+
+/// Waits until at most `pending` (0 … 7) of the simdgroup's product groups are unfinished; the
+/// products into `d` of the finished groups are then in `d`.
+template <std::uint32_t N>
+void warpgroup_wait(std::int64_t pending, FragAcc<16, N>& d,
+                    SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_wait(d.id(), pending);
+}
+
+/// Orders the calling thread's earlier shared-memory writes (stores, landed copies) before later
+/// reads by warpgroup products: `fence.proxy.async` on Hopper, nothing elsewhere.
+inline void fence_async_proxy(SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_fence_proxy_async();
+}
+
+}  // namespace iron::dsl

@@ -1,0 +1,109 @@
+/// The product of iron_gemm_warpgroup_nk: a group's 128×128 tile of a · bᵀ by two warpgroups, each
+/// a 64×128 warpgroup product a step (docs/tensor-cores.md, "Warpgroup products"): Hopper's
+/// wgmma on sm_90a, each simdgroup's fragment products elsewhere. See kernels/gemm/gemm.cpp.
+#pragma once
+
+#include <cstdint>
+#include <iron/iron.hpp>
+#include <string>
+
+#include "gemm_tiles.hpp"
+
+namespace iron::kernels::gemm::warpgroup {
+
+inline constexpr std::uint32_t kBM = 128;       ///< rows of out per group: 64 per warpgroup
+inline constexpr std::uint32_t kBN = 128;       ///< columns of out per group
+inline constexpr std::uint32_t kBK = 64;        ///< k per step: one 128-byte row of 16-bit values
+inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
+/// Stages asked for: 96 KB of shared memory on sm_90, two groups a multiprocessor (32 KB a
+/// stage, so one stage fits Metal's threadgroup memory).
+inline constexpr std::uint32_t kStages = 3;
+
+/// Starts copying rows [row0, row0 + Rows) × columns [col0, col0 + kBK) of `src` into `tile` at
+/// `at` (rows of kBK) with 16-byte asynchronous copies, zeros outside the matrix.
+template <class T, std::uint32_t Rows>
+void start_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& at,
+                const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kW = kChunk;
+  constexpr std::uint32_t kCopies = Rows * kBK / kW / kThreads;
+  static_assert(Rows * kBK % (kW * kThreads) == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < kCopies; ++j) {
+    auto v = thread_id<0>() + j * kThreads;
+    auto r = v / (kBK / kW);
+    auto c = v % (kBK / kW) * kW;
+    auto inside = row0 + r < src.height && col0 + c < src.width;
+    auto from = select(inside, src.base + (row0 + r) * src.width + col0 + c, src.base);
+    copy_async<kW>(tile[at + r * kBK + c], src.data[from], inside);
+  }
+}
+
+/// Calls epilogue(r, c, sum) for every element (r, c) of this group's tile of a · bᵀ inside out
+/// (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p].
+template <class T, class Epilogue>
+void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kStageA = kBM * kBK;
+  constexpr std::uint32_t kStageB = kBN * kBK;
+  auto tile_a = ring<T>(kStageA, Swizzled{kBK});
+  auto tile_b = ring<T>(kStageB, Swizzled{kBK});
+  // Bands of kBandRows tile rows, column by column within a band, as gemm::product does.
+  auto tiles_n = grid_groups<0>();
+  auto order = program_id<1>() * tiles_n + program_id<0>();
+  auto band = kBandRows * tiles_n;
+  auto first_row = order / band * kBandRows;
+  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
+  auto row0 = (first_row + order % band % band_rows) * kBM;
+  auto col0 = order % band / band_rows * kBN;
+  auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
+  const Matrix<T> ma{a, Expr<u32>(0u), m, k};
+  const Matrix<T> mb{b, Expr<u32>(0u), n, k};
+
+  FragAcc<16, kBN> acc;
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0) {
+    warpgroup_mma<kBK>(acc, tile_a, a0 + group * 64u * kBK, kBK, tile_b, b0, kBK);
+    warpgroup_commit();
+    warpgroup_wait(0, acc);
+  };
+  IRON_IF(k % kChunk == 0u) {
+    pipelined(
+        0u, k, kBK, kStages,
+        [&](const Expr<u32>& p0, const Expr<u32>& slot) {
+          start_copy<T, kBM>(ma, tile_a, slot * kStageA, row0, p0);
+          start_copy<T, kBN>(mb, tile_b, slot * kStageB, col0, p0);
+        },
+        [&](const Expr<u32>&, const Expr<u32>& slot) { multiply(slot * kStageA, slot * kStageB); });
+  }
+  IRON_ELSE {
+    for (auto p0 : range(0u, k, kBK)) {
+      copy_tile<T>(ma, tile_a, kBK, row0, p0, kBM, kBK);
+      copy_tile<T>(mb, tile_b, kBK, col0, p0, kBN, kBK);
+      fence_async_proxy();
+      barrier();
+      multiply(Expr<u32>(0u), Expr<u32>(0u));
+      barrier();
+    }
+  }
+  auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+  for (std::uint32_t slot = 0; slot < FragAcc<16, kBN>::elements; ++slot) {
+    auto r = rows + acc.row(slot);
+    auto c = col0 + acc.col(slot);
+    IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+  }
+}
+
+/// The dispatch and grid: kThreads threads, a group per kBM×kBN tile of out.
+inline void declare() {
+  using namespace iron::dsl;
+  dispatch(tiled, {exactly(kThreads)});
+  grid("[ceil_div(n, " + std::to_string(kBN) + "), ceil_div(m, " + std::to_string(kBM) + "), 1]");
+}
+
+/// The launch: a group per kBM×kBN tile of out.
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q) {
+  return {{dsl::tile_count(q.constant("n"), kBN), dsl::tile_count(q.constant("m"), kBM), 1},
+          {kThreads, 1, 1}};
+}
+
+}  // namespace iron::kernels::gemm::warpgroup

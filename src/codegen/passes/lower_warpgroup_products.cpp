@@ -1,0 +1,166 @@
+/// lower_warpgroup_products: a wg.mma that the target does not run as one instruction becomes,
+/// for simdgroup s of the warpgroup and each 16 columns kk of K,
+///
+///   %a = frag 0, a, 16, 16 : T;   frag.load @A[a_offset + 16·(s % 4)·a_stride + kk], %a, a_stride,
+///   row %b = frag 0, b, 16, N : T;    frag.load @B[b_offset + kk (· b_stride when row-major)], %b,
+///   … frag.mma %d, %a, %b
+///
+/// the same sums in the same order (the simulator's contract), synchronous, so the warpgroup's
+/// commits, waits and proxy fences have nothing left to order and are dropped once no wg.mma
+/// remains.
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "iron/core/builder.hpp"
+#include "iron/core/op_views.hpp"
+
+namespace iron::codegen {
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+constexpr std::uint32_t kSwizzleRowBytes = 128;  ///< the Hopper instruction's widest swizzle
+
+/// The Const op that defines each value, where one does.
+std::unordered_map<ValueId, const ir::Op*> constants(const ir::Kernel& kernel) {
+  std::unordered_map<ValueId, const ir::Op*> out;
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    if (op.kind == OpKind::Const) out[op.result] = &op;
+  });
+  return out;
+}
+
+bool one_swizzled_row(const ir::Kernel& kernel, int alloc, ValueId stride,
+                      const std::unordered_map<ValueId, const ir::Op*>& known) {
+  const ir::SharedAlloc& a = kernel.shared[alloc];
+  const auto c = known.find(stride);
+  return a.swizzle != 0 && a.swizzle * dtype_size(a.dtype) == kSwizzleRowBytes &&
+         c != known.end() && c->second->ivalue == a.swizzle;
+}
+
+bool qualifies(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& target,
+               const std::unordered_map<ValueId, const ir::Op*>& known) {
+  const ir::WgMmaOp<const ir::Op> mma(op);
+  return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma &&
+         dtype_size(kernel.shared[op.shared].dtype) == 2 && target.swizzled_shared &&
+         mma.b_layout() == ir::MatrixLayout::ColMajor &&
+         one_swizzled_row(kernel, op.shared, mma.a_stride(), known) &&
+         one_swizzled_row(kernel, op.shared_b, mma.b_stride(), known);
+}
+
+class Lowering {
+ public:
+  Lowering(ir::Kernel& kernel, const TargetProfile& target)
+      : kernel_(kernel), target_(target), known_(constants(kernel)) {}
+
+  /// Lowers the wg.mma ops that do not qualify; returns whether any wg.mma is left.
+  bool block(ir::Block& b) {
+    bool left = false;
+    std::vector<ir::Op> out;
+    out.reserve(b.ops.size());
+    for (ir::Op& op : b.ops) {
+      for (ir::Block& inner : op.blocks) left |= block(inner);
+      if (op.kind == OpKind::WgMma && !qualifies(kernel_, op, target_, known_)) {
+        lower(op, out);
+        continue;
+      }
+      left |= op.kind == OpKind::WgMma;
+      out.push_back(std::move(op));
+    }
+    b.ops = std::move(out);
+    return left;
+  }
+
+ private:
+  void lower(const ir::Op& op, std::vector<ir::Op>& out) {
+    const ir::WgMmaOp<const ir::Op> mma(op);
+    const DType u32 = DType::U32;
+    const DType t = kernel_.shared[op.shared].dtype;
+    const std::uint32_t n = values_fragment_cols(mma.d());
+    ir::Builder b(kernel_, out);
+    b.at(op.loc);
+    const ValueId part =
+        b.make(OpKind::Rem, u32, {b.builtin(ir::Builtin::Simdgroup), b.constant(u32, 4)}).result;
+    const ValueId rows = b.make(OpKind::Mul, u32, {part, b.constant(u32, 16)}).result;
+    const ValueId skip = b.make(OpKind::Mul, u32, {rows, index(b, mma.a_stride())}).result;
+    const ValueId a_first = b.make(OpKind::Add, u32, {index(b, mma.a_offset()), skip}).result;
+    const bool b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor;
+    for (std::uint32_t kk = 0; kk < mma.k(); kk += 16) {
+      const ValueId a_at = b.make(OpKind::Add, u32, {a_first, b.constant(u32, kk)}).result;
+      const ValueId b_step =
+          b_rows ? b.make(OpKind::Mul, u32, {b.constant(u32, kk), index(b, mma.b_stride())}).result
+                 : b.constant(u32, kk);
+      const ValueId b_at = b.make(OpKind::Add, u32, {index(b, mma.b_offset()), b_step}).result;
+      const ValueId a = fragment(b, t, {ir::FragmentRole::A, 16, 16});
+      load(b, op.shared, a_at, a, mma.a_stride(), ir::MatrixLayout::RowMajor, t);
+      const ValueId f = fragment(b, t, {ir::FragmentRole::B, 16, n});
+      load(b, op.shared_b, b_at, f, mma.b_stride(), mma.b_layout(), t);
+      b.make(OpKind::FragMma, DType::F32, {mma.d(), a, f});
+    }
+  }
+
+  /// `v` as a u32 (offsets and strides may be any integer type).
+  static ValueId index(ir::Builder& b, ValueId v) {
+    return b.make(OpKind::Cast, DType::U32, {v}).result;
+  }
+
+  static ValueId fragment(ir::Builder& b, DType t, const ir::FragmentShape& shape) {
+    ir::Op& decl = b.make(OpKind::FragDecl, t, {b.constant(t, 0.0)});
+    decl.fragment = shape;
+    return decl.result;
+  }
+
+  static void load(ir::Builder& b, int alloc, ValueId offset, ValueId f, ValueId stride,
+                   ir::MatrixLayout layout, DType t) {
+    ir::Op& op = b.make(OpKind::FragLoad, t, {offset, f, stride});
+    op.shared = alloc;
+    op.layout = layout;
+  }
+
+  std::uint32_t values_fragment_cols(ValueId d) {
+    if (fragment_cols_.empty()) {
+      ir::walk(kernel_.body, [&](const ir::Op& op) {
+        if (op.kind == OpKind::FragDecl) fragment_cols_[op.result] = op.fragment.cols;
+      });
+    }
+    return fragment_cols_.at(d);
+  }
+
+  ir::Kernel& kernel_;
+  const TargetProfile& target_;
+  std::unordered_map<ValueId, const ir::Op*> known_;
+  std::unordered_map<ValueId, std::uint32_t> fragment_cols_;
+};
+
+void drop_warpgroup_ordering(ir::Block& b) {
+  std::erase_if(b.ops, [](const ir::Op& op) {
+    return op.kind == OpKind::WgCommit || op.kind == OpKind::WgWait ||
+           op.kind == OpKind::FenceProxyAsync;
+  });
+  for (ir::Op& op : b.ops) {
+    for (ir::Block& inner : op.blocks) drop_warpgroup_ordering(inner);
+  }
+}
+
+}  // namespace
+
+bool runs_as_wgmma(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& target) {
+  return op.kind == OpKind::WgMma && qualifies(kernel, op, target, constants(kernel));
+}
+
+bool has_warpgroup_products(const ir::Kernel& kernel) {
+  bool any = false;
+  ir::walk(kernel.body, [&](const ir::Op& op) { any |= op.kind == OpKind::WgMma; });
+  return any;
+}
+
+void lower_warpgroup_products(ir::Kernel& kernel, const TargetProfile& target) {
+  if (!has_warpgroup_products(kernel)) return;
+  if (!Lowering(kernel, target).block(kernel.body)) drop_warpgroup_ordering(kernel.body);
+}
+
+}  // namespace iron::codegen

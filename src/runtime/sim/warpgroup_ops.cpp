@@ -1,0 +1,194 @@
+/// Warpgroup products (docs/tensor-cores.md, "Warpgroup products"): wg.mma computes each
+/// simdgroup's share exactly, as frag.mma does, when it starts, and keeps its operands read and its
+/// accumulator pending until the wg.wait that finishes its group; the shared writes it reads must
+/// have been fenced for the asynchronous proxy by their writers. Each breach is a finding.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "interpreter.hpp"
+
+namespace iron::runtime::sim {
+namespace {
+
+constexpr std::uint32_t kWarpgroup = 128;
+constexpr std::uint32_t kRowsPerSimdgroup = 16;
+
+/// The bytes of a swizzled row that the Hopper instruction's 128-byte swizzle reads.
+constexpr std::int64_t kSwizzleRowBytes = 128;
+
+}  // namespace
+
+void GroupRunner::wg_mma(const Instr& in, Active active) {
+  const ir::Kernel& kernel = *program_.kernel;
+  const std::uint32_t n = in.fragment.cols;
+  const std::uint32_t k = in.inner;
+  const bool b_rows = in.layout == ir::MatrixLayout::RowMajor;  // B as [k, n]
+  std::size_t next = 0;
+  while (next < active.size()) {
+    const std::uint32_t first = active[next] / kWarpgroup * kWarpgroup;
+    if (threads_ % kWarpgroup != 0) throw report_.warpgroup_incomplete(in, threads_ - 1);
+    for (std::uint32_t i = 0; i < kWarpgroup; ++i) {
+      if (next + i >= active.size() || active[next + i] != first + i) {
+        throw report_.warpgroup_incomplete(in, first + i);
+      }
+    }
+    next += kWarpgroup;
+    // Both operands: offset and stride alike in every thread, and placed as the instruction reads
+    // them.
+    std::int64_t offset[2] = {};
+    std::int64_t stride[2] = {};
+    const int alloc[2] = {in.buffer, in.source};
+    for (int o = 0; o < 2; ++o) {
+      const std::uint32_t off_row = in.args[1 + 2 * o];
+      const std::uint32_t stride_row = in.args[2 + 2 * o];
+      const DType off_type = in.arg_types[1 + 2 * o];
+      const DType stride_type = in.arg_types[2 + 2 * o];
+      offset[o] = int_value(row(off_row)[first], off_type);
+      stride[o] = int_value(row(stride_row)[first], stride_type);
+      const std::string& name = kernel.shared[alloc[o]].name;
+      for (std::uint32_t t = first; t < first + kWarpgroup; ++t) {
+        if (wraps(off_row)[t] != 0) report_index_wrap(in, t, off_row);
+        if (wraps(stride_row)[t] != 0) report_index_wrap(in, t, stride_row);
+        if (int_value(row(off_row)[t], off_type) != offset[o] ||
+            int_value(row(stride_row)[t], stride_type) != stride[o]) {
+          throw report_.warpgroup_operand(in, first, name, offset[o], stride[o],
+                                          "the threads of the warpgroup disagree on it");
+        }
+      }
+      if (offset[o] < 0 || stride[o] < 0 || offset[o] % 8 != 0 || stride[o] % 8 != 0) {
+        throw report_.warpgroup_operand(in, first, name, offset[o], stride[o],
+                                        "both are multiples of 8 elements (16-byte rows)");
+      }
+      const std::uint32_t swizzle = kernel.shared[alloc[o]].swizzle;
+      const bool along_k = o == 0 || !b_rows;  // rows of the operand run along k
+      const std::size_t element_bytes = dtype_size(kernel.shared[alloc[o]].dtype);
+      if (swizzle != 0 && along_k && element_bytes == 2) {
+        const auto row_bytes = static_cast<std::int64_t>(swizzle * element_bytes);
+        const std::int64_t column = offset[o] % stride[o];
+        if (row_bytes != kSwizzleRowBytes || stride[o] != swizzle || column % 16 != 0 ||
+            offset[o] / stride[o] % 8 != 0 || column + k > stride[o]) {
+          throw report_.warpgroup_operand(
+              in, first, name, offset[o], stride[o],
+              "an operand in swizzled rows is read as the Hopper instruction reads them: rows of "
+              "128 bytes, the stride one row, the offset at a multiple of 8 rows and of 16 "
+              "columns, and K columns within the row");
+        }
+      }
+    }
+    // Each simdgroup's 16 rows of A times B, exact: each product of 16-bit values is exact in
+    // f32 and the fma's add in increasing k rounds once.
+    for (std::uint32_t s = 0; s < kWarpgroup / 32; ++s) {
+      const std::uint32_t lead = first + s * 32;
+      const std::int64_t a_first = offset[0] + std::int64_t{s} * kRowsPerSimdgroup * stride[0];
+      PendingProduct product{instr_index(in), in.args[0], {}};
+      auto read = [&](int which, std::int64_t index) {
+        const std::uint32_t size = shared_.size(alloc[which]);
+        if (index < 0 || index >= size) {
+          throw report_.out_of_bounds(in, lead, kernel.shared[alloc[which]].name, index, size);
+        }
+        const auto i = static_cast<std::uint32_t>(index);
+        record_shared(in, alloc[which], lead, i, Access::Read);
+        check_proxy_fenced(in, lead, alloc[which], i);
+        shared_.add_product_reads(alloc[which], i, 1);
+        product.reads.emplace_back(alloc[which], i);
+        return as_float(shared_.data(alloc[which])[i]);
+      };
+      std::vector<float> a(std::size_t{kRowsPerSimdgroup} * k);
+      std::vector<float> b(std::size_t{k} * n);
+      for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
+        for (std::uint32_t kk = 0; kk < k; ++kk) {
+          a[std::size_t{r} * k + kk] = read(0, a_first + std::int64_t{r} * stride[0] + kk);
+        }
+      }
+      for (std::uint32_t kk = 0; kk < k; ++kk) {
+        for (std::uint32_t c = 0; c < n; ++c) {
+          b[std::size_t{kk} * n + c] =
+              read(1, b_rows ? offset[1] + std::int64_t{kk} * stride[1] + c
+                             : offset[1] + std::int64_t{c} * stride[1] + kk);
+        }
+      }
+      for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
+        for (std::uint32_t c = 0; c < n; ++c) {
+          Slot& d = fragment_at(in.fragment, in.args[0], lead, r, c);
+          float sum = as_float(d);
+          for (std::uint32_t kk = 0; kk < k; ++kk) {
+            sum = std::fma(a[std::size_t{r} * k + kk], b[std::size_t{kk} * n + c], sum);
+          }
+          d = std::bit_cast<Slot>(sum);
+        }
+      }
+      open_products_[lead / 32].push_back(std::move(product));
+      ++pending_products_;
+    }
+  }
+}
+
+void GroupRunner::wg_commit(Active active) {
+  for (std::size_t i = 0; i < active.size(); i += 32) {
+    const std::uint32_t s = active[i] / 32;
+    committed_products_[s].push_back(std::move(open_products_[s]));
+    open_products_[s].clear();
+  }
+}
+
+void GroupRunner::wg_wait(const Instr& in, Active active) {
+  each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t) {
+    auto& groups = committed_products_[first / 32];
+    while (groups.size() > in.inner) {
+      finish_products(groups.front());
+      groups.pop_front();
+    }
+  });
+}
+
+void GroupRunner::finish_products(const std::vector<PendingProduct>& group) {
+  for (const PendingProduct& product : group) {
+    for (const auto& [alloc, index] : product.reads) shared_.add_product_reads(alloc, index, -1);
+    --pending_products_;
+  }
+}
+
+void GroupRunner::check_products_done(const Instr& in, Active active) {
+  if (pending_products_ == 0 || in.exec == Exec::FragCoord) return;
+  const std::uint32_t rows[] = {in.result, in.args[0], in.args[1], in.args[2]};
+  for (std::size_t i = 0; i < active.size(); i += 32) {
+    const std::uint32_t s = active[i] / 32;
+    auto check = [&](const std::vector<PendingProduct>& group) {
+      for (const PendingProduct& p : group) {
+        if (std::find(std::begin(rows), std::end(rows), p.acc) != std::end(rows)) {
+          throw report_.product_pending(in, active[i], program_.code[p.instr]);
+        }
+      }
+    };
+    check(open_products_[s]);
+    for (const auto& group : committed_products_[s]) check(group);
+  }
+}
+
+void GroupRunner::check_products_waited() {
+  if (pending_products_ == 0) return;
+  for (std::uint32_t s = 0; s < open_products_.size(); ++s) {
+    std::size_t products = open_products_[s].size();
+    const PendingProduct* oldest = nullptr;
+    for (const auto& group : committed_products_[s]) {
+      products += group.size();
+      if (oldest == nullptr && !group.empty()) oldest = &group.front();
+    }
+    if (oldest == nullptr && !open_products_[s].empty()) oldest = &open_products_[s].front();
+    if (oldest != nullptr) {
+      throw report_.products_not_waited(program_.code[oldest->instr], s * 32, products);
+    }
+  }
+}
+
+void GroupRunner::check_proxy_fenced(const Instr& in, std::uint32_t reader, int alloc,
+                                     std::uint32_t index) {
+  const SharedMemory::LastWrite w = shared_.last_write(alloc, index);
+  if (w.thread != kNoThread && proxy_fences_[w.thread] == w.fences) {
+    throw report_.unfenced_operand(in, reader, w.thread, program_.code[w.instr],
+                                   program_.kernel->shared[alloc].name, index);
+  }
+}
+
+}  // namespace iron::runtime::sim

@@ -1,0 +1,136 @@
+/// lower_warpgroup_products: a wg.mma the target cannot run as one instruction becomes each
+/// simdgroup's fragment loads and products (and the warpgroup's ordering ops go); on sm_90a a
+/// product of 128-byte swizzled rows stays, and one of other rows is lowered beside it.
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pass_test_harness.hpp"
+
+namespace iron::pass_test {
+namespace {
+
+using codegen::lower_warpgroup_products;
+using codegen::MmaStrategy;
+using codegen::TargetProfile;
+
+// One warpgroup stores a tile into each of two swizzled allocations and multiplies them.
+constexpr std::string_view kProduct = R"(kernel wg dtype=bf16 mode=tiled
+  param in a: bf16
+  param out out: f32
+  shared ta: bf16[4096] swizzle 64
+  shared tb: bf16[2048] swizzle 64
+  rule exactly 128
+  values 12
+{
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 32 : f32
+  %2 = const 0 : u32
+  %3 = const 64 : u32
+  %4 = builtin thread_id.x : u32
+  %5 = load a[%4] : bf16
+  shared.store @ta[%4], %5 : bf16
+  shared.store @tb[%4], %5 : bf16
+  fence.proxy.async
+  barrier
+  wg.mma %1, @ta[%2], %3, @tb[%2], %3, col, 32 : f32
+  wg.commit
+  wg.wait %1, 0
+  %6 = frag.get %1, 0 : f32
+  store out[%4], %6 : f32
+}
+)";
+
+TEST(PassLowerWarpgroupProducts, FragmentProductsWhereTheTargetHasNoWgmma) {
+  EXPECT_EQ(run_pass(lower_warpgroup_products, kProduct, TargetProfile::cuda(90)),
+            canonical(R"(kernel wg dtype=bf16 mode=tiled
+  param in a: bf16
+  param out out: f32
+  shared ta: bf16[4096] swizzle 64
+  shared tb: bf16[2048] swizzle 64
+  rule exactly 128
+  values 39
+{
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 32 : f32
+  %2 = const 0 : u32
+  %3 = const 64 : u32
+  %4 = builtin thread_id.x : u32
+  %5 = load a[%4] : bf16
+  shared.store @ta[%4], %5 : bf16
+  shared.store @tb[%4], %5 : bf16
+  barrier
+  %12 = builtin simdgroup : u32
+  %13 = const 4 : u32
+  %14 = rem %12, %13 : u32
+  %15 = const 16 : u32
+  %16 = mul %14, %15 : u32
+  %17 = cast %3 : u32
+  %18 = mul %16, %17 : u32
+  %19 = cast %2 : u32
+  %20 = add %19, %18 : u32
+  %21 = const 0 : u32
+  %22 = add %20, %21 : u32
+  %23 = const 0 : u32
+  %24 = cast %2 : u32
+  %25 = add %24, %23 : u32
+  %26 = const 0 : bf16
+  %27 = frag %26, a, 16, 16 : bf16
+  frag.load @ta[%22], %27, %3, row : bf16
+  %28 = const 0 : bf16
+  %29 = frag %28, b, 16, 32 : bf16
+  frag.load @tb[%25], %29, %3, col : bf16
+  frag.mma %1, %27, %29 : f32
+  %30 = const 16 : u32
+  %31 = add %20, %30 : u32
+  %32 = const 16 : u32
+  %33 = cast %2 : u32
+  %34 = add %33, %32 : u32
+  %35 = const 0 : bf16
+  %36 = frag %35, a, 16, 16 : bf16
+  frag.load @ta[%31], %36, %3, row : bf16
+  %37 = const 0 : bf16
+  %38 = frag %37, b, 16, 32 : bf16
+  frag.load @tb[%34], %38, %3, col : bf16
+  frag.mma %1, %36, %38 : f32
+  %6 = frag.get %1, 0 : f32
+  store out[%4], %6 : f32
+}
+)"));
+}
+
+TEST(PassLowerWarpgroupProducts, KeptOnHopperForSwizzledRows) {
+  EXPECT_EQ(
+      run_pass(lower_warpgroup_products, kProduct, TargetProfile::cuda(90, MmaStrategy::Wgmma)),
+      canonical(kProduct));
+}
+
+TEST(PassLowerWarpgroupProducts, LoweredOnHopperWhenAnOperandIsNotInSwizzledRows) {
+  std::string text(kProduct);
+  text.replace(text.find("bf16[2048] swizzle 64"), 21, "bf16[2048]");
+  const std::string lowered =
+      run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
+  EXPECT_EQ(lowered.find("wg."), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.find("fence.proxy.async"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("frag.mma"), std::string::npos) << lowered;
+}
+
+TEST(PassLowerWarpgroupProducts, OrderingOpsStayWhileAProductRunsAsWgmma) {
+  std::string text(kProduct);
+  const std::string second = "  wg.mma %1, @tb[%2], %3, @tb[%2], %3, row, 16 : f32\n";
+  text.insert(text.find("  wg.commit"), second);
+  const std::string lowered =
+      run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
+  EXPECT_NE(lowered.find("wg.mma %1, @ta[%2], %3, @tb[%2], %3, col, 32"), std::string::npos)
+      << lowered;
+  EXPECT_EQ(lowered.find("row, 16"), std::string::npos)
+      << "the row-major B product is lowered" << lowered;
+  EXPECT_NE(lowered.find("wg.commit"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("wg.wait %1, 0"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("fence.proxy.async"), std::string::npos) << lowered;
+}
+
+}  // namespace
+}  // namespace iron::pass_test
