@@ -98,7 +98,7 @@ inline std::vector<std::uint32_t> bench_routing(std::size_t tokens, std::size_t 
 
 /// u32 values as the test runner compares them.
 inline std::vector<float> as_floats(const std::vector<std::uint32_t>& words) {
-  return std::vector<float>(words.begin(), words.end());
+  return {words.begin(), words.end()};
 }
 
 }  // namespace iron::kernels
