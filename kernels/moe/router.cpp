@@ -4,8 +4,7 @@
 /// For token t with logits ℓ_e (e < experts; a NaN logit is read as −inf, everywhere):
 /// - the scores s_e: softmax over the token (scoring 0), exp(ℓ_e − max ℓ) / Σ_j exp(ℓ_j − max ℓ),
 ///   0 for every expert of a token whose logits are all −inf; or sigmoid (scoring 1),
-///   1 / (1 + exp(−ℓ_e)). A +inf logit is outside the contract of the softmax (its scores are
-///   NaN).
+///   1 / (1 + exp(−ℓ_e)). A +inf logit is outside the softmax's contract.
 /// - the choice key c_e = s_e + bias_e with use_bias = 1 (a load-balancing bias that only
 ///   chooses, as in DeepSeek-V3), c_e = s_e without; both scorings increase with ℓ, so without a
 ///   bias the kernel compares the logits themselves, exactly.
