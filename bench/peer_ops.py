@@ -427,6 +427,84 @@ def _sample_peers(dims, dtype):
             "torch.compile": compiled(composite)}
 
 
+# ── Mixture of experts ───────────────────────────────────────────────────────────────────────
+
+def _moe_router_inputs(dims, dtype, gen):
+    return (uniform((d(dims, "tokens"), d(dims, "experts")), dtype, gen, -4.0, 4.0),
+            uniform(d(dims, "experts"), torch.float32, gen, -0.5, 0.5))
+
+
+def _moe_router_peers(dims, dtype):
+    top_k, sigmoid = d(dims, "top_k"), d(dims, "scoring") == 1
+    renormalize, use_bias = d(dims, "renormalize") == 1, d(dims, "use_bias") == 1
+
+    def composite(logits, bias):
+        """Scores, the top-k of the (biased) keys, the unbiased scores of the chosen."""
+        x = logits.float()
+        scores = torch.sigmoid(x) if sigmoid else torch.softmax(x, dim=-1)
+        keys = scores + bias if use_bias else scores
+        ids = torch.topk(keys, top_k, dim=-1).indices
+        weights = scores.gather(1, ids)
+        if renormalize:
+            weights = weights / weights.sum(-1, keepdim=True)
+        return weights, ids.to(torch.int32)
+
+    return {"torch eager (softmax/sigmoid, topk, gather)": lambda: composite,
+            "torch.compile": compiled(composite)}
+
+
+def _routing(dims, gen):
+    """Each token's top_k distinct experts, at random: topk_ids [tokens, top_k]."""
+    tokens, experts, top_k = d(dims, "tokens"), d(dims, "experts"), d(dims, "top_k")
+    return torch.rand((tokens, experts), device="cuda", generator=gen).topk(top_k, -1).indices
+
+
+def _sorted_rows(ids):
+    """The row of each assignment in expert order, by token within an expert, and its inverse."""
+    sources = torch.argsort(ids.flatten(), stable=True)
+    rows = torch.empty_like(sources)
+    rows[sources] = torch.arange(sources.numel(), device="cuda")
+    return rows.view(ids.shape), sources
+
+
+def _moe_sort_peers(dims, dtype):
+    experts = d(dims, "experts")
+
+    def eager(ids):
+        flat = ids.flatten()
+        counts = torch.bincount(flat, minlength=experts)
+        rows, sources = _sorted_rows(ids)
+        return counts, torch.cumsum(counts, 0), rows, sources
+
+    return {"torch eager (bincount, cumsum, stable argsort)": lambda: eager}
+
+
+def _moe_permute_inputs(dims, dtype, gen):
+    _, sources = _sorted_rows(_routing(dims, gen))
+    return (uniform((d(dims, "tokens"), d(dims, "hidden")), dtype, gen), sources)
+
+
+def _moe_permute_peers(dims, dtype):
+    top_k = d(dims, "top_k")
+    return {"torch index_select": lambda: lambda x, sources: x.index_select(0, sources // top_k)}
+
+
+def _moe_combine_inputs(dims, dtype, gen):
+    rows, _ = _sorted_rows(_routing(dims, gen))
+    n = rows.numel()
+    return (uniform((n, d(dims, "hidden")), dtype, gen), rows,
+            uniform(rows.shape, torch.float32, gen, 0.0, 1.0))
+
+
+def _moe_combine_peers(dims, dtype):
+    def eager(y_sorted, rows, weights):
+        """Each token's rows gathered, weighted in f32 and summed."""
+        y = y_sorted[rows].float()
+        return (y * weights[..., None]).sum(1).to(y_sorted.dtype)
+
+    return {"torch eager (index, mul, sum)": lambda: eager, "torch.compile": compiled(eager)}
+
+
 # ── Matrix products ───────────────────────────────────────────────────────────────────────────
 
 def _gemm_inputs(b_rows):
@@ -552,6 +630,10 @@ CASES = {
     "rope_gptj": (_rope_inputs, _rope_peers(True)),
     "kv_append": (_kv_append_inputs, _kv_append_peers),
     "sample": (_sample_inputs, _sample_peers),
+    "moe_router": (_moe_router_inputs, _moe_router_peers),
+    "moe_sort": (lambda dims, dtype, gen: (_routing(dims, gen),), _moe_sort_peers),
+    "moe_permute": (_moe_permute_inputs, _moe_permute_peers),
+    "moe_combine": (_moe_combine_inputs, _moe_combine_peers),
     "rms_norm": (_norm_inputs, _rms_norm_peers),
     "layer_norm": (_layer_norm_inputs, _layer_norm_peers),
     "add_rms_norm": (_add_rms_norm_inputs, _add_rms_norm_peers),
