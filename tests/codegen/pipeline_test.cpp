@@ -19,6 +19,7 @@ using codegen::TargetProfile;
 
 TEST(PassPipeline, RunsThePassesInOrderEachWithAReason) {
   const std::vector<std::string> want = {"expand_pipelines",
+                                         "lower_warpgroup_products",
                                          "fold_constants",
                                          "simplify",
                                          "eliminate_common_subexpressions",
