@@ -39,8 +39,9 @@ void start_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, const dsl::Exp
 }
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of this group's tile of a · bᵀ inside out
-/// (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p].
-template <class T, class Epilogue>
+/// (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p]. A ring of
+/// STAGES steps; each step's product stays in flight for LAG more steps (pipelined's lag).
+template <std::uint32_t STAGES = kStages, std::uint32_t LAG = 0, class T, class Epilogue>
 void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
   using namespace iron::dsl;
@@ -61,19 +62,23 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
   FragAcc<16, kBN> acc;
-  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0) {
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t lag) {
     warpgroup_mma<kBK>(acc, tile_a, a0 + group * 64u * kBK, kBK, tile_b, b0, kBK);
     warpgroup_commit();
-    warpgroup_wait(0, acc);
+    warpgroup_wait(lag, acc);
   };
   IRON_IF(k % kChunk == 0u) {
     pipelined(
-        0u, k, kBK, kStages,
+        0u, k, kBK, STAGES,
         [&](const Expr<u32>& p0, const Expr<u32>& slot) {
           start_copy<T, kBM>(ma, tile_a, slot * kStageA, row0, p0);
           start_copy<T, kBN>(mb, tile_b, slot * kStageB, col0, p0);
         },
-        [&](const Expr<u32>&, const Expr<u32>& slot) { multiply(slot * kStageA, slot * kStageB); });
+        [&](const Expr<u32>&, const Expr<u32>& slot) {
+          multiply(slot * kStageA, slot * kStageB, LAG);
+        },
+        LAG);
+    if constexpr (LAG != 0) warpgroup_wait(0, acc);
   }
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {
@@ -81,7 +86,7 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
       copy_tile<T>(mb, tile_b, kBK, col0, p0, kBN, kBK);
       fence_async_proxy();
       barrier();
-      multiply(Expr<u32>(0u), Expr<u32>(0u));
+      multiply(Expr<u32>(0u), Expr<u32>(0u), 0);
       barrier();
     }
   }

@@ -153,6 +153,12 @@ class Cursor {
     if (!at(Token::Kind::Word) || peek()->text != w) expected(fmt::format("'{}'", w));
     ++pos_;
   }
+  /// Takes keyword `w` when it comes next.
+  bool accept_keyword(std::string_view w) {
+    if (!at(Token::Kind::Word) || peek()->text != w) return false;
+    ++pos_;
+    return true;
+  }
   ValueId value(std::string_view what) {
     const std::string_view text = take(Token::Kind::Value, what);
     const auto id = to_integer<ValueId>(text);
@@ -604,7 +610,8 @@ class Parser {
     }
   }
 
-  /// `pipeline %start to %end step %step stages N : T {` load block `} then {` compute block `}`.
+  /// `pipeline %start to %end step %step stages N [lag L] : T {` load block `} then {` compute
+  /// block `}`.
   void pipeline_op(Cursor& c, Op& op, int number) {
     op.args.push_back(c.value("the pipeline's start"));
     c.keyword("to");
@@ -613,6 +620,7 @@ class Parser {
     op.args.push_back(c.value("the pipeline's step"));
     c.keyword("stages");
     op.ivalue = c.integer<std::int64_t>("the stages");
+    if (c.accept_keyword("lag")) op.axis = c.integer<std::uint8_t>("the lag");
     op.type = c.type_suffix();
     c.punct('{', "opening the load block");
     c.end();

@@ -107,8 +107,10 @@ class Printer {
     }
     if (op.kind == OpKind::Pipeline) {
       IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 2, "malformed pipeline op");
-      out_ += fmt::format("pipeline {} to {} step {} stages {} : {} {{", value(op.args[0]),
-                          value(op.args[1]), value(op.args[2]), op.ivalue, dtype_name(op.type));
+      out_ += fmt::format("pipeline {} to {} step {} stages {}{} : {} {{", value(op.args[0]),
+                          value(op.args[1]), value(op.args[2]), op.ivalue,
+                          op.axis == 0 ? std::string() : fmt::format(" lag {}", op.axis),
+                          dtype_name(op.type));
       end_line(op.loc);
       block(op.blocks[0], depth + 1);
       out_ += indent + "} then {\n";

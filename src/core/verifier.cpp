@@ -342,6 +342,10 @@ class Verifier {
     if (op.kind == OpKind::Pipeline && (op.ivalue < 1 || op.ivalue > kMaxStages)) {
       report(op.loc, fmt::format("a pipeline has 1 to {} stages, not {}", kMaxStages, op.ivalue));
     }
+    if (op.kind == OpKind::Pipeline && op.axis + 2 > op.ivalue && op.axis != 0) {
+      report(op.loc, fmt::format("a pipeline with lag {} needs at least {} stages, not {}", op.axis,
+                                 op.axis + 2, op.ivalue));
+    }
     if (op.kind == OpKind::Pipeline && pipelines_open_ > 0) {
       report(op.loc, "a pipeline inside another pipeline");
     }

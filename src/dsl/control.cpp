@@ -38,12 +38,19 @@ ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DTy
   return Tracer::current().record(ir::OpKind::For, type, {start, end, step}).result;
 }
 
-void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages) {
+void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages,
+                     std::uint32_t lag) {
   Tracer& t = Tracer::current();
   if (stages < 1 || stages > ir::kMaxStages) {
     t.fail(fmt::format("pipelined(): {} stages; a pipeline has 1 to {}", stages, ir::kMaxStages));
   }
-  t.record(ir::OpKind::Pipeline, DType::U32, {start, end, step}).ivalue = stages;
+  if (lag != 0 && lag + 2 > stages) {
+    t.fail(
+        fmt::format("pipelined(): lag {} needs at least {} stages, not {}", lag, lag + 2, stages));
+  }
+  ir::Op& op = t.record(ir::OpKind::Pipeline, DType::U32, {start, end, step});
+  op.ivalue = stages;
+  op.axis = static_cast<std::uint8_t>(lag);
 }
 
 ir::ValueId record_pipeline_index(bool slot) {

@@ -1,7 +1,8 @@
 /// The compiler's CI checks on the whole library: every registered kernel in each of its dtypes,
 /// through the pipeline and both emitters, compiles with NVRTC for sm_90 without a warning and
 /// without local memory (ptxas reports no stack frame and no spill), passes the MSL shim check
-/// (clang, not Apple's compiler) and has no empty body.
+/// (clang, not Apple's compiler) and has no empty body; the forms with warpgroup products also
+/// compile for sm_90a that way.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 
 #include "checks_test_support.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/runtime/nvrtc.hpp"
@@ -78,6 +80,36 @@ TEST_P(ChecksLibrary, CudaCompilesWithNvrtcForSm90WithoutWarningsOrLocalMemory) 
   } catch (const Error& error) {
     FAIL() << error.what() << "\n" << numbered(cuda.source);
   }
+}
+
+// The forms a compute capability 9.0 device compiles for sm_90a (those with warpgroup
+// products): NVRTC for sm_90a, with wgmma in the source, no warning (C7514, serialized products,
+// among them) and no local memory.
+TEST(ChecksLibraryHopper, KernelsWithWarpgroupProductsCompileForSm90a) {
+  IRON_REQUIRE_NVRTC();
+  const codegen::TargetProfile hopper =
+      codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma);
+  std::size_t forms = 0;
+  std::vector<KernelCase> cases = library_cases();
+  for (const auto& info : dsl::registered_kernels()) {  // and the probes
+    if (info.loc.file.rfind("probe/", 0) != 0) continue;
+    for (const DType dtype : info.dtypes) cases.push_back({info.name, dtype});
+  }
+  for (const KernelCase& c : cases) {
+    const ir::Kernel traced = dsl::kernel_ir_for(c.name, c.dtype);
+    if (!codegen::has_warpgroup_products(traced) || c.dtype == DType::F32) continue;
+    ++forms;
+    const auto cuda = codegen::compile_kernel(traced, hopper);
+    EXPECT_NE(cuda.source.find("wgmma.mma_async"), std::string::npos) << cuda.symbol;
+    try {
+      const runtime::CubinResult compiled =
+          runtime::compile_cubin(cuda.source, cuda.symbol, 90, /*arch_specific=*/true);
+      EXPECT_EQ(resource_problems(compiled.resources, cuda.symbol), "") << cuda.symbol;
+    } catch (const Error& error) {
+      ADD_FAILURE() << error.what() << "\n" << numbered(cuda.source);
+    }
+  }
+  EXPECT_GE(forms, 8u) << "the warpgroup GEMM and probes in f16 and bf16";
 }
 
 TEST_P(ChecksLibrary, MslPassesTheShimCheck) {

@@ -196,5 +196,32 @@ TEST(PassExpandPipelines, TextFormRoundTrips) {
   EXPECT_NE(canonical(kPipeline).find("} then {"), std::string::npos);
 }
 
+// With a lag of 1 on sm_90a (asynchronous products) the loads run one step less ahead: the
+// prologue starts one step, each step waits for all its copies and refills the slot of the step
+// two before it; on sm_90 the lag changes nothing.
+TEST(PassExpandPipelines, ALagKeepsSlotsForProductsStillInFlight) {
+  std::string lagged(kPipeline);
+  lagged.replace(lagged.find("stages 3"), 8, "stages 3 lag 1");
+  EXPECT_NE(canonical(lagged).find("stages 3 lag 1 : u32"), std::string::npos);
+  const std::string hopper = run_pass(
+      expand_pipelines, lagged, codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma));
+  EXPECT_NE(hopper.find("%18 = const 1 : u32\n  for %19 = %16 to %18 step %17"), std::string::npos)
+      << hopper;
+  EXPECT_NE(hopper.find("async.wait 0"), std::string::npos) << hopper;
+  EXPECT_EQ(hopper.find("async.wait 1"), std::string::npos) << hopper;
+  std::string plain(kPipeline);
+  EXPECT_EQ(run_pass(expand_pipelines, lagged, native_target()),
+            run_pass(expand_pipelines, plain, native_target()));
+}
+
+TEST(PassExpandPipelines, ALagNeedsTwoMoreStages) {
+  std::string lagged(kPipeline);
+  lagged.replace(lagged.find("stages 3"), 8, "stages 2 lag 1");
+  const std::string problems = problems_of(ir::parse_kernel(lagged));
+  EXPECT_NE(problems.find("a pipeline with lag 1 needs at least 3 stages, not 2"),
+            std::string::npos)
+      << problems;
+}
+
 }  // namespace
 }  // namespace iron::pass_test

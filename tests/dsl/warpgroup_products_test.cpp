@@ -174,4 +174,78 @@ TEST(WarpgroupProducts, HopperRunsThemAsWgmmaAndEveryOtherTargetAsFragmentProduc
   }
 }
 
+// out = a · bᵀ for a [64, 256] and b [64, 256], one warpgroup, 64-column steps through a 3-stage
+// pipelined ring; each step's product is waited for with wg.wait WAIT, in a pipeline of lag LAG.
+IRON_KERNEL_TEMPLATE(wg_piped, (std::uint32_t WAIT, std::uint32_t LAG),
+                     (Tensor<T> a, Tensor<T> b, Out<f32> out)) {
+  dispatch(tiled, {exactly(128)});
+  constexpr std::uint32_t kDepth = 4 * kRow;
+  auto tile_a = ring<T>(kRow * kRow, Swizzled{kRow});
+  auto tile_b = ring<T>(kRow * kRow, Swizzled{kRow});
+  FragAcc<16, kRow> acc;
+  const auto copy = [&](const Tensor<T>& src, const Shared<T>& tile, const Expr<u32>& slot,
+                        const Expr<u32>& p0) {
+    constexpr std::uint32_t kW = 16 / lane_bytes<T>();
+    for (auto v : range(thread_id<0>(), kRow * kRow / kW, 128u)) {
+      auto r = v / (kRow / kW);
+      auto c = v % (kRow / kW) * kW;
+      copy_async<kW>(tile[slot * (kRow * kRow) + r * kRow + c], src[r * kDepth + p0 + c], true);
+    }
+  };
+  pipelined(
+      0u, kDepth, kRow, 3,
+      [&](const Expr<u32>& p0, const Expr<u32>& slot) {
+        copy(a, tile_a, slot, p0);
+        copy(b, tile_b, slot, p0);
+      },
+      [&](const Expr<u32>&, const Expr<u32>& slot) {
+        warpgroup_mma<kRow>(acc, tile_a, slot * (kRow * kRow), kRow, tile_b, slot * (kRow * kRow),
+                            kRow);
+        warpgroup_commit();
+        warpgroup_wait(WAIT, acc);
+      },
+      LAG);
+  warpgroup_wait(0, acc);
+  auto row0 = simdgroup_id() * 16u;
+  for (std::uint32_t slot = 0; slot < FragAcc<16, kRow>::elements; ++slot) {
+    store(out[(row0 + acc.row(slot)) * kRow + acc.col(slot)], acc.get(slot));
+  }
+}
+IRON_KERNEL_VARIANT(wg_piped, lagged, 1u, 1u);
+IRON_KERNEL_VARIANT(wg_piped, pending_without_lag, 1u, 0u);
+
+std::optional<SimError> piped_finding(const std::string& variant) {
+  const ir::Kernel k = kernel_ir_for("wg_piped_" + variant, DType::BF16);
+  std::vector<double> a(kRow * 4 * kRow);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3.0;
+  iron::runtime::HostTensor ta = sim_test::make_tensor(DType::BF16, a);
+  iron::runtime::HostTensor tb = sim_test::make_tensor(DType::BF16, a);
+  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, kRow * kRow);
+  auto found = sim_test::finding(k, {&ta, &tb, &out}, {{1, 1, 1}, {128, 1, 1}});
+  if (found) return found;
+  const std::vector<double> got = sim_test::read_tensor(out);
+  for (std::size_t i = 0; i < kRow; ++i) {
+    for (std::size_t j = 0; j < kRow; ++j) {
+      double want = 0.0;
+      for (std::size_t p = 0; p < 4 * kRow; ++p) want += a[i * 4 * kRow + p] * a[j * 4 * kRow + p];
+      EXPECT_EQ(got[i * kRow + j], want) << "at " << i << ", " << j;
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(WarpgroupProducts, APipelineWithALagLeavesProductsInFlight) {
+  const auto found = piped_finding("lagged");
+  EXPECT_FALSE(found.has_value()) << found->what();
+}
+
+TEST(WarpgroupProducts, AProductLeftInFlightWithoutALagIsReported) {
+  const auto found = piped_finding("pending_without_lag");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->kind(), SimError::Kind::SharedRace) << found->what();
+  // Another simdgroup's copy refills the slot before a barrier follows the product's wait.
+  EXPECT_NE(std::string(found->what()).find("with no barrier in between"), std::string::npos)
+      << found->what();
+}
+
 }  // namespace

@@ -88,6 +88,8 @@ struct Block {
 ///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
 ///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the
 ///   asynchronous proxy (wg.mma's operand reads).
+///   Pipeline: args=[start, end, step], blocks=[load, compute], ivalue = the stages asked for,
+///   axis = the lag (steps a compute's warpgroup products may keep reading its slot).
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {

@@ -21,7 +21,8 @@
 namespace iron::dsl {
 
 namespace detail {
-void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages);
+void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages,
+                     std::uint32_t lag);
 /// This pipeline block's step (p) and slot, as pipeline.index ops at its top.
 ir::ValueId record_pipeline_index(bool slot);
 }  // namespace detail
@@ -44,13 +45,17 @@ Shared<T> ring(std::uint32_t per_stage, Swizzled layout,
 }
 
 /// Traces a pipelined loop of up to `stages` stages (1 to 8): `load(p, slot)` fills ring slot
-/// `slot` for step p, `compute(p, slot)` uses it.
+/// `slot` for step p, `compute(p, slot)` uses it. With a `lag` of L, the compute of a step may
+/// leave its warpgroup products reading its slot for L more steps (it waits with
+/// warpgroup_wait(L, …), and the kernel waits for the rest after the loop): on a target whose
+/// products are asynchronous (sm_90a) slots are then refilled L steps later, and the pipeline
+/// needs L + 2 stages; elsewhere the products are synchronous and the lag changes nothing.
 template <class Load, class Compute>
 void pipelined(const Expr<u32>& start, const Expr<u32>& end, const Expr<u32>& step,
-               std::uint32_t stages, Load&& load, Compute&& compute,
+               std::uint32_t stages, Load&& load, Compute&& compute, std::uint32_t lag = 0,
                SourceLocation where = SourceLocation::current()) {
   detail::Tracer::current().at(where);
-  detail::record_pipeline(start.id(), end.id(), step.id(), stages);
+  detail::record_pipeline(start.id(), end.id(), step.id(), stages, lag);
   const auto block = [&](std::size_t index, auto&& body, const char* construct) {
     detail::ScopeGuard guard;
     guard.open(index, construct);

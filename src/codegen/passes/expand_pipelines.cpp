@@ -14,7 +14,15 @@
 /// wait. When the compute block has warpgroup products (wg.mma, which read shared memory through
 /// the asynchronous proxy), each thread also fences its landed copies for that proxy
 /// (fence.proxy.async) between the wait and the barrier.
+///
+/// A pipeline with a lag L (its compute leaves products reading its slot for L more steps) runs,
+/// on a target whose products are asynchronous (sm_90a), with loads D = S-1-L steps ahead instead
+/// of S-1: the prologue starts steps 0 … D-1, step i waits until D-1 groups remain and then loads
+/// step i + D into slot (i + D) % S, the slot of step i-1-L, whose products every simdgroup has
+/// waited for before the barrier. Elsewhere products are synchronous and L is 0.
 #include "iron/codegen/passes/expand_pipelines.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -52,7 +60,8 @@ void find_pipelines(const ir::Block& block, std::vector<const ir::Op*>& out) {
 
 class Expander {
  public:
-  Expander(ir::Kernel& kernel, std::uint32_t stages) : kernel_(kernel), stages_(stages) {}
+  Expander(ir::Kernel& kernel, std::uint32_t stages, bool async_products)
+      : kernel_(kernel), stages_(stages), async_products_(async_products) {}
 
   void block(ir::Block& b) {
     std::vector<ir::Op> out;
@@ -108,6 +117,14 @@ class Expander {
     const ValueId step = pipe.args[2];
     const std::uint32_t s_count = stages_;
     const bool proxy = has_warpgroup_products(pipe.blocks[1]);
+    const std::uint32_t lag = async_products_ ? pipe.axis : 0;
+    if (lag != 0 && lag + 2 > s_count) {
+      throw Error(
+          fmt::format("kernel {}: a pipeline with lag {} needs {} stages, but the target's "
+                      "shared memory holds {}",
+                      kernel_.name, lag, lag + 2, s_count));
+    }
+    const std::uint32_t ahead = s_count - 1 - lag;  // steps whose loads are in flight
     Builder b(kernel_, out);
     b.at(pipe.loc);
     // The prologue: a loop over slots 0 … S-2 starts their steps' loads (unroll_loops copies it
@@ -116,7 +133,7 @@ class Expander {
       std::vector<ir::Op> prologue;
       const ValueId zero = b.constant(u32, 0);
       const ValueId one = b.constant(u32, 1);
-      const ValueId last = b.constant(u32, s_count - 1);
+      const ValueId last = b.constant(u32, ahead);
       const ValueId slot = b.loop(zero, last, one, u32).result;
       {
         Builder l(kernel_, prologue);
@@ -139,12 +156,12 @@ class Expander {
       const ValueId ring = l.constant(u32, s_count);
       const ValueId slot = l.make(OpKind::Rem, u32, {i, ring}).result;
       if (s_count >= 2) {
-        wait(l, s_count - 2, proxy);
+        wait(l, ahead - 1, proxy);
         l.make(OpKind::Barrier, u32);
         for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
-        const ValueId ahead = l.make(OpKind::Mul, u32, {l.constant(u32, s_count - 1), step}).result;
-        const ValueId next = l.make(OpKind::Add, u32, {p, ahead}).result;
-        const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, s_count - 1)}).result;
+        const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
+        const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
+        const ValueId later = l.make(OpKind::Add, u32, {i, l.constant(u32, ahead)}).result;
         const ValueId next_slot = l.make(OpKind::Rem, u32, {later, ring}).result;
         guarded_load(l, body, pipe, next, next_slot);
         commit(l);
@@ -163,6 +180,7 @@ class Expander {
 
   ir::Kernel& kernel_;
   std::uint32_t stages_;
+  bool async_products_;
 };
 
 }  // namespace
@@ -185,7 +203,8 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
 void expand_pipelines(ir::Kernel& kernel, const TargetProfile& target) {
   const std::uint32_t stages = pipeline_stages(kernel, target);
   if (stages == 0) return;
-  Expander(kernel, stages).block(kernel.body);
+  const bool async_products = target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma;
+  Expander(kernel, stages, async_products).block(kernel.body);
   for (ir::SharedAlloc& a : kernel.shared) {
     if (!a.ring) continue;
     a.size *= stages;

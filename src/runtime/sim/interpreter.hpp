@@ -122,11 +122,12 @@ class GroupRunner {
   };
 
   // warpgroup_ops.cpp
-  /// A started warpgroup product: wg.mma `instr`, the accumulator rows it writes and the shared
-  /// elements it reads.
+  /// A started warpgroup product: wg.mma `instr`, the accumulator rows it writes, the first thread
+  /// of its simdgroup and the shared elements it reads.
   struct PendingProduct {
     std::uint32_t instr = 0;
     std::uint32_t acc = 0;
+    std::uint32_t lead = 0;
     std::vector<std::pair<int, std::uint32_t>> reads;
   };
   /// wg.mma: each simdgroup's product, exact like frag.mma, computed now from the operands it
@@ -142,7 +143,8 @@ class GroupRunner {
   void check_products_waited();
   /// Reports a wg.mma read of an element whose last write its writer has not fenced.
   void check_proxy_fenced(const Instr& in, std::uint32_t reader, int alloc, std::uint32_t index);
-  /// Finishes one group of products: releases the shared elements they read.
+  /// Finishes one group of products: their reads count as made now (a write by another thread
+  /// before the next barrier races with them), and the elements are released.
   void finish_products(const std::vector<PendingProduct>& group);
 
   // collective.cpp

@@ -11,6 +11,7 @@
 
 #include "interpreter.hpp"
 #include "iron/codegen/passes/expand_pipelines.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/core/rewriter.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/runtime/sim.hpp"
@@ -178,8 +179,11 @@ void sim_run(const Launch& launch, const SimOptions& options) {
     throw SimError(SimError::Kind::BadArgument, "sim_run: the launch has no kernel");
   }
   // The simulator stands for a CUDA device of compute capability 9.0: its shared memory, and the
-  // stages its pipelines run with.
-  const codegen::TargetProfile device = codegen::TargetProfile::cuda(90);
+  // stages its pipelines run with (as sm_90a for a kernel with warpgroup products, which it runs
+  // asynchronously as wgmma does).
+  const codegen::TargetProfile device = codegen::TargetProfile::cuda(
+      90, codegen::has_warpgroup_products(*launch.kernel) ? codegen::MmaStrategy::Wgmma
+                                                          : codegen::MmaStrategy::MmaSync);
   std::optional<ir::Kernel> expanded;
   if (codegen::pipeline_stages(*launch.kernel, device) > 0) {
     expanded = *launch.kernel;

@@ -1,7 +1,9 @@
 /// Warpgroup products (docs/tensor-cores.md, "Warpgroup products"): wg.mma computes each
 /// simdgroup's share exactly, as frag.mma does, when it starts, and keeps its operands read and its
 /// accumulator pending until the wg.wait that finishes its group; the shared writes it reads must
-/// have been fenced for the asynchronous proxy by their writers. Each breach is a finding.
+/// have been fenced for the asynchronous proxy by their writers. Each breach is a finding. The
+/// group runs in lock-step, so a product's reads are recorded again at its wait: another
+/// simdgroup's write before the next barrier then races with them, as it may on the hardware.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -81,7 +83,7 @@ void GroupRunner::wg_mma(const Instr& in, Active active) {
     for (std::uint32_t s = 0; s < kWarpgroup / 32; ++s) {
       const std::uint32_t lead = first + s * 32;
       const std::int64_t a_first = offset[0] + std::int64_t{s} * kRowsPerSimdgroup * stride[0];
-      PendingProduct product{instr_index(in), in.args[0], {}};
+      PendingProduct product{instr_index(in), in.args[0], lead, {}};
       auto read = [&](int which, std::int64_t index) {
         const std::uint32_t size = shared_.size(alloc[which]);
         if (index < 0 || index >= size) {
@@ -144,7 +146,11 @@ void GroupRunner::wg_wait(const Instr& in, Active active) {
 
 void GroupRunner::finish_products(const std::vector<PendingProduct>& group) {
   for (const PendingProduct& product : group) {
-    for (const auto& [alloc, index] : product.reads) shared_.add_product_reads(alloc, index, -1);
+    const Instr& mma = program_.code[product.instr];
+    for (const auto& [alloc, index] : product.reads) {
+      shared_.add_product_reads(alloc, index, -1);
+      record_shared(mma, alloc, product.lead, index, Access::Read);
+    }
     --pending_products_;
   }
 }
