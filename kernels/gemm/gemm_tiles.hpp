@@ -61,19 +61,19 @@ struct Matrix {
 };
 
 /// Starts copying rows [row0, row0 + Rows) × columns [col0, col0 + Cols) of `src` to `tile` at
-/// `at` (rows `pitch` elements apart) with 16-byte asynchronous copies, zeros outside the
-/// matrix. Needs the base and width to be multiples of 8: a 16-byte piece is then in or out of
-/// the matrix as a whole.
-template <class T, std::uint32_t Rows, std::uint32_t Cols>
+/// `at` (rows `pitch` elements apart) with 16-byte asynchronous copies by a group of Threads,
+/// zeros outside the matrix. Needs the base and width to be multiples of 8: a 16-byte piece is
+/// then in or out of the matrix as a whole.
+template <class T, std::uint32_t Rows, std::uint32_t Cols, std::uint32_t Threads = kThreads>
 void start_tile_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, std::uint32_t pitch,
                      const dsl::Expr<dsl::u32>& at, const dsl::Expr<dsl::u32>& row0,
                      const dsl::Expr<dsl::u32>& col0) {
   using namespace iron::dsl;
   constexpr std::uint32_t kW = 16 / lane_bytes<T>();  // elements per copy
-  constexpr std::uint32_t kCopies = Rows * Cols / kW / kThreads;
-  static_assert(Rows * Cols % (kW * kThreads) == 0, "whole copies per thread");
+  constexpr std::uint32_t kCopies = Rows * Cols / kW / Threads;
+  static_assert(Rows * Cols % (kW * Threads) == 0, "whole copies per thread");
   for (std::uint32_t j = 0; j < kCopies; ++j) {
-    auto v = thread_id<0>() + j * kThreads;
+    auto v = thread_id<0>() + j * Threads;
     auto r = v / (Cols / kW);
     auto c = v % (Cols / kW) * kW;
     auto inside = row0 + r < src.height && col0 + c < src.width;

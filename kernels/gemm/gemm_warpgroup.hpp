@@ -19,25 +19,6 @@ inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
 /// stage, so one stage fits Metal's threadgroup memory).
 inline constexpr std::uint32_t kStages = 3;
 
-/// Starts copying rows [row0, row0 + Rows) × columns [col0, col0 + kBK) of `src` into `tile` at
-/// `at` (rows of kBK) with 16-byte asynchronous copies, zeros outside the matrix.
-template <class T, std::uint32_t Rows>
-void start_copy(const Matrix<T>& src, const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& at,
-                const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0) {
-  using namespace iron::dsl;
-  constexpr std::uint32_t kW = kChunk;
-  constexpr std::uint32_t kCopies = Rows * kBK / kW / kThreads;
-  static_assert(Rows * kBK % (kW * kThreads) == 0, "whole copies per thread");
-  for (std::uint32_t j = 0; j < kCopies; ++j) {
-    auto v = thread_id<0>() + j * kThreads;
-    auto r = v / (kBK / kW);
-    auto c = v % (kBK / kW) * kW;
-    auto inside = row0 + r < src.height && col0 + c < src.width;
-    auto from = select(inside, src.base + (row0 + r) * src.width + col0 + c, src.base);
-    copy_async<kW>(tile[at + r * kBK + c], src.data[from], inside);
-  }
-}
-
 /// Calls epilogue(r, c, sum) for every element (r, c) of this group's tile of a · bᵀ inside out
 /// (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p]. A ring of
 /// STAGES steps; each step's product stays in flight for LAG more steps (pipelined's lag).
@@ -71,8 +52,8 @@ void product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<d
     pipelined(
         0u, k, kBK, STAGES,
         [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-          start_copy<T, kBM>(ma, tile_a, slot * kStageA, row0, p0);
-          start_copy<T, kBN>(mb, tile_b, slot * kStageB, col0, p0);
+          start_tile_copy<T, kBM, kBK, kThreads>(ma, tile_a, kBK, slot * kStageA, row0, p0);
+          start_tile_copy<T, kBN, kBK, kThreads>(mb, tile_b, kBK, slot * kStageB, col0, p0);
         },
         [&](const Expr<u32>&, const Expr<u32>& slot) {
           multiply(slot * kStageA, slot * kStageB, LAG);
