@@ -38,10 +38,17 @@ using ir::Builder;
 using ir::OpKind;
 using ir::ValueId;
 
-constexpr std::uint64_t kAlignment = 16;  // layout_shared_memory's
+// layout_shared_memory's alignments: 16 bytes, 1024 for a swizzled allocation on sm_90a.
+constexpr std::uint64_t kAlignment = 16;
+constexpr std::uint64_t kSwizzleAlignment = 1024;
 
-std::uint64_t aligned_bytes(const ir::SharedAlloc& a) {
-  return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment;
+/// The bytes `a` takes at most in the layout: its size in 16-byte units, and before a swizzled
+/// allocation on sm_90a the gap to its 1024-byte boundary.
+std::uint64_t aligned_bytes(const ir::SharedAlloc& a, const TargetProfile& target) {
+  const std::uint64_t gap =
+      target.mma == MmaStrategy::Wgmma && a.swizzle != 0 ? kSwizzleAlignment - kAlignment : 0;
+  return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment +
+         gap;
 }
 
 bool has_warpgroup_products(const ir::Block& block) {
@@ -194,7 +201,8 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
   if (!target.async_copies) return 1;
   std::uint64_t fixed = 0;
   std::uint64_t per_stage = 0;
-  for (const ir::SharedAlloc& a : kernel.shared) (a.ring ? per_stage : fixed) += aligned_bytes(a);
+  for (const ir::SharedAlloc& a : kernel.shared)
+    (a.ring ? per_stage : fixed) += aligned_bytes(a, target);
   auto stages = static_cast<std::uint32_t>(std::max<std::int64_t>(asked, 1));
   while (stages > 1 && fixed + per_stage * stages > target.max_shared_bytes) --stages;
   return stages;
