@@ -2,8 +2,9 @@
 # On a machine with an NVIDIA GPU: configure and build Iron (CMake, Ninja), run every kernel test
 # on the CUDA backend twice (a cold module cache, then a warm one), then the default run (the
 # simulator's sanitizer, then the GPU) and every backend compared, then the fragment kernels
-# (probes and the gemm family) under each other CUDA strategy, compared with the simulator, and
-# write a log with the device, the date and the commit.
+# (probes and the gemm family) under each other CUDA strategy, compared with the simulator, then
+# the SASS of the forms with warpgroup products (scripts/check_hopper_sass.sh, on a 9.0 device),
+# and write a log with the device, the date and the commit.
 # Usage: scripts/gpu_test.sh [LOG_DIR]   (default: build/gpu-logs)
 # The commit comes from git, or from $IRON_COMMIT where the tree has no .git.
 set -euo pipefail
@@ -44,11 +45,18 @@ echo "## every test on every backend, outputs compared across backends"
 build/iron test --backend all --seed 2 || status=1
 echo
 echo "## fragment kernels under the other CUDA strategies, compared with the simulator"
-for strategy in software wmma; do
+for strategy in software wmma mmasync; do
   echo "### IRON_CUDA_MMA=$strategy"
   IRON_CUDA_MMA=$strategy build/iron test --backend all --seed 1 \
-    --filter 'iron_mma_probe|iron_fragment_|iron_swizzled_|iron_gemm' || status=1
+    --filter 'iron_mma_probe|iron_fragment_|iron_swizzled_|iron_gemm|iron_wg_mma' || status=1
 done
+echo
+echo "## the SASS of the kernels with warpgroup products (sm_90a: HGMMA, no HMMA)"
+if build/iron device | grep -q 'sm_90a for kernels with warpgroup products'; then
+  scripts/check_hopper_sass.sh build || status=1
+else
+  echo "no compute capability 9.0 device: skipped"
+fi
 echo
 echo "## module cache"
 build/iron cache info

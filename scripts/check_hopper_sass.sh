@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On a machine with the CUDA toolkit's cuobjdump: compiles every kernel form with warpgroup
+# products for sm_90a and checks its SASS: Hopper's HGMMA present, the mma.sync fallback's HMMA
+# absent (docs/tensor-cores.md, "Warpgroup products"). Prints one line a form; exits 1 on a miss.
+# Usage: scripts/check_hopper_sass.sh [BUILD_DIR]   (default build; `iron` must be built there)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=${1:-build}
+command -v cuobjdump >/dev/null || { echo "cuobjdump not found" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+for dtype in f16 bf16; do
+  "$build/iron" build --emit cubin --cuda-profile sm_90a --dtype "$dtype" \
+    --filter '^(iron_gemm_warpgroup_nk|iron_wg_mma_probe_.*)$' -o "$work/$dtype" >/dev/null || exit 1
+  for cubin in "$work/$dtype"/cubin/*.cubin; do
+    sass=$(cuobjdump -sass "$cubin")
+    hgmma=$(grep -c 'HGMMA' <<<"$sass")
+    hmma=$(grep -c 'HMMA' <<<"$sass")
+    verdict=ok
+    if [ "$hgmma" -eq 0 ] || [ "$hmma" -ne 0 ]; then verdict=MISS; status=1; fi
+    echo "$verdict $(basename "$cubin"): $hgmma HGMMA, $hmma HMMA"
+  done
+done
+exit "$status"
