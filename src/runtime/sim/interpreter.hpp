@@ -134,6 +134,15 @@ class GroupRunner {
   /// reads (which stay read, so overwriting them is reported, until its wg.wait); its
   /// accumulator is pending until then.
   void wg_mma(const Instr& in, Active active);
+  /// One operand of a wg.mma (0: A, 1: B): its allocation, offset and stride, checked alike in
+  /// every thread of the warpgroup whose first thread is `first` and placed as wgmma reads it.
+  struct WgOperand {
+    int alloc = -1;
+    std::int64_t offset = 0, stride = 0;
+  };
+  WgOperand wg_operand(const Instr& in, std::uint32_t first, int which);
+  /// The product of the simdgroup whose first thread is `lead`, started.
+  void wg_product(const Instr& in, std::uint32_t lead, const WgOperand (&ops)[2]);
   void wg_commit(Active active);
   /// wg.wait: finishes each simdgroup's oldest product groups until at most N remain.
   void wg_wait(const Instr& in, Active active);

@@ -22,10 +22,6 @@ constexpr std::int64_t kSwizzleRowBytes = 128;
 }  // namespace
 
 void GroupRunner::wg_mma(const Instr& in, Active active) {
-  const ir::Kernel& kernel = *program_.kernel;
-  const std::uint32_t n = in.fragment.cols;
-  const std::uint32_t k = in.inner;
-  const bool b_rows = in.layout == ir::MatrixLayout::RowMajor;  // B as [k, n]
   std::size_t next = 0;
   while (next < active.size()) {
     const std::uint32_t first = active[next] / kWarpgroup * kWarpgroup;
@@ -36,94 +32,98 @@ void GroupRunner::wg_mma(const Instr& in, Active active) {
       }
     }
     next += kWarpgroup;
-    // Both operands: offset and stride alike in every thread, and placed as the instruction reads
-    // them.
-    std::int64_t offset[2] = {};
-    std::int64_t stride[2] = {};
-    const int alloc[2] = {in.buffer, in.source};
-    for (int o = 0; o < 2; ++o) {
-      const std::uint32_t off_row = in.args[1 + 2 * o];
-      const std::uint32_t stride_row = in.args[2 + 2 * o];
-      const DType off_type = in.arg_types[1 + 2 * o];
-      const DType stride_type = in.arg_types[2 + 2 * o];
-      offset[o] = int_value(row(off_row)[first], off_type);
-      stride[o] = int_value(row(stride_row)[first], stride_type);
-      const std::string& name = kernel.shared[alloc[o]].name;
-      for (std::uint32_t t = first; t < first + kWarpgroup; ++t) {
-        if (wraps(off_row)[t] != 0) report_index_wrap(in, t, off_row);
-        if (wraps(stride_row)[t] != 0) report_index_wrap(in, t, stride_row);
-        if (int_value(row(off_row)[t], off_type) != offset[o] ||
-            int_value(row(stride_row)[t], stride_type) != stride[o]) {
-          throw report_.warpgroup_operand(in, first, name, offset[o], stride[o],
-                                          "the threads of the warpgroup disagree on it");
-        }
-      }
-      if (offset[o] < 0 || stride[o] < 0 || offset[o] % 8 != 0 || stride[o] % 8 != 0) {
-        throw report_.warpgroup_operand(in, first, name, offset[o], stride[o],
-                                        "both are multiples of 8 elements (16-byte rows)");
-      }
-      const std::uint32_t swizzle = kernel.shared[alloc[o]].swizzle;
-      const bool along_k = o == 0 || !b_rows;  // rows of the operand run along k
-      const std::size_t element_bytes = dtype_size(kernel.shared[alloc[o]].dtype);
-      if (swizzle != 0 && along_k && element_bytes == 2) {
-        const auto row_bytes = static_cast<std::int64_t>(swizzle * element_bytes);
-        const std::int64_t column = offset[o] % stride[o];
-        if (row_bytes != kSwizzleRowBytes || stride[o] != swizzle || column % 16 != 0 ||
-            offset[o] / stride[o] % 8 != 0 || column + k > stride[o]) {
-          throw report_.warpgroup_operand(
-              in, first, name, offset[o], stride[o],
-              "an operand in swizzled rows is read as the Hopper instruction reads them: rows of "
-              "128 bytes, the stride one row, the offset at a multiple of 8 rows and of 16 "
-              "columns, and K columns within the row");
-        }
-      }
-    }
-    // Each simdgroup's 16 rows of A times B, exact: each product of 16-bit values is exact in
-    // f32 and the fma's add in increasing k rounds once.
-    for (std::uint32_t s = 0; s < kWarpgroup / 32; ++s) {
-      const std::uint32_t lead = first + s * 32;
-      const std::int64_t a_first = offset[0] + std::int64_t{s} * kRowsPerSimdgroup * stride[0];
-      PendingProduct product{instr_index(in), in.args[0], lead, {}};
-      auto read = [&](int which, std::int64_t index) {
-        const std::uint32_t size = shared_.size(alloc[which]);
-        if (index < 0 || index >= size) {
-          throw report_.out_of_bounds(in, lead, kernel.shared[alloc[which]].name, index, size);
-        }
-        const auto i = static_cast<std::uint32_t>(index);
-        record_shared(in, alloc[which], lead, i, Access::Read);
-        check_proxy_fenced(in, lead, alloc[which], i);
-        shared_.add_product_reads(alloc[which], i, 1);
-        product.reads.emplace_back(alloc[which], i);
-        return as_float(shared_.data(alloc[which])[i]);
-      };
-      std::vector<float> a(std::size_t{kRowsPerSimdgroup} * k);
-      std::vector<float> b(std::size_t{k} * n);
-      for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
-        for (std::uint32_t kk = 0; kk < k; ++kk) {
-          a[std::size_t{r} * k + kk] = read(0, a_first + std::int64_t{r} * stride[0] + kk);
-        }
-      }
-      for (std::uint32_t kk = 0; kk < k; ++kk) {
-        for (std::uint32_t c = 0; c < n; ++c) {
-          b[std::size_t{kk} * n + c] =
-              read(1, b_rows ? offset[1] + std::int64_t{kk} * stride[1] + c
-                             : offset[1] + std::int64_t{c} * stride[1] + kk);
-        }
-      }
-      for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
-        for (std::uint32_t c = 0; c < n; ++c) {
-          Slot& d = fragment_at(in.fragment, in.args[0], lead, r, c);
-          float sum = as_float(d);
-          for (std::uint32_t kk = 0; kk < k; ++kk) {
-            sum = std::fma(a[std::size_t{r} * k + kk], b[std::size_t{kk} * n + c], sum);
-          }
-          d = std::bit_cast<Slot>(sum);
-        }
-      }
-      open_products_[lead / 32].push_back(std::move(product));
-      ++pending_products_;
+    const WgOperand operands[2] = {wg_operand(in, first, 0), wg_operand(in, first, 1)};
+    for (std::uint32_t s = 0; s < kWarpgroup / 32; ++s) wg_product(in, first + s * 32, operands);
+  }
+}
+
+GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t first, int which) {
+  const ir::Kernel& kernel = *program_.kernel;
+  const std::uint32_t off_row = in.args[1 + 2 * which];
+  const std::uint32_t stride_row = in.args[2 + 2 * which];
+  const DType off_type = in.arg_types[1 + 2 * which];
+  const DType stride_type = in.arg_types[2 + 2 * which];
+  WgOperand op{which == 0 ? in.buffer : in.source, int_value(row(off_row)[first], off_type),
+               int_value(row(stride_row)[first], stride_type)};
+  const ir::SharedAlloc& alloc = kernel.shared[op.alloc];
+  for (std::uint32_t t = first; t < first + kWarpgroup; ++t) {
+    if (wraps(off_row)[t] != 0) report_index_wrap(in, t, off_row);
+    if (wraps(stride_row)[t] != 0) report_index_wrap(in, t, stride_row);
+    if (int_value(row(off_row)[t], off_type) != op.offset ||
+        int_value(row(stride_row)[t], stride_type) != op.stride) {
+      throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
+                                      "the threads of the warpgroup disagree on it");
     }
   }
+  if (op.offset < 0 || op.stride < 0 || op.offset % 8 != 0 || op.stride % 8 != 0) {
+    throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
+                                    "both are multiples of 8 elements (16-byte rows)");
+  }
+  // Rows of A, and of a column-major B, run along k: in swizzled 16-bit rows they must be placed
+  // as the Hopper instruction reads them.
+  const bool along_k = which == 0 || in.layout == ir::MatrixLayout::ColMajor;
+  const std::size_t element_bytes = dtype_size(alloc.dtype);
+  if (alloc.swizzle != 0 && along_k && element_bytes == 2) {
+    const auto row_bytes = static_cast<std::int64_t>(alloc.swizzle * element_bytes);
+    const std::int64_t column = op.offset % op.stride;
+    if (row_bytes != kSwizzleRowBytes || op.stride != alloc.swizzle || column % 16 != 0 ||
+        op.offset / op.stride % 8 != 0 || column + in.inner > op.stride) {
+      throw report_.warpgroup_operand(
+          in, first, alloc.name, op.offset, op.stride,
+          "an operand in swizzled rows is read as the Hopper instruction reads them: rows of "
+          "128 bytes, the stride one row, the offset at a multiple of 8 rows and of 16 "
+          "columns, and K columns within the row");
+    }
+  }
+  return op;
+}
+
+void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperand (&ops)[2]) {
+  const std::uint32_t n = in.fragment.cols;
+  const std::uint32_t k = in.inner;
+  const bool b_rows = in.layout == ir::MatrixLayout::RowMajor;  // B as [k, n]
+  const std::int64_t a_first =
+      ops[0].offset + std::int64_t{lead % kWarpgroup / 32} * kRowsPerSimdgroup * ops[0].stride;
+  PendingProduct product{instr_index(in), in.args[0], lead, {}};
+  auto read = [&](const WgOperand& op, std::int64_t index) {
+    const std::uint32_t size = shared_.size(op.alloc);
+    if (index < 0 || index >= size) {
+      throw report_.out_of_bounds(in, lead, program_.kernel->shared[op.alloc].name, index, size);
+    }
+    const auto i = static_cast<std::uint32_t>(index);
+    record_shared(in, op.alloc, lead, i, Access::Read);
+    check_proxy_fenced(in, lead, op.alloc, i);
+    shared_.add_product_reads(op.alloc, i, 1);
+    product.reads.emplace_back(op.alloc, i);
+    return as_float(shared_.data(op.alloc)[i]);
+  };
+  std::vector<float> a(std::size_t{kRowsPerSimdgroup} * k);
+  std::vector<float> b(std::size_t{k} * n);
+  for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
+    for (std::uint32_t kk = 0; kk < k; ++kk) {
+      a[std::size_t{r} * k + kk] = read(ops[0], a_first + std::int64_t{r} * ops[0].stride + kk);
+    }
+  }
+  for (std::uint32_t kk = 0; kk < k; ++kk) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      b[std::size_t{kk} * n + c] =
+          read(ops[1], b_rows ? ops[1].offset + std::int64_t{kk} * ops[1].stride + c
+                              : ops[1].offset + std::int64_t{c} * ops[1].stride + kk);
+    }
+  }
+  // Exact: each product of 16-bit values is exact in f32; the fma's add in increasing k rounds.
+  for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      Slot& d = fragment_at(in.fragment, in.args[0], lead, r, c);
+      float sum = as_float(d);
+      for (std::uint32_t kk = 0; kk < k; ++kk) {
+        sum = std::fma(a[std::size_t{r} * k + kk], b[std::size_t{kk} * n + c], sum);
+      }
+      d = std::bit_cast<Slot>(sum);
+    }
+  }
+  open_products_[lead / 32].push_back(std::move(product));
+  ++pending_products_;
 }
 
 void GroupRunner::wg_commit(Active active) {
