@@ -179,8 +179,8 @@ Command add_build_command(CLI::App& app) {
   auto* aot = cmd->add_option(
       "--aot", o->aot,
       "Instead: write an ahead-of-time bundle to this folder: each kernel form's cubins for "
-      "sm_80 and sm_90 and iron_aot.hpp, a header that launches them through the CUDA driver "
-      "alone (docs/applications.md; needs NVRTC)");
+      "sm_80 and sm_90 (and sm_90a for a form with warpgroup products) and iron_aot.hpp, a header "
+      "that launches them through the CUDA driver alone (docs/applications.md; needs NVRTC)");
   out->excludes(aot);
   aot->excludes(out);
   aot->excludes(emit);

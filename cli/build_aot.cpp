@@ -10,6 +10,7 @@
 
 #include "iron/codegen/aot_bundle.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/target.hpp"
 #include "iron/core/error.hpp"
 #include "iron/runtime/backend.hpp"
@@ -21,7 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The architectures a bundle carries: Ampere's cubin also runs on sm_86 and sm_89.
+/// The architectures a bundle carries: Ampere's cubin also runs on sm_86 and sm_89. A form with
+/// warpgroup products also gets an sm_90a cubin (wgmma), which a 9.0 device loads instead.
 constexpr int kArchitectures[] = {80, 90};
 
 const runtime::BinaryFormat& cubin_format() {
@@ -44,19 +46,27 @@ int build_aot(const std::string& dir, const std::string& filter, const std::stri
   const auto forms = select_kernels(filter, dtype);
   const fs::path root(dir);
   std::vector<codegen::AotForm> bundle;
+  std::size_t cubins = 0;
   for (std::size_t i = 0; i < forms.size(); ++i) {
     const auto& f = forms[i];
     fmt::print("[{:>3}/{}] {} {}\n", i + 1, forms.size(), f.info->name, dtype_name(f.dtype));
     std::fflush(stdout);
     codegen::AotForm form{f.info->trace(f.dtype), {}};
-    for (const int sm : kArchitectures) {
-      const codegen::TargetProfile profile = codegen::TargetProfile::cuda(sm);
+    std::vector<codegen::TargetProfile> profiles;
+    for (const int sm : kArchitectures) profiles.push_back(codegen::TargetProfile::cuda(sm));
+    if (codegen::has_warpgroup_products(form.kernel)) {
+      profiles.push_back(codegen::TargetProfile::cuda(90, codegen::MmaStrategy::Wgmma));
+    }
+    for (const codegen::TargetProfile& profile : profiles) {
       const auto compiled = codegen::compile_kernel(form.kernel, profile);
       const auto binary = cubin.compile(compiled.source, compiled.symbol, profile);
-      const std::string file = fmt::format("{}.sm_{}.cubin", compiled.symbol, sm);
+      const std::string file = fmt::format("{}.{}.cubin", compiled.symbol, profile.name);
       write_file(root / file, binary.data(), binary.size());
       const std::uint64_t shared = compiled.lowered.shared_bytes;
-      form.binaries.push_back({sm, file, codegen::uses_dynamic_shared(shared) ? shared : 0});
+      form.binaries.push_back({profile.cuda_sm, file,
+                               codegen::uses_dynamic_shared(shared) ? shared : 0,
+                               profile.arch_specific()});
+      ++cubins;
     }
     bundle.push_back(std::move(form));
   }
@@ -64,7 +74,7 @@ int build_aot(const std::string& dir, const std::string& filter, const std::stri
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("wrote a bundle of {} kernel forms ({} cubins and iron_aot.hpp) to {} in {:.3f} s\n",
-             forms.size(), forms.size() * std::size(kArchitectures), root.string(), seconds);
+             forms.size(), cubins, root.string(), seconds);
   return 0;
 }
 

@@ -77,11 +77,13 @@ void find(void* library, const char* symbol, F& function) {
   if (function == nullptr) throw Error(std::string("the CUDA driver has no ") + symbol);
 }
 
-/// One cubin of a form: architecture (sm × 10), file, dynamic shared bytes.
+/// One cubin of a form: architecture (sm × 10), file, dynamic shared bytes, and whether it was
+/// built for sm_NNa (it runs on that compute capability only, and is preferred there).
 struct Binary {
   int sm;
   const char* file;
   unsigned int dynamic_shared;
+  bool arch_specific = false;
 };
 
 /// A kernel form: its symbol, cubins, and the literal rules on its threads per group (0: none).
@@ -180,13 +182,19 @@ class Bundle {
     throw Error(what + " failed: " + (text != nullptr ? text : "error " + std::to_string(r)));
   }
 
-  /// The form's function for this device, its module loaded on first use: the cubin of the
-  /// newest architecture of the device's major version not past its minor.
+  /// The form's function for this device, its module loaded on first use: the cubin built for
+  /// exactly its architecture's own features (sm_90a on a 9.0 device) if the bundle has one, else
+  /// the cubin of the newest architecture of the device's major version not past its minor.
   const Loaded& loaded(const detail::Form& form) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = functions_.find(form.symbol); it != functions_.end()) return it->second;
     const detail::Binary* best = nullptr;
     for (const detail::Binary& b : form.binaries) {
+      if (b.arch_specific && b.sm == sm_) best = &b;
+    }
+    for (const detail::Binary& b : form.binaries) {
+      if (best != nullptr && best->arch_specific) break;
+      if (b.arch_specific) continue;
       if (b.sm / 10 == sm_ / 10 && b.sm <= sm_ && (best == nullptr || b.sm > best->sm)) best = &b;
     }
     if (best == nullptr) {
@@ -286,7 +294,8 @@ std::string launcher(const AotForm& form) {
   }
   std::vector<std::string> binaries;
   for (const AotBinary& b : form.binaries) {
-    binaries.push_back(fmt::format("{{{}, \"{}\", {}u}}", b.sm, b.file, b.dynamic_shared_bytes));
+    binaries.push_back(fmt::format("{{{}, \"{}\", {}u{}}}", b.sm, b.file, b.dynamic_shared_bytes,
+                                   b.arch_specific ? ", true" : ""));
   }
   return fmt::format(
       "\n/// {} ({}) with T = {}: {}.\n/// Launch: {} (tpg: threads per group).\ninline void {}(\n "

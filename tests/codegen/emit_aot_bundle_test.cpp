@@ -67,5 +67,19 @@ TEST(EmitAotBundle, ParameterNamesTheHeaderUsesAreErrors) {
             "kernel named: parameter 'bundle' is reserved in the AOT bundle header: rename it");
 }
 
+// An sm_90a cubin is marked, and a 9.0 device prefers it to the sm_90 one.
+TEST(EmitAotBundle, AnArchitectureSpecificCubinIsMarkedAndPreferred) {
+  const codegen::TargetProfile target = codegen::TargetProfile::cuda(90);
+  const std::string header = codegen::emit_aot_header(
+      {{lowered(kScaleIf, target),
+        {{90, "scale_if_f16.sm_90.cubin", 0}, {90, "scale_if_f16.sm_90a.cubin", 0, true}}}});
+  EXPECT_NE(
+      header.find(
+          R"({90, "scale_if_f16.sm_90.cubin", 0u}, {90, "scale_if_f16.sm_90a.cubin", 0u, true})"),
+      std::string::npos)
+      << header;
+  EXPECT_NE(header.find("if (b.arch_specific && b.sm == sm_) best = &b;"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace iron::emit_test

@@ -16,6 +16,7 @@ struct AotBinary {
   int sm = 0;
   std::string file;
   std::uint64_t dynamic_shared_bytes = 0;
+  bool arch_specific = false;  ///< built for sm_NNa: loaded on that compute capability only
 };
 
 /// A kernel form of the bundle: the kernel traced for one dtype, and its cubins.
@@ -26,8 +27,9 @@ struct AotForm {
 
 /// The bundle header's text. It defines, in namespace iron_aot, a `Bundle` (the driver opened
 /// with dlopen, the primary context of one device, each form's module loaded from the bundle's
-/// folder on first use, for the newest cubin the device can run: same major architecture, minor
-/// at most the device's; device memory helpers) and one function per form:
+/// folder on first use, for the cubin built for the device's own architecture (an sm_90a one on a
+/// 9.0 device) or else the newest it can run: same major architecture, minor at most the
+/// device's; device memory helpers) and one function per form:
 ///   void SYMBOL(Bundle& bundle, Stream stream, Dim3 groups, Dim3 threads,
 ///               DevicePtr inp, …, std::uint32_t n, …)
 /// with the tensors as device addresses and the constexprs typed as in the launch wrappers, in
