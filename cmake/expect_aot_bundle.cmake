@@ -4,7 +4,7 @@
 # with no CUDA driver or device here it prints "SKIPPED:" (the test's skip expression).
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${IRON} build --aot ${WORK}/bundle --dtype bf16
-                        --filter "^(iron_scale|iron_gemm_nk)$"
+                        --filter "^(iron_scale|iron_gemm_nk|iron_gemm_warpgroup_nk)$"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   if(DEFINED ENV{IRON_ALLOW_NO_NVRTC} AND err MATCHES "needs NVRTC")

@@ -1,6 +1,7 @@
 /// A program built against an AOT bundle alone (`iron build --aot DIR`): no Iron headers, no
-/// CUDA toolkit, only the bundle's iron_aot.hpp on the include path. It runs iron_scale and
-/// iron_gemm_nk in bf16 on the GPU and checks both against the math done on the host in double.
+/// CUDA toolkit, only the bundle's iron_aot.hpp on the include path. It runs iron_scale,
+/// iron_gemm_nk and iron_gemm_warpgroup_nk (its sm_90a cubin on a 9.0 device) in bf16 on the GPU
+/// and checks them against the math done on the host in double.
 /// Prints "ok" and exits 0 when they match; exits 77 (skipped) when the machine has no CUDA
 /// driver or device.
 #include <cmath>
@@ -66,7 +67,9 @@ double run_scale(iron_aot::Bundle& bundle) {
   return worst(got, want);
 }
 
-double run_gemm(iron_aot::Bundle& bundle) {
+/// The product a [m, k] · b [n, k]ᵀ by `launch`, against the host's.
+template <class Launch>
+double run_gemm(iron_aot::Bundle& bundle, Launch&& launch) {
   const std::uint32_t m = 130, n = 200, k = 328;
   const auto a = values(std::size_t{m} * k, 1), b = values(std::size_t{n} * k, 5);
   std::vector<double> want(std::size_t{m} * n, 0.0);
@@ -83,8 +86,7 @@ double run_gemm(iron_aot::Bundle& bundle) {
              dout = bundle.alloc(want.size() * 2);
   bundle.upload(da, a.data(), a.size() * 2);
   bundle.upload(db, b.data(), b.size() * 2);
-  iron_aot::iron_gemm_nk_bf16(bundle, nullptr, {(n + 127) / 128, (m + 127) / 128, 1}, {128, 1, 1},
-                              da, db, dout, m, n, k, 1.0f);
+  launch(da, db, dout, m, n, k);
   bundle.synchronize();
   std::vector<std::uint16_t> got(want.size());
   bundle.download(got.data(), dout, got.size() * 2);
@@ -100,11 +102,22 @@ int main(int argc, char** argv) {
   const std::string folder = argc > 1 ? argv[1] : ".";
   try {
     iron_aot::Bundle bundle(folder);
-    const double scale = run_scale(bundle), gemm = run_gemm(bundle);
-    std::printf("sm_%d: iron_scale_bf16 worst %g, iron_gemm_nk_bf16 worst %g\n", bundle.sm(), scale,
-                gemm);
-    // scale is exact; the product's sums are exact in f32, then rounded once to bf16.
-    if (scale > 0.0 || gemm > 1.0 / 256) {
+    const double scale = run_scale(bundle);
+    const double gemm = run_gemm(bundle, [&](auto a, auto b, auto out, auto m, auto n, auto k) {
+      iron_aot::iron_gemm_nk_bf16(bundle, nullptr, {(n + 127) / 128, (m + 127) / 128, 1},
+                                  {128, 1, 1}, a, b, out, m, n, k, 1.0f);
+    });
+    const double warpgroup = run_gemm(bundle, [&](auto a, auto b, auto out, auto m, auto n,
+                                                  auto k) {
+      iron_aot::iron_gemm_warpgroup_nk_bf16(bundle, nullptr, {(n + 127) / 128, (m + 127) / 128, 1},
+                                            {256, 1, 1}, a, b, out, m, n, k, 1.0f);
+    });
+    std::printf(
+        "sm_%d: iron_scale_bf16 worst %g, iron_gemm_nk_bf16 worst %g, "
+        "iron_gemm_warpgroup_nk_bf16 worst %g\n",
+        bundle.sm(), scale, gemm, warpgroup);
+    // scale is exact; the products' sums are exact in f32, then rounded once to bf16.
+    if (scale > 0.0 || gemm > 1.0 / 256 || warpgroup > 1.0 / 256) {
       std::printf("mismatch\n");
       return 1;
     }
